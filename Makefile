@@ -1,0 +1,34 @@
+# rollkeeper: `make run` plays at once, `make test` checks everything.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint typecheck unit bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/rollkeeper run
+
+test: lint typecheck unit
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m tests.bench.storage_bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,96 @@
+"""Every way an action can break the rules, each with a message a player understands.
+
+`str(error)` says what was wrong; `error.hint`, when set, is the command to type instead
+(without the bot's prefix, which the bot adds).
+"""
+
+from __future__ import annotations
+
+
+class RulesError(ValueError):
+    """Base of every rules refusal. Applying an action that raises it changes nothing."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class NotYourTurnError(RulesError):
+    """Someone other than the current player tried to act."""
+
+
+class NotInGameError(RulesError):
+    """The player named is not seated in this game."""
+
+
+class GameNotStartedError(RulesError):
+    """A play action arrived while the game is still gathering players."""
+
+
+class GameAlreadyStartedError(RulesError):
+    """A lobby action (join, start) arrived after the game started."""
+
+
+class GameOverError(RulesError):
+    """An action arrived after the game ended."""
+
+
+class GameFullError(RulesError):
+    """No more seats."""
+
+
+class AlreadyJoinedError(RulesError):
+    """The player is already seated."""
+
+
+class NoPlayersError(RulesError):
+    """Start with nobody seated."""
+
+
+class MustRollFirstError(RulesError):
+    """Scoring or rerolling before the turn's first roll."""
+
+
+class FirstRollAllDiceError(RulesError):
+    """A first roll that does not roll all five dice."""
+
+
+class NoRollsLeftError(RulesError):
+    """A fourth roll in one turn."""
+
+
+class UnknownDieError(RulesError):
+    """A die name that is not on the table (py6, d7, ...)."""
+
+
+class DieNamedTwiceError(RulesError):
+    """The same die named twice in one roll."""
+
+
+class DiceSyntaxError(RulesError):
+    """Dice text that cannot be read at all."""
+
+
+class UnknownBoxError(RulesError):
+    """A box name this variant does not have."""
+
+
+class BoxFilledError(RulesError):
+    """The box already holds a score (a 0 counts as filled)."""
+
+
+class JokerRuleError(RulesError):
+    """The Yahtzee joker rule forbids that box for these dice."""
+
+
+class ColumnError(RulesError):
+    """A column that is out of range, missing where needed, or given where none exist."""
+
+
+class NothingToVoidError(RulesError):
+    """A void with no roll in the current turn."""
+
+
+class InvalidOptionError(RulesError):
+    """An unknown variant, an unknown option or a value out of range."""

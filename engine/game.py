@@ -1,0 +1,545 @@
+"""The dice game as a state machine: `apply(state, action, dice) -> (state, events)`.
+
+States are frozen values; an action either returns a new state with the events it caused,
+or raises a `RulesError` and the old state stands. The dice source is always injected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from engine.dice import DICE_COUNT, SIDES, DiceSource, DieFace, show
+from engine.errors import (
+    AlreadyJoinedError,
+    BoxFilledError,
+    ColumnError,
+    FirstRollAllDiceError,
+    GameAlreadyStartedError,
+    GameFullError,
+    GameNotStartedError,
+    GameOverError,
+    JokerRuleError,
+    MustRollFirstError,
+    NoPlayersError,
+    NoRollsLeftError,
+    NothingToVoidError,
+    NotInGameError,
+    NotYourTurnError,
+    RulesError,
+)
+from engine.rules import Rules, TurnOrder
+from engine.scoring import (
+    Card,
+    Placement,
+    active_sheets,
+    card_total,
+    is_card_full,
+    new_card,
+    place,
+    placements,
+)
+
+MAX_ROLLS = 3
+
+
+class Phase(StrEnum):
+    LOBBY = "lobby"
+    PLAYING = "playing"
+    OVER = "over"
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """A player at the table with their card and the turns they have had."""
+
+    player: str
+    card: Card
+    turns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """The current turn: the five faces after each roll so far (kept so a roll can be voided)."""
+
+    rolls: tuple[tuple[int, ...], ...] = ()
+
+    @property
+    def faces(self) -> tuple[int, ...] | None:
+        return self.rolls[-1] if self.rolls else None
+
+
+# ---- actions -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Leave:
+    """A player leaves: from the lobby, or forfeiting a game in play."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Close the lobby; the roll-off (unless `order=join`) decides who starts."""
+
+
+@dataclass(frozen=True, slots=True)
+class Roll:
+    """Roll all five dice (`dice=None`) or reroll the named ones."""
+
+    player: str
+    dice: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Keep:
+    """Keep the named dice and reroll the others."""
+
+    player: str
+    dice: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """Score the dice on the table in a box (and, in triple, a column)."""
+
+    player: str
+    box: str
+    column: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A moderator passes the current player's turn; they score nothing this turn."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kick:
+    """A moderator removes a player; their card leaves the game with them."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class VoidRoll:
+    """A moderator voids the current turn's latest roll: the player rolls it again."""
+
+
+@dataclass(frozen=True, slots=True)
+class EndGame:
+    """A moderator ends the game now; the leaders at that moment win."""
+
+
+Action = Join | Leave | Start | Roll | Keep | Score | Skip | Kick | VoidRoll | EndGame
+
+
+# ---- events --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerJoined:
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLeft:
+    player: str
+    kicked: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RollOffRolled:
+    """One start roll; `attempt` counts from 1 and grows while the lead is tied."""
+
+    player: str
+    face: int
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class GameStarted:
+    order: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted:
+    player: str
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class DiceRolled:
+    """A roll: `rolled` are the dice just thrown, `replaced` what they showed before
+    (empty on a first roll), `dice` all five now."""
+
+    player: str
+    turn: int
+    roll: int
+    rolled: tuple[DieFace, ...]
+    replaced: tuple[DieFace, ...]
+    dice: tuple[DieFace, ...]
+    rolls_left: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    player: str
+    turn: int
+    placement: Placement
+    dice: tuple[DieFace, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSkipped:
+    player: str
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class RollVoided:
+    player: str
+    turn: int
+    roll: int
+    dice: tuple[DieFace, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameEnded:
+    winners: tuple[str, ...]
+    totals: tuple[tuple[str, int], ...]
+    early: bool
+
+
+Event = (
+    PlayerJoined
+    | PlayerLeft
+    | RollOffRolled
+    | GameStarted
+    | TurnStarted
+    | DiceRolled
+    | Scored
+    | TurnSkipped
+    | RollVoided
+    | GameEnded
+)
+
+
+# ---- state ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    """A whole dice game at one moment."""
+
+    rules: Rules
+    phase: Phase = Phase.LOBBY
+    seats: tuple[Seat, ...] = ()
+    current: int = 0
+    turn: Turn = Turn()
+    ended_early: bool = False
+
+    @classmethod
+    def new(cls, rules: Rules) -> GameState:
+        """An empty lobby."""
+        return cls(rules)
+
+    @classmethod
+    def started(cls, rules: Rules, players: tuple[str, ...]) -> GameState:
+        """A game already in play with `players` in playing order (how records begin)."""
+        if not players:
+            raise NoPlayersError("A game needs at least one player.", hint="join")
+        if len(set(players)) != len(players):
+            raise AlreadyJoinedError("Each player may sit at the table once.")
+        seats = tuple(Seat(p, new_card(rules)) for p in players)
+        return cls(rules, Phase.PLAYING, seats)
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        return tuple(s.player for s in self.seats)
+
+    @property
+    def current_player(self) -> str | None:
+        return self.seats[self.current].player if self.phase is Phase.PLAYING else None
+
+    @property
+    def current_seat(self) -> Seat | None:
+        return self.seats[self.current] if self.phase is Phase.PLAYING else None
+
+    @property
+    def dice(self) -> tuple[DieFace, ...] | None:
+        faces = self.turn.faces
+        return None if faces is None else show(self.rules.dice, faces)
+
+    @property
+    def rolls_used(self) -> int:
+        return len(self.turn.rolls)
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    def seat(self, player: str) -> Seat:
+        for s in self.seats:
+            if s.player == player:
+                return s
+        raise NotInGameError(f"{player} is not playing in this game.", hint="join")
+
+    def total(self, player: str) -> int:
+        return card_total(self.rules, self.seat(player).card)
+
+    def totals(self) -> tuple[tuple[str, int], ...]:
+        return tuple((s.player, card_total(self.rules, s.card)) for s in self.seats)
+
+    def winners(self) -> tuple[str, ...]:
+        totals = self.totals()
+        if not totals:
+            return ()
+        best = max(t for _, t in totals)
+        return tuple(p for p, t in totals if t == best)
+
+    def placements(self) -> tuple[Placement, ...]:
+        """Where the dice on the table may be scored now (empty before the first roll)."""
+        seat, dice = self.current_seat, self.dice
+        if seat is None or dice is None:
+            return ()
+        return placements(self.rules, seat.card, dice)
+
+
+# ---- apply ---------------------------------------------------------------------------------
+
+Result = tuple[GameState, tuple[Event, ...]]
+
+
+def apply(state: GameState, action: Action, dice: DiceSource) -> Result:
+    """Apply one action. Raises a `RulesError` (state unchanged) when the rules forbid it."""
+    match action:
+        case Join(player):
+            return _join(state, player)
+        case Leave(player):
+            return _remove(state, player, kicked=False)
+        case Start():
+            return _start(state, dice)
+        case Roll(player, names):
+            return _roll(state, player, names, dice)
+        case Keep(player, names):
+            return _keep(state, player, names, dice)
+        case Score(player, box, column):
+            return _score(state, player, box, column)
+        case Skip():
+            return _skip(state)
+        case Kick(player):
+            return _remove(state, player, kicked=True)
+        case VoidRoll():
+            return _void(state)
+        case EndGame():
+            return _end(state)
+    raise TypeError(f"not an action: {action!r}")  # pragma: no cover
+
+
+def _require_lobby(state: GameState) -> None:
+    if state.phase is Phase.OVER:
+        raise GameOverError("This game is over. Start a new one.", hint="new classic")
+    if state.phase is Phase.PLAYING:
+        raise GameAlreadyStartedError(
+            "This game has already started: wait for it to end, or play in another channel."
+        )
+
+
+def _require_playing(state: GameState) -> None:
+    if state.phase is Phase.LOBBY:
+        raise GameNotStartedError("The game hasn't started yet.", hint="start")
+    if state.phase is Phase.OVER:
+        raise GameOverError("This game is over. Start a new one.", hint="new classic")
+
+
+def _require_turn(state: GameState, player: str) -> Seat:
+    _require_playing(state)
+    seat = state.seats[state.current]
+    if seat.player != player:
+        state.seat(player)  # not seated at all is the clearer error
+        raise NotYourTurnError(f"It's {seat.player}'s turn, not yours.")
+    return seat
+
+
+def _join(state: GameState, player: str) -> Result:
+    _require_lobby(state)
+    if player in state.players:
+        raise AlreadyJoinedError(f"{player} has already joined.", hint="start")
+    if len(state.seats) >= state.rules.max_players:
+        raise GameFullError(f"The game is full ({state.rules.max_players} players).")
+    seat = Seat(player, new_card(state.rules))
+    return replace(state, seats=(*state.seats, seat)), (PlayerJoined(player),)
+
+
+def _start(state: GameState, dice: DiceSource) -> Result:
+    _require_lobby(state)
+    if not state.seats:
+        raise NoPlayersError("Nobody has joined yet.", hint="join")
+    events: list[Event] = []
+    players = state.players
+    starter = 0
+    if state.rules.order is TurnOrder.ROLLOFF and len(players) > 1:
+        contenders = list(range(len(players)))
+        attempt = 0
+        while len(contenders) > 1:
+            attempt += 1
+            faces = {i: dice.roll_die(SIDES) for i in contenders}
+            events.extend(RollOffRolled(players[i], faces[i], attempt) for i in contenders)
+            best = max(faces.values())
+            contenders = [i for i in contenders if faces[i] == best]
+        starter = contenders[0]
+    seats = state.seats[starter:] + state.seats[:starter]
+    started = replace(state, phase=Phase.PLAYING, seats=seats, current=0, turn=Turn())
+    events.append(GameStarted(started.players))
+    events.append(TurnStarted(seats[0].player, 1))
+    return started, tuple(events)
+
+
+def _roll(state: GameState, player: str, names: tuple[str, ...] | None, dice: DiceSource) -> Result:
+    seat = _require_turn(state, player)
+    all_dice = state.rules.dice.names
+    chosen = all_dice if names is None else names
+    previous = state.turn.faces
+    if previous is None and set(chosen) != set(all_dice):
+        raise FirstRollAllDiceError(
+            "Your first roll of a turn is all five dice.", hint=f"roll {','.join(all_dice)}"
+        )
+    if state.rolls_used >= MAX_ROLLS:
+        raise NoRollsLeftError(
+            "You've used all three rolls: score your dice now.", hint="score chance"
+        )
+    if len(set(chosen)) != len(chosen) or not set(chosen) <= set(all_dice):
+        raise RulesError(f"Name dice from {all_dice[0]} to {all_dice[-1]}, each once.")
+    faces = list(previous or (0,) * DICE_COUNT)
+    for name in chosen:
+        faces[all_dice.index(name)] = dice.roll_die(SIDES)
+    new_faces = tuple(faces)
+    turn = Turn((*state.turn.rolls, new_faces))
+    shown = show(state.rules.dice, new_faces)
+    before = () if previous is None else show(state.rules.dice, previous)
+    picked = tuple(all_dice.index(n) for n in chosen)
+    event = DiceRolled(
+        player=player,
+        turn=seat.turns + 1,
+        roll=len(turn.rolls),
+        rolled=tuple(shown[i] for i in picked),
+        replaced=tuple(before[i] for i in picked) if before else (),
+        dice=shown,
+        rolls_left=MAX_ROLLS - len(turn.rolls),
+    )
+    return replace(state, turn=turn), (event,)
+
+
+def _keep(state: GameState, player: str, names: tuple[str, ...], dice: DiceSource) -> Result:
+    _require_turn(state, player)
+    if state.turn.faces is None:
+        raise MustRollFirstError("Roll all five dice first.", hint="roll")
+    others = tuple(n for n in state.rules.dice.names if n not in names)
+    if not others:
+        raise RulesError("You're keeping all five dice: score them instead.", hint="score chance")
+    return _roll(state, player, others, dice)
+
+
+def _score(state: GameState, player: str, box_text: str, column: int | None) -> Result:
+    seat = _require_turn(state, player)
+    rules = state.rules
+    dice = state.dice
+    if dice is None:
+        raise MustRollFirstError("Roll before you score.", hint="roll")
+    box_id = rules.resolve_box(box_text)
+    rules.check_column(column)
+    label = rules.label(box_id)
+    index = rules.box_ids.index(box_id)
+    open_sheets = [s for s in active_sheets(rules, seat.card) if seat.card[s].scores[index] is None]
+    if column is not None:
+        open_sheets = [s for s in open_sheets if s % rules.columns == column - 1]
+    if not open_sheets:
+        where = f" in column {column}" if column is not None else ""
+        raise BoxFilledError(f"{label}{where} is already filled. Pick an open box.", hint="card")
+    if len(open_sheets) > 1:
+        columns = " and ".join(str(s % rules.columns + 1) for s in open_sheets)
+        raise ColumnError(
+            f"{label} is open in columns {columns}: say which column.",
+            hint=f"score {box_id} {open_sheets[-1] % rules.columns + 1}",
+        )
+    legal = state.placements()
+    chosen = next((p for p in legal if p.box == box_id and p.sheet == open_sheets[0]), None)
+    if chosen is None:
+        allowed = sorted({rules.label(p.box) for p in legal})
+        raise JokerRuleError(
+            f"The Yahtzee joker rule sends these dice to: {', '.join(allowed)}.",
+            hint=f"score {legal[0].box}",
+        )
+    scored = replace(seat, card=place(rules, seat.card, chosen), turns=seat.turns + 1)
+    seats = (*state.seats[: state.current], scored, *state.seats[state.current + 1 :])
+    after, events = _advance(replace(state, seats=seats))
+    return after, (Scored(player, seat.turns + 1, chosen, dice), *events)
+
+
+def _advance(state: GameState, start: int | None = None) -> Result:
+    """Hand the turn to the next seat with boxes left, or end the game."""
+    count = len(state.seats)
+    first = state.current + 1 if start is None else start
+    for step in range(count):
+        index = (first + step) % count
+        seat = state.seats[index]
+        if not is_card_full(seat.card):
+            nxt = replace(state, current=index, turn=Turn())
+            return nxt, (TurnStarted(seat.player, seat.turns + 1),)
+    return _end(replace(state, turn=Turn()), early=False)
+
+
+def _skip(state: GameState) -> Result:
+    _require_playing(state)
+    seat = state.seats[state.current]
+    skipped = replace(seat, turns=seat.turns + 1)
+    seats = (*state.seats[: state.current], skipped, *state.seats[state.current + 1 :])
+    after, events = _advance(replace(state, seats=seats))
+    return after, (TurnSkipped(seat.player, seat.turns + 1), *events)
+
+
+def _remove(state: GameState, player: str, kicked: bool) -> Result:
+    if state.phase is Phase.OVER:
+        raise GameOverError("This game is over.", hint="new classic")
+    state.seat(player)
+    index = state.players.index(player)
+    seats = state.seats[:index] + state.seats[index + 1 :]
+    left = PlayerLeft(player, kicked)
+    if state.phase is Phase.LOBBY:
+        return replace(state, seats=seats), (left,)
+    if not seats:
+        ended = replace(state, phase=Phase.OVER, seats=(), current=0, turn=Turn())
+        return ended, (left, GameEnded((), (), early=True))
+    if index == state.current:
+        after, events = _advance(
+            replace(state, seats=seats, current=0, turn=Turn()), start=index % len(seats)
+        )
+        return after, (left, *events)
+    current = state.current - 1 if index < state.current else state.current
+    return replace(state, seats=seats, current=current), (left,)
+
+
+def _void(state: GameState) -> Result:
+    _require_playing(state)
+    if not state.turn.rolls:
+        raise NothingToVoidError("There is no roll in this turn to void.")
+    seat = state.seats[state.current]
+    voided = state.dice or ()
+    turn = Turn(state.turn.rolls[:-1])
+    event = RollVoided(seat.player, seat.turns + 1, len(state.turn.rolls), voided)
+    return replace(state, turn=turn), (event,)
+
+
+def _end(state: GameState, early: bool = True) -> Result:
+    if state.phase is Phase.OVER:
+        raise GameOverError("This game is already over.")
+    was_playing = state.phase is Phase.PLAYING
+    ended = replace(state, phase=Phase.OVER, ended_early=early, turn=Turn())
+    winners = ended.winners() if was_playing else ()
+    return ended, (GameEnded(winners, ended.totals(), early=early),)

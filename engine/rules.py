@@ -1,0 +1,300 @@
+"""Variants are presets of options (RULINGS.md): one `Rules` value drives every dice game.
+
+`make_rules("painted", {"rounds": "2"})` checks the options and returns the rules; a
+moderator may change any documented option of a preset, nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from engine.boxes import CLASSIC_BOXES, PAINTED_BOXES, Box, normalise_name
+from engine.dice import DiceKind
+from engine.errors import ColumnError, InvalidOptionError, UnknownBoxError
+
+
+class JokerMode(StrEnum):
+    """`forced`: the official order (matching upper box, then lower, then a 0 above).
+    `free`: once the joker applies, any open box, with the joker values in the fixed boxes.
+    `none`: a Yahtzee always scores its normal value."""
+
+    FORCED = "forced"
+    FREE = "free"
+    NONE = "none"
+
+
+class TurnOrder(StrEnum):
+    ROLLOFF = "rolloff"
+    JOIN = "join"
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """Everything the engine needs to know about a dice variant."""
+
+    preset: str
+    title: str
+    turn_label: str
+    dice: DiceKind
+    boxes: tuple[Box, ...]
+    columns: int = 1
+    multipliers: tuple[int, ...] = (1,)
+    rounds: int = 1
+    joker: JokerMode = JokerMode.FORCED
+    # The joker needs the yahtzee box(es) to hold 50 (painted-pyz) rather than merely be filled.
+    joker_needs_fifty: bool = False
+    # The joker needs the matching upper box filled (in every column in play).
+    joker_needs_upper: bool = False
+    joker_values: tuple[tuple[str, int], ...] = ()
+    yahtzee_bonus: bool = True
+    # True: the box the Yahtzee goes in must score more than 0 (painted, triple).
+    # False: +100 wherever it goes, even a forced 0 (classic, painted-pyz).
+    yahtzee_bonus_needs_score: bool = False
+    upper_bonus_at: int = 63
+    upper_bonus: int = 35
+    colour_bonus_at: int | None = None
+    colour_bonus: int = 0
+    order: TurnOrder = TurnOrder.ROLLOFF
+    max_players: int = 8
+    labels: tuple[tuple[str, str], ...] = ()
+    options: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def box_ids(self) -> tuple[str, ...]:
+        return tuple(b.id for b in self.boxes)
+
+    @property
+    def sheets_per_player(self) -> int:
+        return self.columns * self.rounds
+
+    @property
+    def turns_per_player(self) -> int:
+        return len(self.boxes) * self.sheets_per_player
+
+    def box(self, box_id: str) -> Box:
+        for b in self.boxes:
+            if b.id == box_id:
+                return b
+        raise KeyError(box_id)
+
+    def label(self, box_id: str) -> str:
+        return dict(self.labels).get(box_id) or self.box(box_id).label
+
+    def joker_value(self, box_id: str) -> int | None:
+        return dict(self.joker_values).get(box_id)
+
+    def option(self, name: str) -> str | None:
+        return dict(self.options).get(name)
+
+    def resolve_box(self, text: str) -> str:
+        """The canonical id of the box a player named, or a clear error listing the boxes."""
+        wanted = normalise_name(text)
+        for b in self.boxes:
+            if wanted in (b.id, normalise_name(b.label), *b.aliases) or wanted == normalise_name(
+                self.label(b.id)
+            ):
+                return b.id
+        names = ", ".join(b.id for b in self.boxes)
+        raise UnknownBoxError(
+            f"There is no box `{text[:30]}` in {self.title}. The boxes are: {names}.",
+            hint=f"score {self.boxes[-1].id}",
+        )
+
+    def check_column(self, column: int | None) -> None:
+        if column is None:
+            return
+        if self.columns == 1:
+            raise ColumnError(
+                f"{self.title} has one column: leave the column out.", hint="score chance"
+            )
+        if not 1 <= column <= self.columns:
+            raise ColumnError(
+                f"Column {column} doesn't exist: pick 1 to {self.columns}.",
+                hint="score chance 1",
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class _OptionSpec:
+    name: str
+    choices: tuple[str, ...]
+    default: str
+    doc: str
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """A named starting point: its rules with every option at its default, and what may change."""
+
+    name: str
+    aliases: tuple[str, ...]
+    summary: str
+    options: tuple[_OptionSpec, ...]
+
+    def option_spec(self, name: str) -> _OptionSpec | None:
+        return next((o for o in self.options if o.name == name), None)
+
+
+_BOOL = ("true", "false")
+_ORDER = _OptionSpec(
+    "order",
+    ("rolloff", "join"),
+    "rolloff",
+    "rolloff: start rolls decide who starts; join: join order",
+)
+_BONUS = _OptionSpec("yahtzee_bonus", _BOOL, "true", "+100 for each extra Yahtzee")
+
+PRESETS: tuple[Preset, ...] = (
+    Preset(
+        "classic",
+        ("yahtzee", "standard", "official"),
+        "Classic Yahtzee, official rules: 13 boxes, forced joker, Yahtzee bonus.",
+        (
+            _OptionSpec("joker", ("forced", "free", "none"), "forced", "the Yahtzee joker rule"),
+            _BONUS,
+            _ORDER,
+        ),
+    ),
+    Preset(
+        "triple",
+        ("triple-yahtzee", "triple_yahtzee", "3x"),
+        "Triple Yahtzee: three columns scored x1, x2 and x3, 39 turns.",
+        (_OptionSpec("joker", ("free", "none"), "free", "the Yahtzee joker rule"), _BONUS, _ORDER),
+    ),
+    Preset(
+        "painted",
+        ("painted-yahtzee", "painted_yahtzee", "py"),
+        "Painted Yahtzee: coloured dice py1-py5, 20 boxes, 1 to 6 rounds.",
+        (
+            _OptionSpec("rounds", ("1", "2", "3", "4", "5", "6"), "1", "rounds of 20 turns"),
+            _OptionSpec("joker", ("free", "none"), "free", "the Yahtzee joker rule"),
+            _BONUS,
+            _ORDER,
+        ),
+    ),
+    Preset(
+        "painted-pyz",
+        ("pyz", "painted_pyz", "forum"),
+        "Painted Yahtzee under the forum's PYZ rulebook: one round, Palette for chance.",
+        (_OptionSpec("joker", ("free", "none"), "free", "the Yahtzee joker rule"), _BONUS, _ORDER),
+    ),
+)
+
+
+def find_preset(name: str) -> Preset:
+    """The preset called `name` or one of its aliases."""
+    wanted = name.strip().lower().replace("_", "-")
+    for preset in PRESETS:
+        if wanted == preset.name or wanted in (a.replace("_", "-") for a in preset.aliases):
+            return preset
+    names = ", ".join(p.name for p in PRESETS)
+    raise InvalidOptionError(
+        f"There is no variant `{name[:30]}`. Pick one of: {names}.", hint="new classic"
+    )
+
+
+_TRUE = {"true", "yes", "on", "1"}
+_FALSE = {"false", "no", "off", "0"}
+
+
+def _normalise_value(spec: _OptionSpec, value: object) -> str:
+    text = str(value).strip().lower()
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    if spec.choices == _BOOL:
+        if text in _TRUE:
+            return "true"
+        if text in _FALSE:
+            return "false"
+    if text in spec.choices:
+        return text
+    raise InvalidOptionError(
+        f"Option {spec.name} can't be `{str(value)[:20]}`: pick {' or '.join(spec.choices)}.",
+        hint=f"new ... {spec.name}={spec.default}",
+    )
+
+
+def make_rules(preset_name: str, options: Mapping[str, object] | None = None) -> Rules:
+    """Rules for a preset with options applied; unknown options and bad values are refused."""
+    preset = find_preset(preset_name)
+    chosen = {o.name: o.default for o in preset.options}
+    for raw_name, value in (options or {}).items():
+        name = normalise_name(raw_name)
+        spec = preset.option_spec(name)
+        if spec is None:
+            allowed = ", ".join(o.name for o in preset.options)
+            raise InvalidOptionError(
+                f"{preset.name} has no option `{raw_name[:30]}`. Its options are: {allowed}.",
+                hint=f"new {preset.name}",
+            )
+        chosen[name] = _normalise_value(spec, value)
+    return _build(preset.name, chosen)
+
+
+_CLASSIC_JOKER = (("full_house", 25), ("small_straight", 30), ("large_straight", 40))
+_PAINTED_JOKER = (
+    ("full_house", 25),
+    ("painted_house", 25),
+    ("rainbow", 35),
+    ("straight", 40),
+    ("flush", 45),
+)
+
+_CLASSIC = Rules(
+    preset="classic",
+    title="Classic Yahtzee",
+    turn_label="Yahtzee",
+    dice=DiceKind.PLAIN,
+    boxes=CLASSIC_BOXES,
+    joker_values=_CLASSIC_JOKER,
+)
+_PAINTED = Rules(
+    preset="painted",
+    title="Painted Yahtzee",
+    turn_label="Painted",
+    dice=DiceKind.PAINTED,
+    boxes=PAINTED_BOXES,
+    joker=JokerMode.FREE,
+    joker_needs_upper=True,
+    joker_values=_PAINTED_JOKER,
+    yahtzee_bonus_needs_score=True,
+    colour_bonus_at=75,
+    colour_bonus=25,
+)
+_BASES: dict[str, Rules] = {
+    "classic": _CLASSIC,
+    "triple": replace(
+        _CLASSIC,
+        preset="triple",
+        title="Triple Yahtzee",
+        turn_label="Triple",
+        columns=3,
+        multipliers=(1, 2, 3),
+        joker=JokerMode.FREE,
+        joker_needs_upper=True,
+        yahtzee_bonus_needs_score=True,
+    ),
+    "painted": _PAINTED,
+    "painted-pyz": replace(
+        _PAINTED,
+        preset="painted-pyz",
+        title="Painted Yahtzee (PYZ)",
+        turn_label="PYZ",
+        joker_needs_fifty=True,
+        yahtzee_bonus_needs_score=False,
+        labels=(("chance", "Palette"),),
+    ),
+}
+
+
+def _build(preset: str, chosen: dict[str, str]) -> Rules:
+    return replace(
+        _BASES[preset],
+        rounds=int(chosen.get("rounds", "1")),
+        joker=JokerMode(chosen["joker"]),
+        yahtzee_bonus=chosen["yahtzee_bonus"] == "true",
+        order=TurnOrder(chosen["order"]),
+        options=tuple(sorted(chosen.items())),
+    )
