@@ -1,0 +1,196 @@
+"""`yahtzee-record/1`: the JSON Lines exchange format for exports, audits and replays.
+
+Line 1 is a header; each further line is one roll or score event in play order. Records are
+untrusted input, so pydantic checks their shape here; the engine then checks the rules.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+
+from engine import (
+    DiceRolled,
+    Event,
+    GameState,
+    Roll,
+    Rules,
+    RulesError,
+    Score,
+    Scored,
+    ScriptedDice,
+    apply,
+    find_preset,
+    make_rules,
+)
+
+FORMAT = "yahtzee-record/1"
+
+Face = Annotated[StrictInt, Field(ge=1, le=6)]
+Name = Annotated[StrictStr, Field(min_length=1, max_length=100)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RecordHeader(_Strict):
+    format: Literal["yahtzee-record/1"]
+    variant: StrictStr
+    players: Annotated[list[Name], Field(min_length=1, max_length=8)]
+    rounds: Annotated[StrictInt, Field(ge=1, le=6)] | None = None
+    options: dict[StrictStr, StrictStr | StrictInt | bool] = Field(default_factory=dict)
+
+
+class RollEvent(_Strict):
+    player: Name
+    roll: Annotated[dict[StrictStr, Face], Field(min_length=1, max_length=5)]
+
+
+class ScoreEvent(_Strict):
+    player: Name
+    score: Annotated[StrictStr, Field(min_length=1, max_length=40)]
+    column: Annotated[StrictInt, Field(ge=1, le=3)] | None = None
+
+
+class RecordError(ValueError):
+    """A record that cannot be replayed; `line` is 1-based."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+def _explain(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
+
+
+def _load(line: str, number: int) -> dict[str, Any]:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise RecordError(number, f"not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise RecordError(number, "each line must be a JSON object")
+    return data
+
+
+def parse_header(line: str, number: int = 1) -> Rules:
+    """The rules a record's header describes."""
+    data = _load(line, number)
+    try:
+        header = RecordHeader.model_validate(data)
+    except ValidationError as exc:
+        raise RecordError(number, f"bad header: {_explain(exc)}") from None
+    options: dict[str, object] = dict(header.options)
+    try:
+        preset = find_preset(header.variant)
+    except RulesError as exc:
+        raise RecordError(number, f"bad header: {exc.message}") from None
+    if header.rounds is not None and preset.name != "painted":
+        raise RecordError(number, "bad header: rounds is only for painted")
+    if header.rounds is not None:
+        if "rounds" in options and str(options["rounds"]) != str(header.rounds):
+            raise RecordError(number, "bad header: rounds and options.rounds disagree")
+        options["rounds"] = header.rounds
+    options["order"] = "join"
+    try:
+        rules = make_rules(header.variant, options)
+    except RulesError as exc:
+        raise RecordError(number, f"bad header: {exc.message}") from None
+    if len(set(header.players)) != len(header.players):
+        raise RecordError(number, "bad header: a player is listed twice")
+    return rules
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """A record played through the engine: the final state and every event it produced."""
+
+    state: GameState
+    events: tuple[Event, ...]
+
+
+def _lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            yield number, line
+
+
+def replay(lines: Iterable[str]) -> Replay:
+    """Replay a record; the first illegal or malformed line raises `RecordError`."""
+    numbered = _lines(lines)
+    try:
+        number, first = next(numbered)
+    except StopIteration:
+        raise RecordError(1, "the record is empty: it needs a header line") from None
+    rules = parse_header(first, number)
+    players = tuple(json.loads(first)["players"])
+    state = GameState.started(rules, players)
+    events: list[Event] = []
+    for number, line in numbered:
+        state, produced = _replay_line(state, _load(line, number), number)
+        events.extend(produced)
+    return Replay(state, tuple(events))
+
+
+def _replay_line(
+    state: GameState, data: dict[str, Any], number: int
+) -> tuple[GameState, tuple[Event, ...]]:
+    try:
+        if "roll" in data:
+            roll = RollEvent.model_validate(data)
+            names = tuple(roll.roll)
+            action: Roll | Score = Roll(roll.player, names)
+            dice = ScriptedDice(roll.roll[n] for n in names)
+            valid = state.rules.dice.names
+            unknown = [n for n in names if n not in valid]
+            if unknown:
+                raise RecordError(
+                    number, f"unknown die {unknown[0]!r}: the dice are {', '.join(valid)}"
+                )
+        elif "score" in data:
+            score = ScoreEvent.model_validate(data)
+            if state.rules.columns > 1 and score.column is None:
+                raise RecordError(number, "a triple score event needs a column (1, 2 or 3)")
+            action = Score(score.player, score.score, score.column)
+            dice = ScriptedDice()
+        else:
+            raise RecordError(number, "an event needs a `roll` or a `score`")
+    except ValidationError as exc:
+        raise RecordError(number, _explain(exc)) from None
+    try:
+        return apply(state, action, dice)
+    except RulesError as exc:
+        raise RecordError(number, f"{action.player}: {exc.message}") from None
+
+
+def header_line(rules: Rules, players: Iterable[str]) -> str:
+    """The header of a record of a game with `rules` and `players` in playing order."""
+    header: dict[str, Any] = {"format": FORMAT, "variant": rules.preset, "players": list(players)}
+    options = {k: v for k, v in rules.options if k not in ("rounds", "order")}
+    if rules.preset == "painted":
+        header["rounds"] = rules.rounds
+    header["options"] = {
+        k: (v == "true" if v in ("true", "false") else v) for k, v in options.items()
+    }
+    return json.dumps(header)
+
+
+def event_line(rules: Rules, event: Event) -> str | None:
+    """The record line for a roll or score event; None for events records do not carry."""
+    if isinstance(event, DiceRolled):
+        return json.dumps({"player": event.player, "roll": {d.die: d.face for d in event.rolled}})
+    if isinstance(event, Scored):
+        line: dict[str, Any] = {"player": event.player, "score": event.placement.box}
+        if rules.columns > 1:
+            line["column"] = event.placement.column
+        return json.dumps(line)
+    return None
