@@ -108,6 +108,19 @@ class ScriptedDice:
         return face
 
 
+class RecordingDice:
+    """Passes rolls through from another source and remembers the faces, in order."""
+
+    def __init__(self, inner: DiceSource) -> None:
+        self._inner = inner
+        self.faces: list[int] = []
+
+    def roll_die(self, sides: int) -> int:
+        face = self._inner.roll_die(sides)
+        self.faces.append(face)
+        return face
+
+
 _SEPARATORS = re.compile(r"[\s,;]+")
 _COUNTED = re.compile(r"^(\d*)d6$")
 

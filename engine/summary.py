@@ -1,13 +1,11 @@
-"""Plain-data views of a game: the scorecard summary that `replay --json` and audits print,
-and the snapshot codec storage uses to save and load a game."""
+"""The scorecard summary that `replay --json` and audits print, as plain data."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from engine.game import GameState, Phase, Seat, Turn
-from engine.rules import make_rules
-from engine.scoring import Sheet, sheet_totals
+from engine.game import GameState
+from engine.scoring import sheet_totals
 
 
 def game_summary(state: GameState) -> dict[str, Any]:
@@ -52,65 +50,3 @@ def game_summary(state: GameState) -> dict[str, Any]:
         "players": players,
         "winners": list(state.winners()) if state.is_over else [],
     }
-
-
-SNAPSHOT_VERSION = 1
-
-
-def to_snapshot(state: GameState) -> dict[str, Any]:
-    """Everything needed to rebuild `state`, as JSON-ready data."""
-    return {
-        "v": SNAPSHOT_VERSION,
-        "preset": state.rules.preset,
-        "options": dict(state.rules.options),
-        "phase": state.phase.value,
-        "current": state.current,
-        "rolls": [list(r) for r in state.turn.rolls],
-        "ended_early": state.ended_early,
-        "seats": [
-            {
-                "player": s.player,
-                "turns": s.turns,
-                "sheets": [[list(sh.scores), sh.yahtzee_bonuses] for sh in s.card],
-            }
-            for s in state.seats
-        ],
-    }
-
-
-class SnapshotError(ValueError):
-    """A stored snapshot that does not describe a valid game."""
-
-
-def from_snapshot(data: dict[str, Any]) -> GameState:
-    """Rebuild a game from `to_snapshot` data, checking its shape against the rules."""
-    try:
-        if data["v"] != SNAPSHOT_VERSION:
-            raise SnapshotError(f"snapshot version {data['v']} is not {SNAPSHOT_VERSION}")
-        rules = make_rules(data["preset"], data["options"])
-        seats = []
-        for raw in data["seats"]:
-            card = tuple(Sheet(tuple(scores), int(bonuses)) for scores, bonuses in raw["sheets"])
-            if len(card) != rules.sheets_per_player or any(
-                len(sh.scores) != len(rules.boxes) for sh in card
-            ):
-                raise SnapshotError(f"the card of {raw['player']} does not fit {rules.preset}")
-            seats.append(Seat(str(raw["player"]), card, int(raw["turns"])))
-        rolls = tuple(tuple(int(f) for f in r) for r in data["rolls"])
-        if any(len(r) != 5 or not all(1 <= f <= 6 for f in r) for r in rolls) or len(rolls) > 3:
-            raise SnapshotError("the dice on the table are not five faces from 1 to 6")
-        state = GameState(
-            rules=rules,
-            phase=Phase(data["phase"]),
-            seats=tuple(seats),
-            current=int(data["current"]),
-            turn=Turn(rolls),
-            ended_early=bool(data["ended_early"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, SnapshotError):
-            raise
-        raise SnapshotError(f"malformed snapshot: {exc}") from exc
-    if state.seats and not 0 <= state.current < len(state.seats):
-        raise SnapshotError("the current seat is out of range")
-    return state

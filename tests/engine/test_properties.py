@@ -19,7 +19,8 @@ from engine import (
     make_rules,
     sheet_totals,
 )
-from engine.summary import from_snapshot, game_summary, to_snapshot
+from engine.codec import from_snapshot, to_snapshot
+from engine.summary import game_summary
 from storage.records import event_line, header_line, replay
 
 VARIANTS = [

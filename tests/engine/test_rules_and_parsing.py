@@ -139,7 +139,7 @@ def test_any_text_is_a_box_or_a_clear_error(text: str, preset: str) -> None:
 
 def test_engine_import_stays_pure() -> None:
     code = (
-        "import sys, engine, engine.summary; "
+        "import sys, engine, engine.summary, engine.codec; "
         "bad = [m for m in ('discord', 'aiosqlite', 'pydantic', 'bot', 'storage') "
         "if m in sys.modules]; print(bad)"
     )

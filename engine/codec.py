@@ -1,0 +1,126 @@
+"""Games as plain JSON-ready data: snapshots of a state and the actions applied to it.
+
+Storage keeps a game as its actions (with the faces each one drew) plus a snapshot; these
+functions are the only way in and out, and they check what they read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.game import (
+    Action,
+    EndGame,
+    GameState,
+    Join,
+    Keep,
+    Kick,
+    Leave,
+    Phase,
+    Roll,
+    Score,
+    Seat,
+    Skip,
+    Start,
+    Turn,
+    VoidRoll,
+)
+from engine.rules import make_rules
+from engine.scoring import Sheet
+
+SNAPSHOT_VERSION = 1
+
+
+def to_snapshot(state: GameState) -> dict[str, Any]:
+    """Everything needed to rebuild `state`, as JSON-ready data."""
+    return {
+        "v": SNAPSHOT_VERSION,
+        "preset": state.rules.preset,
+        "options": dict(state.rules.options),
+        "phase": state.phase.value,
+        "current": state.current,
+        "rolls": [list(r) for r in state.turn.rolls],
+        "ended_early": state.ended_early,
+        "seats": [
+            {
+                "player": s.player,
+                "turns": s.turns,
+                "sheets": [[list(sh.scores), sh.yahtzee_bonuses] for sh in s.card],
+            }
+            for s in state.seats
+        ],
+    }
+
+
+class SnapshotError(ValueError):
+    """A stored snapshot that does not describe a valid game."""
+
+
+def from_snapshot(data: dict[str, Any]) -> GameState:
+    """Rebuild a game from `to_snapshot` data, checking its shape against the rules."""
+    try:
+        if data["v"] != SNAPSHOT_VERSION:
+            raise SnapshotError(f"snapshot version {data['v']} is not {SNAPSHOT_VERSION}")
+        rules = make_rules(data["preset"], data["options"])
+        seats = []
+        for raw in data["seats"]:
+            card = tuple(Sheet(tuple(scores), int(bonuses)) for scores, bonuses in raw["sheets"])
+            if len(card) != rules.sheets_per_player or any(
+                len(sh.scores) != len(rules.boxes) for sh in card
+            ):
+                raise SnapshotError(f"the card of {raw['player']} does not fit {rules.preset}")
+            seats.append(Seat(str(raw["player"]), card, int(raw["turns"])))
+        rolls = tuple(tuple(int(f) for f in r) for r in data["rolls"])
+        if any(len(r) != 5 or not all(1 <= f <= 6 for f in r) for r in rolls) or len(rolls) > 3:
+            raise SnapshotError("the dice on the table are not five faces from 1 to 6")
+        state = GameState(
+            rules=rules,
+            phase=Phase(data["phase"]),
+            seats=tuple(seats),
+            current=int(data["current"]),
+            turn=Turn(rolls),
+            ended_early=bool(data["ended_early"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, SnapshotError):
+            raise
+        raise SnapshotError(f"malformed snapshot: {exc}") from exc
+    if state.seats and not 0 <= state.current < len(state.seats):
+        raise SnapshotError("the current seat is out of range")
+    return state
+
+
+_ACTION_TYPES: dict[str, type[Action]] = {
+    "join": Join,
+    "leave": Leave,
+    "start": Start,
+    "roll": Roll,
+    "keep": Keep,
+    "score": Score,
+    "skip": Skip,
+    "kick": Kick,
+    "void": VoidRoll,
+    "end": EndGame,
+}
+_ACTION_NAMES = {cls: name for name, cls in _ACTION_TYPES.items()}
+
+
+def action_to_data(action: Action) -> dict[str, Any]:
+    """`{"type": "roll", "player": "...", "dice": [...]}` and the like."""
+    data: dict[str, Any] = {"type": _ACTION_NAMES[type(action)]}
+    for name in action.__slots__:
+        value = getattr(action, name)
+        data[name] = list(value) if isinstance(value, tuple) else value
+    return data
+
+
+def action_from_data(data: dict[str, Any]) -> Action:
+    """The action `action_to_data` wrote; a `SnapshotError` for anything else."""
+    try:
+        cls = _ACTION_TYPES[data["type"]]
+        fields: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "type"
+        }
+        return cls(**fields)
+    except (KeyError, TypeError) as exc:
+        raise SnapshotError(f"malformed action {data!r}: {exc}") from exc
