@@ -7,6 +7,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from storage.db import Database
 
 EXIT_BAD_INPUT = 2
 
@@ -37,6 +41,126 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _when(text: str, end: bool) -> str:
+    """A command-line date or time as a log timestamp; a bare `--until` date includes that day."""
+    from datetime import UTC, datetime, timedelta
+
+    from storage.service import timestamp
+
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"`{text}` is not a date: use 2026-11-20 or 2026-11-20T18:30"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    if end and len(text) == 10:
+        moment += timedelta(days=1)
+    return timestamp(moment)
+
+
+async def _open_db(path: str) -> Database:
+    from storage.db import Database
+
+    if not Path(path).exists():
+        raise _CliError(f"there is no database at {path}")
+    return await Database.open(path, migrate=False)
+
+
+class _CliError(Exception):
+    """A problem with the command line's input: printed, exit status 2."""
+
+
+def _audit(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from storage.db import SchemaError
+
+    try:
+        code: int = asyncio.run(args.audit_handler(args))
+    except (_CliError, SchemaError, LookupError, argparse.ArgumentTypeError) as exc:
+        message = exc.args[0] if isinstance(exc, LookupError) else str(exc)
+        print(f"rollkeeper: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return code
+
+
+async def _audit_verify(args: argparse.Namespace) -> int:
+    import time
+
+    from storage.audit import verify
+
+    db = await _open_db(args.db)
+    try:
+        started = time.perf_counter()
+        report = await verify(db.conn)
+        elapsed = time.perf_counter() - started
+    finally:
+        await db.close()
+    if report.problem is not None:
+        print(f"FAILED: {report.problem}")
+        return 1
+    rate = report.rows / elapsed if elapsed > 0 else 0.0
+    print(
+        f"OK: {report.rows} log rows chained and {report.games} games replayed "
+        f"in {elapsed:.2f} s ({rate:,.0f} rows/s)."
+    )
+    return 0
+
+
+async def _audit_log(args: argparse.Namespace) -> int:
+    from storage.audit import log_row_data, log_table, read_log
+    from storage.rolllog import LogQuery
+
+    query = LogQuery(
+        game_id=args.game,
+        user=args.user,
+        channel_id=args.channel,
+        since=_when(args.since, end=False) if args.since else None,
+        until=_when(args.until, end=True) if args.until else None,
+        limit=args.limit,
+    )
+    db = await _open_db(args.db)
+    try:
+        rows = await read_log(db.conn, query)
+    finally:
+        await db.close()
+    if args.json:
+        print(json.dumps([log_row_data(r) for r in rows], indent=1))
+    else:
+        print(log_table(rows))
+    return 0
+
+
+async def _audit_export(args: argparse.Namespace) -> int:
+    from storage.audit import export_csv, export_record
+
+    db = await _open_db(args.db)
+    try:
+        if args.format == "csv":
+            if not await _game_exists(db, args.game):
+                raise _CliError(f"there is no game {args.game}")
+            text = await export_csv(db.conn, args.game)
+        else:
+            lines = await export_record(db.conn, args.game)
+            if not lines:
+                raise _CliError(f"game {args.game} has not started: there is nothing to export")
+            text = "\n".join(lines) + "\n"
+    finally:
+        await db.close()
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+async def _game_exists(db: Database, game_id: int) -> bool:
+    async with db.conn.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)) as cursor:
+        return await cursor.fetchone() is not None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rollkeeper",
@@ -49,6 +173,37 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("file", help="the record (JSON Lines)")
     replay.add_argument("--json", action="store_true", help="print the result as JSON")
     replay.set_defaults(handler=_replay)
+
+    audit = commands.add_parser("audit", help="moderators' tools over the database")
+    audit_commands = audit.add_subparsers(dest="audit_command", metavar="TOOL", required=True)
+    verify = audit_commands.add_parser(
+        "verify", help="check the roll log's hash chain and replay every game"
+    )
+    verify.add_argument("--db", required=True, help="the database file")
+    verify.set_defaults(handler=_audit, audit_handler=_audit_verify)
+
+    log = audit_commands.add_parser("log", help="a readable table of rolls, newest first")
+    log.add_argument("--db", required=True, help="the database file")
+    log.add_argument("--game", type=int, help="a game id (as `audit log` shows)")
+    log.add_argument("--user", help="a display name or a Discord user id")
+    log.add_argument("--channel", help="a channel id")
+    log.add_argument("--since", help="from this UTC date or time (2026-11-20, 2026-11-20T18:30)")
+    log.add_argument("--until", help="up to this UTC date (inclusive) or time (exclusive)")
+    log.add_argument("--limit", type=int, default=50, help="at most this many rows (50)")
+    log.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    log.set_defaults(handler=_audit, audit_handler=_audit_log)
+
+    export = audit_commands.add_parser("export", help="export one game")
+    export.add_argument("--db", required=True, help="the database file")
+    export.add_argument("--game", type=int, required=True, help="the game id")
+    export.add_argument(
+        "--format",
+        choices=("jsonl", "csv"),
+        default="jsonl",
+        help="jsonl: a yahtzee-record/1 record (replayable); csv: every log row",
+    )
+    export.add_argument("-o", "--output", help="write to this file instead of stdout")
+    export.set_defaults(handler=_audit, audit_handler=_audit_export)
     return parser
 
 

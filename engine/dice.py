@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -96,13 +96,19 @@ class ScriptedDice:
     """Known faces in order: for tests and for replaying records."""
 
     def __init__(self, faces: Iterable[int] = ()) -> None:
-        self._faces: Iterator[int] = iter(list(faces))
+        self._faces = list(faces)
+        self._next = 0
+
+    @property
+    def remaining(self) -> int:
+        """Faces given but not yet rolled."""
+        return len(self._faces) - self._next
 
     def roll_die(self, sides: int) -> int:
-        try:
-            face = next(self._faces)
-        except StopIteration:
-            raise ScriptExhaustedError("the scripted dice ran out of faces") from None
+        if self._next >= len(self._faces):
+            raise ScriptExhaustedError("the scripted dice ran out of faces")
+        face = self._faces[self._next]
+        self._next += 1
         if not 1 <= face <= sides:
             raise ValueError(f"scripted face {face} is not on a {sides}-sided die")
         return face

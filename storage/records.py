@@ -7,22 +7,29 @@ untrusted input, so pydantic checks their shape here; the engine then checks the
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from engine import (
+    Action,
     DiceRolled,
+    EndGame,
     Event,
+    GameEnded,
     GameState,
+    Leave,
+    PlayerLeft,
     Roll,
     Rules,
     RulesError,
     Score,
     Scored,
     ScriptedDice,
+    Skip,
+    TurnSkipped,
     apply,
     find_preset,
     make_rules,
@@ -55,6 +62,26 @@ class ScoreEvent(_Strict):
     player: Name
     score: Annotated[StrictStr, Field(min_length=1, max_length=40)]
     column: Annotated[StrictInt, Field(ge=1, le=3)] | None = None
+
+
+class SkipEvent(_Strict):
+    """Extension: a moderator passed this player's turn."""
+
+    player: Name
+    skip: Literal[True]
+
+
+class LeaveEvent(_Strict):
+    """Extension: the player left (or was removed) mid-game."""
+
+    player: Name
+    leave: Literal[True]
+
+
+class EndEvent(_Strict):
+    """Extension: a moderator ended the game early."""
+
+    end: Literal[True]
 
 
 class RecordError(ValueError):
@@ -156,6 +183,17 @@ def _replay_line(
                 raise RecordError(
                     number, f"unknown die {unknown[0]!r}: the dice are {', '.join(valid)}"
                 )
+        elif "skip" in data:
+            skip = SkipEvent.model_validate(data)
+            if state.current_player not in (None, skip.player):
+                raise RecordError(number, f"{skip.player}: it's {state.current_player}'s turn")
+            return _apply(state, Skip(), ScriptedDice(), number, skip.player)
+        elif "leave" in data:
+            leave = LeaveEvent.model_validate(data)
+            return _apply(state, Leave(leave.player), ScriptedDice(), number, leave.player)
+        elif "end" in data:
+            EndEvent.model_validate(data)
+            return _apply(state, EndGame(), ScriptedDice(), number, "end")
         elif "score" in data:
             score = ScoreEvent.model_validate(data)
             if state.rules.columns > 1 and score.column is None:
@@ -166,10 +204,16 @@ def _replay_line(
             raise RecordError(number, "an event needs a `roll` or a `score`")
     except ValidationError as exc:
         raise RecordError(number, _explain(exc)) from None
+    return _apply(state, action, dice, number, action.player)
+
+
+def _apply(
+    state: GameState, action: Action, dice: ScriptedDice, number: int, who: str
+) -> tuple[GameState, tuple[Event, ...]]:
     try:
         return apply(state, action, dice)
     except RulesError as exc:
-        raise RecordError(number, f"{action.player}: {exc.message}") from None
+        raise RecordError(number, f"{who}: {exc.message}") from None
 
 
 def header_line(rules: Rules, players: Iterable[str]) -> str:
@@ -184,13 +228,29 @@ def header_line(rules: Rules, players: Iterable[str]) -> str:
     return json.dumps(header)
 
 
-def event_line(rules: Rules, event: Event) -> str | None:
-    """The record line for a roll or score event; None for events records do not carry."""
-    if isinstance(event, DiceRolled):
-        return json.dumps({"player": event.player, "roll": {d.die: d.face for d in event.rolled}})
-    if isinstance(event, Scored):
-        line: dict[str, Any] = {"player": event.player, "score": event.placement.box}
-        if rules.columns > 1:
-            line["column"] = event.placement.column
-        return json.dumps(line)
-    return None
+def _same(player: str) -> str:
+    return player
+
+
+def event_line(rules: Rules, event: Event, name: Callable[[str], str] = _same) -> str | None:
+    """The record line for an event of a game in play; None for events records do not carry.
+
+    `name` maps engine player ids to the names the record shows.
+    """
+    line: dict[str, Any]
+    match event:
+        case DiceRolled(player=player, rolled=rolled):
+            line = {"player": name(player), "roll": {d.die: d.face for d in rolled}}
+        case Scored(player=player, placement=placement):
+            line = {"player": name(player), "score": placement.box}
+            if rules.columns > 1:
+                line["column"] = placement.column
+        case TurnSkipped(player=player):
+            line = {"player": name(player), "skip": True}
+        case PlayerLeft(player=player):
+            line = {"player": name(player), "leave": True}
+        case GameEnded(early=True):
+            line = {"end": True}
+        case _:
+            return None
+    return json.dumps(line)

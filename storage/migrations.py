@@ -1,0 +1,108 @@
+"""The schema, as ordered migrations. Never edit a released one: add the next.
+
+Each migration is a list of single statements (not a script: `executescript` would commit
+the surrounding transaction).
+"""
+
+from __future__ import annotations
+
+_APPEND_ONLY = """
+CREATE TRIGGER {table}_no_{verb} BEFORE {event} ON {table}
+BEGIN SELECT RAISE(ABORT, '{table} is append-only: write a correcting row instead'); END
+"""
+
+MIGRATION_1 = [
+    """
+    CREATE TABLE games (
+        id          INTEGER PRIMARY KEY,
+        guild_id    TEXT NOT NULL,
+        channel_id  TEXT NOT NULL,
+        number      INTEGER NOT NULL,
+        preset      TEXT NOT NULL,
+        options     TEXT NOT NULL,
+        phase       TEXT NOT NULL,
+        snapshot    TEXT NOT NULL,
+        names       TEXT NOT NULL,
+        version     INTEGER NOT NULL,
+        created_by  TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        UNIQUE (guild_id, number)
+    )
+    """,
+    "CREATE UNIQUE INDEX games_open_in_channel ON games (channel_id) WHERE phase != 'over'",
+    "CREATE INDEX games_by_guild ON games (guild_id, phase)",
+    """
+    CREATE TABLE game_actions (
+        game_id     INTEGER NOT NULL REFERENCES games (id),
+        seq         INTEGER NOT NULL,
+        at          TEXT NOT NULL,
+        actor_id    TEXT NOT NULL,
+        action      TEXT NOT NULL,
+        faces       TEXT NOT NULL,
+        PRIMARY KEY (game_id, seq)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE roll_log (
+        id           INTEGER PRIMARY KEY,
+        at           TEXT NOT NULL,
+        guild_id     TEXT NOT NULL,
+        channel_id   TEXT NOT NULL,
+        message_id   TEXT,
+        jump_url     TEXT,
+        user_id      TEXT NOT NULL,
+        user_name    TEXT NOT NULL,
+        game_id      INTEGER REFERENCES games (id),
+        game_number  INTEGER,
+        game_seq     INTEGER,
+        variant      TEXT,
+        turn_label   TEXT,
+        action       TEXT NOT NULL,
+        dice         TEXT NOT NULL,
+        results      TEXT NOT NULL,
+        randomness   TEXT,
+        corrects     INTEGER REFERENCES roll_log (id),
+        reason       TEXT,
+        prev_hash    TEXT NOT NULL,
+        hash         TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX roll_log_by_game ON roll_log (game_id, id)",
+    "CREATE INDEX roll_log_by_user_id ON roll_log (user_id, id)",
+    "CREATE INDEX roll_log_by_user_name ON roll_log (user_name COLLATE NOCASE, id)",
+    "CREATE INDEX roll_log_by_channel ON roll_log (channel_id, id)",
+    "CREATE INDEX roll_log_by_guild ON roll_log (guild_id, id)",
+    "CREATE INDEX roll_log_by_time ON roll_log (at)",
+    _APPEND_ONLY.format(table="roll_log", verb="update", event="UPDATE"),
+    _APPEND_ONLY.format(table="roll_log", verb="delete", event="DELETE"),
+    _APPEND_ONLY.format(table="game_actions", verb="update", event="UPDATE"),
+    _APPEND_ONLY.format(table="game_actions", verb="delete", event="DELETE"),
+]
+
+# 2: the chain head, so a truncated log tail is noticed; message flags for the watchdog.
+MIGRATION_2 = [
+    """
+    CREATE TABLE log_head (
+        only_row   INTEGER PRIMARY KEY CHECK (only_row = 1),
+        last_id    INTEGER NOT NULL,
+        last_hash  TEXT NOT NULL
+    )
+    """,
+    """
+    INSERT INTO log_head (only_row, last_id, last_hash)
+    SELECT 1, COALESCE(MAX(id), 0),
+           COALESCE((SELECT hash FROM roll_log ORDER BY id DESC LIMIT 1), '{genesis}')
+    FROM roll_log
+    """.replace("{genesis}", "0" * 64),
+    """
+    CREATE TABLE message_rolls (
+        message_id  TEXT PRIMARY KEY,
+        channel_id  TEXT NOT NULL,
+        content     TEXT NOT NULL,
+        log_id      INTEGER NOT NULL REFERENCES roll_log (id)
+    ) WITHOUT ROWID
+    """,
+]
+
+MIGRATIONS: list[list[str]] = [MIGRATION_1, MIGRATION_2]

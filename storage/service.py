@@ -1,0 +1,469 @@
+"""The one road a command travels: take the channel's lock, load the game, let the engine apply
+the action with the injected dice, then write the new snapshot, the action and its log rows in
+one transaction. Callers answer the user only after this returns (after the commit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import aiosqlite
+
+from engine import (
+    Action,
+    DiceRolled,
+    DiceSource,
+    EndGame,
+    Event,
+    GameEnded,
+    GameState,
+    Join,
+    Kick,
+    PlayerLeft,
+    RecordingDice,
+    RollOffRolled,
+    RollVoided,
+    RulesError,
+    Skip,
+    TurnSkipped,
+    VoidRoll,
+    apply,
+    make_rules,
+)
+from engine.codec import action_to_data, from_snapshot, to_snapshot
+from storage import rolllog
+from storage.db import Database
+from storage.rolllog import FREE_ROLL, ROLL_NAMES, START_ROLL, LogEntry, LogRow
+
+
+class NoGameHereError(RulesError):
+    """The channel has no open game."""
+
+
+class GameExistsError(RulesError):
+    """The channel already has an open game."""
+
+
+class NoSuchGameError(RulesError):
+    """No game with that number in this server."""
+
+
+class VoidRefusedError(RulesError):
+    """The roll named cannot be voided."""
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Where a command came from."""
+
+    guild_id: str
+    channel_id: str
+    message_id: str | None = None
+    jump_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    """Who sent it: a stable id and the name to show."""
+
+    user_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGame:
+    """A game as stored: its place, its number in the server, the state and players' names."""
+
+    id: int
+    guild_id: str
+    channel_id: str
+    number: int
+    state: GameState
+    names: dict[str, str]
+    version: int
+    created_at: str
+
+    @property
+    def title(self) -> str:
+        return f"{self.state.rules.turn_label} Game {self.number}"
+
+    def name(self, player: str) -> str:
+        return self.names.get(player, player)
+
+    def turn_label(self, turn: int) -> str:
+        return f"{self.title} Turn {turn}"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What an action did: the game after it, the engine's events and the log rows written."""
+
+    game: StoredGame
+    events: tuple[Event, ...]
+    rows: tuple[LogRow, ...]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def timestamp(moment: datetime) -> str:
+    """UTC, fixed width, so text order is time order: `2026-11-20T23:30:37.123456Z`."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+_GAME_COLUMNS = "id, guild_id, channel_id, number, snapshot, names, version, created_at"
+
+
+def _game_from_row(row: Sequence[Any]) -> StoredGame:
+    return StoredGame(
+        id=int(row[0]),
+        guild_id=str(row[1]),
+        channel_id=str(row[2]),
+        number=int(row[3]),
+        state=from_snapshot(json.loads(row[4])),
+        names=dict(json.loads(row[5])),
+        version=int(row[6]),
+        created_at=str(row[7]),
+    )
+
+
+class GameService:
+    """Games and the roll log over one database, shared by Discord and the console."""
+
+    def __init__(
+        self,
+        db: Database,
+        dice: DiceSource,
+        clock: Callable[[], datetime] = utc_now,
+        randomness: str = "os: random.SystemRandom (os.urandom)",
+    ) -> None:
+        self.db = db
+        self.dice = dice
+        self.clock = clock
+        self.randomness = randomness
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    def _lock(self, channel_id: str) -> asyncio.Lock:
+        lock = self._locks.get(channel_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._locks[channel_id] = lock
+        return lock
+
+    # ---- reading ----------------------------------------------------------------------------
+
+    async def game_here(self, channel_id: str) -> StoredGame | None:
+        """The open (not finished) game in a channel, if any."""
+        sql = f"SELECT {_GAME_COLUMNS} FROM games WHERE channel_id = ? AND phase != 'over'"
+        async with self.db.conn.execute(sql, (channel_id,)) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else _game_from_row(row)
+
+    async def game_by_number(self, guild_id: str, number: int) -> StoredGame:
+        sql = f"SELECT {_GAME_COLUMNS} FROM games WHERE guild_id = ? AND number = ?"
+        async with self.db.conn.execute(sql, (guild_id, number)) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            raise NoSuchGameError(f"There is no game {number} in this server.", hint="games")
+        return _game_from_row(row)
+
+    async def game_by_id(self, game_id: int) -> StoredGame | None:
+        sql = f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?"
+        async with self.db.conn.execute(sql, (game_id,)) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else _game_from_row(row)
+
+    async def games_in(self, guild_id: str, limit: int = 25) -> list[StoredGame]:
+        """The server's games, open ones first, newest first."""
+        sql = (
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE guild_id = ? "
+            "ORDER BY phase = 'over', id DESC LIMIT ?"
+        )
+        async with self.db.conn.execute(sql, (guild_id, limit)) as cursor:
+            return [_game_from_row(r) for r in await cursor.fetchall()]
+
+    async def require_game_here(self, channel_id: str) -> StoredGame:
+        game = await self.game_here(channel_id)
+        if game is None:
+            raise NoGameHereError(
+                "There's no game in this channel. Start one, then others can join.",
+                hint="new classic",
+            )
+        return game
+
+    # ---- writing ----------------------------------------------------------------------------
+
+    async def new_game(
+        self, where: Where, who: Who, preset: str, options: dict[str, object]
+    ) -> Outcome:
+        """Open a lobby in the channel with its creator seated."""
+        rules = make_rules(preset, options)
+        async with self._lock(where.channel_id):
+            existing = await self.game_here(where.channel_id)
+            if existing is not None:
+                raise GameExistsError(
+                    f"This channel already has a game ({existing.title}, "
+                    f"{existing.state.rules.title}). Finish it first, or ask a moderator to "
+                    "end it.",
+                    hint="status",
+                )
+            lobby = GameState.new(rules)
+            recording = RecordingDice(self.dice)
+            state, events = apply(lobby, Join(who.user_id), recording)
+            now = timestamp(self.clock())
+            names = {who.user_id: who.name}
+            async with self.db.transaction() as conn:
+                async with conn.execute(
+                    "SELECT COALESCE(MAX(number), 0) + 1 FROM games WHERE guild_id = ?",
+                    (where.guild_id,),
+                ) as cursor:
+                    row = await cursor.fetchone()
+                number = int(row[0]) if row else 1
+                cursor = await conn.execute(
+                    "INSERT INTO games (guild_id, channel_id, number, preset, options, phase, "
+                    "snapshot, names, version, created_by, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+                    (
+                        where.guild_id,
+                        where.channel_id,
+                        number,
+                        rules.preset,
+                        json.dumps(dict(rules.options)),
+                        state.phase.value,
+                        json.dumps(to_snapshot(state)),
+                        json.dumps(names),
+                        who.user_id,
+                        now,
+                        now,
+                    ),
+                )
+                game_id = int(cursor.lastrowid or 0)
+                await self._insert_action(conn, game_id, 1, now, who, Join(who.user_id), [])
+            game = StoredGame(
+                game_id, where.guild_id, where.channel_id, number, state, names, 1, now
+            )
+            return Outcome(game, events, ())
+
+    async def play(self, where: Where, who: Who, action: Action) -> Outcome:
+        """A player's action in the channel's game."""
+        return await self._act(where, who, action, reason=None)
+
+    async def moderate(self, where: Where, moderator: Who, action: Action, reason: str) -> Outcome:
+        """A moderator's override (skip, kick, end): logged with who and why."""
+        if not isinstance(action, Skip | Kick | EndGame):
+            raise TypeError(f"not a moderator action: {action!r}")
+        return await self._act(where, moderator, action, reason=reason)
+
+    async def void(self, where: Where, moderator: Who, roll_id: int, reason: str) -> Outcome:
+        """Void the current turn's latest roll (named by its log id): the player rolls again."""
+        async with self._lock(where.channel_id):
+            game = await self.require_game_here(where.channel_id)
+            latest = await self._latest_live_roll(game.id)
+            target = await rolllog.get(self.db.conn, roll_id)
+            if target is None or target.game_id != game.id or target.action not in ROLL_NAMES:
+                raise VoidRefusedError(
+                    f"Roll #{roll_id} isn't a roll of this channel's game.", hint="mod log"
+                )
+            if latest != roll_id or not game.state.turn.rolls:
+                hint = f"mod void {latest} <reason>" if latest and game.state.turn.rolls else None
+                raise VoidRefusedError(
+                    f"Only the current turn's latest roll can be voided"
+                    f"{f' (roll #{latest})' if hint else ''}; roll #{roll_id} is not it.",
+                    hint=hint,
+                )
+            return await self._commit(game, where, moderator, VoidRoll(), reason, roll_id)
+
+    async def free_roll(
+        self, where: Where, who: Who, dice: str, results: Sequence[tuple[str, int, str | None]]
+    ) -> LogRow:
+        """Log a roll made outside any game."""
+        entry = LogEntry(
+            at=timestamp(self.clock()),
+            guild_id=where.guild_id,
+            channel_id=where.channel_id,
+            message_id=where.message_id,
+            jump_url=where.jump_url,
+            user_id=who.user_id,
+            user_name=who.name,
+            action=FREE_ROLL,
+            dice=dice,
+            results=rolllog.encode_results(results),
+            randomness=self.randomness,
+        )
+        async with self.db.transaction() as conn:
+            (row,) = await rolllog.append(conn, [entry])
+            await self._remember_message(conn, where, dice, row)
+        return row
+
+    async def _act(self, where: Where, who: Who, action: Action, reason: str | None) -> Outcome:
+        async with self._lock(where.channel_id):
+            game = await self.require_game_here(where.channel_id)
+            return await self._commit(game, where, who, action, reason, None)
+
+    async def _commit(
+        self,
+        game: StoredGame,
+        where: Where,
+        who: Who,
+        action: Action,
+        reason: str | None,
+        corrects: int | None,
+    ) -> Outcome:
+        recording = RecordingDice(self.dice)
+        state, events = apply(game.state, action, recording)
+        now = timestamp(self.clock())
+        names = game.names
+        if game.names.get(who.user_id) != who.name and (
+            who.user_id in state.players or who.user_id in game.names
+        ):
+            names = {**game.names, who.user_id: who.name}
+        updated = replace(game, state=state, names=names, version=game.version + 1)
+        entries = self._entries(updated, where, who, events, now, reason, corrects)
+        async with self.db.transaction() as conn:
+            await self._insert_action(
+                conn, game.id, updated.version, now, who, action, recording.faces
+            )
+            result = await conn.execute(
+                "UPDATE games SET snapshot = ?, phase = ?, names = ?, version = ?, "
+                "updated_at = ? WHERE id = ? AND version = ?",
+                (
+                    json.dumps(to_snapshot(state)),
+                    state.phase.value,
+                    json.dumps(names),
+                    updated.version,
+                    now,
+                    game.id,
+                    game.version,
+                ),
+            )
+            if result.rowcount != 1:
+                raise RuntimeError(f"game {game.id} changed underneath us")
+            rows = await rolllog.append(conn, entries) if entries else []
+            rolled = [r for r in rows if r.action in ROLL_NAMES]
+            if rolled:
+                await self._remember_message(conn, where, rolled[0].dice, rolled[0])
+        return Outcome(updated, events, tuple(rows))
+
+    async def _insert_action(
+        self,
+        conn: aiosqlite.Connection,
+        game_id: int,
+        seq: int,
+        now: str,
+        who: Who,
+        action: Action,
+        faces: list[int],
+    ) -> None:
+        await conn.execute(
+            "INSERT INTO game_actions (game_id, seq, at, actor_id, action, faces) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (game_id, seq, now, who.user_id, json.dumps(action_to_data(action)), json.dumps(faces)),
+        )
+
+    async def _remember_message(
+        self, conn: aiosqlite.Connection, where: Where, content: str, row: LogRow
+    ) -> None:
+        if where.message_id is None:
+            return
+        await conn.execute(
+            "INSERT OR IGNORE INTO message_rolls (message_id, channel_id, content, log_id) "
+            "VALUES (?, ?, ?, ?)",
+            (where.message_id, where.channel_id, content, row.id),
+        )
+
+    async def _latest_live_roll(self, game_id: int) -> int | None:
+        placeholders = ",".join("?" * len(ROLL_NAMES))
+        sql = (
+            f"SELECT id FROM roll_log WHERE game_id = ? AND action IN ({placeholders}) "
+            "AND id NOT IN (SELECT corrects FROM roll_log WHERE game_id = ? "
+            "AND action = 'Void' AND corrects IS NOT NULL) ORDER BY id DESC LIMIT 1"
+        )
+        async with self.db.conn.execute(sql, (game_id, *ROLL_NAMES, game_id)) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else int(row[0])
+
+    def _entries(
+        self,
+        game: StoredGame,
+        where: Where,
+        who: Who,
+        events: Sequence[Event],
+        now: str,
+        reason: str | None,
+        corrects: int | None,
+    ) -> list[LogEntry]:
+        base = LogEntry(
+            at=now,
+            guild_id=where.guild_id,
+            channel_id=where.channel_id,
+            message_id=where.message_id,
+            jump_url=where.jump_url,
+            user_id=who.user_id,
+            user_name=who.name,
+            game_id=game.id,
+            game_number=game.number,
+            game_seq=game.version,
+            variant=game.state.rules.preset,
+            action="",
+            dice="",
+            results="[]",
+            reason=reason,
+        )
+        entries = []
+        for event in events:
+            match event:
+                case RollOffRolled(player, face, attempt):
+                    entries.append(
+                        replace(
+                            base,
+                            user_id=player,
+                            user_name=game.name(player),
+                            turn_label=f"{game.title} Start roll {attempt}",
+                            action=START_ROLL,
+                            dice="d6",
+                            results=rolllog.encode_results([("d6", face, None)]),
+                            randomness=self.randomness,
+                        )
+                    )
+                case DiceRolled(player=player, turn=turn, roll=number, rolled=rolled):
+                    entries.append(
+                        replace(
+                            base,
+                            user_id=player,
+                            user_name=game.name(player),
+                            turn_label=game.turn_label(turn),
+                            action=ROLL_NAMES[number - 1],
+                            dice=",".join(d.die for d in rolled),
+                            results=rolllog.encode_results(
+                                [(d.die, d.face, d.colour) for d in rolled]
+                            ),
+                            randomness=self.randomness,
+                        )
+                    )
+                case RollVoided(player=player, turn=turn):
+                    entries.append(
+                        replace(
+                            base, turn_label=game.turn_label(turn), action="Void", corrects=corrects
+                        )
+                    )
+                case TurnSkipped(player=player, turn=turn):
+                    entries.append(
+                        replace(
+                            base,
+                            turn_label=game.turn_label(turn),
+                            action="Skip turn",
+                            dice=game.name(player),
+                        )
+                    )
+                case PlayerLeft(player=player, kicked=True):
+                    entries.append(replace(base, action="Kick", dice=game.name(player)))
+                case GameEnded(early=True) if reason is not None:
+                    entries.append(replace(base, action="End game"))
+        return entries

@@ -1,0 +1,119 @@
+"""`rollkeeper audit ...` as a moderator runs it, on a real database file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from engine import Join, Roll, Score, Start
+from storage.service import GameService, Where, Who
+from tests.conftest import FakeClock, QueueDice
+
+WHERE = Where("guild", "chan", message_id="55", jump_url="https://discord.com/channels/1/2/55")
+GYPSY = Who("100000000000000001", "Gypsy")
+SECOND = Who("100000000000000002", "Second")
+
+
+def rollkeeper(*args: str) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("rollkeeper", path=str(Path(sys.executable).parent))
+    assert exe
+    return subprocess.run([exe, *args], capture_output=True, text=True)
+
+
+async def build(service: GameService, dice: QueueDice, clock: FakeClock) -> None:
+    await service.new_game(WHERE, GYPSY, "painted", {"rounds": 1})
+    await service.play(WHERE, SECOND, Join(SECOND.user_id))
+    dice.push([3, 3, 5, 2])  # a tied roll-off, then Gypsy wins it
+    await service.play(WHERE, GYPSY, Start())
+    for who, box in [(GYPSY, "chance"), (SECOND, "flush"), (GYPSY, "ones")]:
+        clock.advance(days=1)
+        dice.push([1, 2, 3, 4, 5])
+        await service.play(WHERE, who, Roll(who.user_id))
+        await service.play(WHERE, who, Score(who.user_id, box))
+    await service.free_roll(Where("guild", "other"), SECOND, "d20", [("d20", 17, None)])
+
+
+async def test_verify_log_and_export(
+    service: GameService, dice: QueueDice, clock: FakeClock, db_path: Path, tmp_path: Path
+) -> None:
+    await build(service, dice, clock)
+    await service.db.close()
+    db = str(db_path)
+
+    ok = rollkeeper("audit", "verify", "--db", db)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("OK: 8 log rows chained and 1 games replayed")
+
+    table = rollkeeper("audit", "log", "--db", db, "--game", "1").stdout
+    lines = table.splitlines()
+    assert lines[0].split()[:4] == ["id", "time", "(UTC)", "who"]
+    assert len(lines) == 1 + 7  # 4 start rolls + 3 first rolls, newest first
+    assert "Painted Game 1 Turn 2" in lines[1] and "PY1 = Red 1, PY2 = Red 2" in lines[1]
+    assert "Start roll" in lines[-1]
+
+    by_user = json.loads(
+        rollkeeper(
+            "audit",
+            "log",
+            "--db",
+            db,
+            "--user",
+            "gypsy",
+            "--since",
+            "2026-11-21",
+            "--until",
+            "2026-11-21",
+            "--json",
+        ).stdout
+    )
+    assert [(r["action"], r["turn_label"]) for r in by_user] == [
+        ("First roll", "Painted Game 1 Turn 1")
+    ]
+    assert by_user[0]["results"][0] == {"die": "py1", "face": 1, "colour": "red"}
+    assert by_user[0]["jump_url"] == WHERE.jump_url
+
+    record = tmp_path / "game1.jsonl"
+    assert (
+        rollkeeper("audit", "export", "--db", db, "--game", "1", "-o", str(record)).returncode == 0
+    )
+    replayed = json.loads(rollkeeper("replay", str(record), "--json").stdout)
+    totals = {p["name"]: p["total"] for p in replayed["players"]}
+    assert totals == {"Gypsy": 15 + 1, "Second": 45}
+
+    csv_text = rollkeeper("audit", "export", "--db", db, "--game", "1", "--format", "csv").stdout
+    assert csv_text.splitlines()[0].startswith("id,at,guild_id")
+    assert len(csv_text.splitlines()) == 1 + 7
+
+
+async def test_verify_fails_naming_the_row(
+    service: GameService, dice: QueueDice, clock: FakeClock, db_path: Path
+) -> None:
+    await build(service, dice, clock)
+    await service.db.close()
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    conn.execute("DROP TRIGGER roll_log_no_update")
+    conn.execute("UPDATE roll_log SET results = '[[\"d20\",20,null]]' WHERE id = 8")
+    conn.close()
+    bad = rollkeeper("audit", "verify", "--db", str(db_path))
+    assert bad.returncode == 1
+    assert bad.stdout.strip() == (
+        "FAILED: roll log row 8: its content does not match its hash (edited)"
+    )
+
+
+def test_bad_input_exits_2(tmp_path: Path) -> None:
+    missing = rollkeeper("audit", "verify", "--db", str(tmp_path / "none.sqlite3"))
+    assert missing.returncode == 2 and "there is no database" in missing.stderr
+    assert not (tmp_path / "none.sqlite3").exists()
+
+
+async def test_bad_dates_and_games_exit_2(service: GameService, db_path: Path) -> None:
+    await service.db.close()
+    bad_date = rollkeeper("audit", "log", "--db", str(db_path), "--since", "yesterday")
+    assert bad_date.returncode == 2 and "is not a date" in bad_date.stderr
+    no_game = rollkeeper("audit", "export", "--db", str(db_path), "--game", "9")
+    assert no_game.returncode == 2 and "there is no game 9" in no_game.stderr

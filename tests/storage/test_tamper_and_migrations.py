@@ -1,0 +1,212 @@
+"""The log is append-only and tamper-evident; the schema migrates forward and refuses the future."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engine import Roll, Score, Start
+from storage import rolllog
+from storage.audit import verify
+from storage.db import LATEST, Database, SchemaError
+from storage.migrations import MIGRATIONS
+from storage.service import GameService, Where, Who
+from tests.conftest import FakeClock, QueueDice
+
+WHERE = Where("g", "c")
+ANN = Who("100000000000000001", "Ann")
+
+
+async def fill(service: GameService, dice: QueueDice, turns: int = 4) -> None:
+    await service.new_game(WHERE, ANN, "classic", {"order": "join"})
+    await service.play(WHERE, ANN, Start())
+    for box in ["ones", "twos", "threes", "fours"][:turns]:
+        dice.push([1, 2, 3, 4, 5, 6])
+        await service.play(WHERE, ANN, Roll(ANN.user_id))
+        await service.play(WHERE, ANN, Roll(ANN.user_id, ("d1",)))
+        await service.play(WHERE, ANN, Score(ANN.user_id, box))
+    for n in range(3):
+        await service.free_roll(WHERE, ANN, "d20", [("d20", 10 + n, None)])
+
+
+def raw(db_path: Path) -> sqlite3.Connection:
+    """A connection behind the bot's back, as a moderator with the sqlite3 shell would have."""
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    conn.execute("DROP TRIGGER IF EXISTS roll_log_no_update")
+    conn.execute("DROP TRIGGER IF EXISTS roll_log_no_delete")
+    return conn
+
+
+async def problem_after(db_path: Path, tamper: str, *params: object) -> str:
+    conn = raw(db_path)
+    changed = conn.execute(tamper, params).rowcount
+    conn.close()
+    assert changed == 1, "the tampering statement must change a row"
+    db = await Database.open(db_path)
+    try:
+        report = await verify(db.conn)
+    finally:
+        await db.close()
+    assert report.problem is not None, "verify missed the tampering"
+    return str(report.problem)
+
+
+async def test_triggers_refuse_update_and_delete(service: GameService, dice: QueueDice) -> None:
+    await fill(service, dice, 1)
+    for statement in ("UPDATE roll_log SET dice = 'd1' WHERE id = 1", "DELETE FROM roll_log"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            await service.db.conn.execute(statement)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        await service.db.conn.execute("DELETE FROM game_actions")
+
+
+@pytest.mark.parametrize(
+    ("tamper", "expected"),
+    [
+        (
+            "UPDATE roll_log SET results = replace(results, '6', '5') WHERE id = 4",
+            "roll log row 4: its content does not match its hash",
+        ),
+        (
+            "UPDATE roll_log SET user_name = 'Bob' WHERE id = 2",
+            "roll log row 2: its content does not match its hash",
+        ),
+        (
+            "UPDATE roll_log SET at = '2026-11-19T00:00:00.000000Z' WHERE id = 5",
+            "roll log row 5: its content",
+        ),
+        ("DELETE FROM roll_log WHERE id = 4", "roll log row 4: is missing"),
+        ("DELETE FROM roll_log WHERE id = 11", "roll log row 11: is missing: the log ended at"),
+        (
+            "UPDATE roll_log SET hash = substr(hash, 2) || '0' WHERE id = 6",
+            "roll log row 6: its content does not match its hash",
+        ),
+    ],
+)
+async def test_verify_names_the_tampered_row(
+    service: GameService, dice: QueueDice, db_path: Path, tamper: str, expected: str
+) -> None:
+    await fill(service, dice)
+    assert (await verify(service.db.conn)).ok
+    await service.db.close()
+    assert expected in await problem_after(db_path, tamper)
+
+
+async def test_a_rehashed_edit_is_still_caught_by_the_game_replay(
+    service: GameService, dice: QueueDice, db_path: Path
+) -> None:
+    """Someone who edits a roll and recomputes the whole chain still meets the game's actions."""
+    await fill(service, dice, 2)
+    await service.db.close()
+    conn = raw(db_path)
+    rows = conn.execute(f"SELECT {','.join(rolllog.ALL_COLUMNS)} FROM roll_log ORDER BY id")
+    records = [list(r) for r in rows]
+    records[0][rolllog.ALL_COLUMNS.index("results")] = json.dumps([["d1", 6, None]] * 5)
+    prev = rolllog.GENESIS
+    for record in records:
+        record[-2] = prev
+        record[-1] = prev = rolllog.row_hash(record[:-1])
+        conn.execute(
+            "UPDATE roll_log SET results = ?, prev_hash = ?, hash = ? WHERE id = ?",
+            (record[15], record[-2], record[-1], record[0]),
+        )
+    conn.execute("UPDATE log_head SET last_hash = ?", (prev,))
+    conn.close()
+    db = await Database.open(db_path)
+    report = await verify(db.conn)
+    await db.close()
+    assert "game 1: action 3: the roll log shows [6, 6, 6, 6, 6]" in str(report.problem)
+
+
+async def test_a_snapshot_edit_is_caught(
+    service: GameService, dice: QueueDice, db_path: Path
+) -> None:
+    await fill(service, dice, 2)
+    await service.db.close()
+    conn = sqlite3.connect(db_path)
+    snapshot = json.loads(conn.execute("SELECT snapshot FROM games").fetchone()[0])
+    snapshot["seats"][0]["sheets"][0][0][0] = 5
+    conn.execute("UPDATE games SET snapshot = ?", (json.dumps(snapshot),))
+    conn.commit()
+    conn.close()
+    db = await Database.open(db_path)
+    report = await verify(db.conn)
+    await db.close()
+    assert str(report.problem) == ("game 1: its stored state differs from replaying its actions")
+
+
+async def test_fresh_file_reaches_the_latest_schema(db: Database) -> None:
+    assert await db.version() == LATEST
+    pragmas = {}
+    for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous"):
+        async with db.conn.execute(f"PRAGMA {name}") as cursor:
+            row = await cursor.fetchone()
+            assert row is not None
+            pragmas[name] = row[0]
+    assert pragmas == {
+        "journal_mode": "wal",
+        "foreign_keys": 1,
+        "busy_timeout": 5000,
+        "synchronous": 2,
+    }
+
+
+async def test_a_newer_file_is_refused(db_path: Path) -> None:
+    conn = sqlite3.connect(db_path)
+    conn.execute(f"PRAGMA user_version = {LATEST + 1}")
+    conn.close()
+    with pytest.raises(SchemaError, match="newer rollkeeper"):
+        await Database.open(db_path)
+
+
+async def test_an_older_file_upgrades_without_loss(db_path: Path, tmp_path: Path) -> None:
+    # Build a schema-1 file with data in it, as the first release would have left it.
+    v1 = sqlite3.connect(db_path, isolation_level=None)
+    for statement in MIGRATIONS[0]:
+        v1.execute(statement)
+    v1.execute("PRAGMA user_version = 1")
+    values = {
+        "id": 1,
+        "at": "2026-01-01T00:00:00.000000Z",
+        "guild_id": "g",
+        "channel_id": "c",
+        "message_id": None,
+        "jump_url": None,
+        "user_id": "1",
+        "user_name": "Old",
+        "game_id": None,
+        "game_number": None,
+        "game_seq": None,
+        "variant": None,
+        "turn_label": None,
+        "action": "Free roll",
+        "dice": "d6",
+        "results": '[["d6",3,null]]',
+        "randomness": None,
+        "corrects": None,
+        "reason": None,
+        "prev_hash": rolllog.GENESIS,
+    }
+    digest = rolllog.row_hash([values[c] for c in rolllog.CHAIN_COLUMNS])
+    v1.execute(
+        f"INSERT INTO roll_log ({','.join(rolllog.ALL_COLUMNS)}) VALUES "
+        f"({','.join('?' * len(rolllog.ALL_COLUMNS))})",
+        [*(values[c] for c in rolllog.CHAIN_COLUMNS), digest],
+    )
+    v1.close()
+    with pytest.raises(SchemaError, match="older"):
+        await Database.open(db_path, migrate=False)
+    db = await Database.open(db_path)
+    try:
+        assert await db.version() == LATEST
+        report = await verify(db.conn)
+        assert report.ok and report.rows == 1
+        service = GameService(db, QueueDice(), FakeClock())
+        row = await service.free_roll(WHERE, ANN, "d6", [("d6", 5, None)])
+        assert row.id == 2 and row.prev_hash == digest
+        assert (await verify(db.conn)).ok
+    finally:
+        await db.close()
