@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from bot.config import Config
     from storage.db import Database
 
 EXIT_BAD_INPUT = 2
@@ -161,12 +162,65 @@ async def _game_exists(db: Database, game_id: int) -> bool:
         return await cursor.fetchone() is not None
 
 
+def _load(args: argparse.Namespace) -> Config:
+    from bot.config import load_config
+
+    return load_config(Path(args.config) if args.config else None)
+
+
+def _console(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.config import ConfigError
+    from bot.console import run_console
+    from storage.db import SchemaError
+
+    try:
+        config = _load(args)
+        db_path = Path(args.db) if args.db else config.database
+        return asyncio.run(run_console(config, db_path))
+    except (ConfigError, SchemaError) as exc:
+        print(f"rollkeeper: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from bot.config import ConfigError, discord_token
+
+    try:
+        config = _load(args)
+        token = discord_token(config)
+    except ConfigError as exc:
+        print(f"rollkeeper: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if token is None:
+        print(
+            "rollkeeper: no Discord token (set DISCORD_TOKEN or token_file): "
+            "starting the local console channel instead.",
+            file=sys.stderr,
+        )
+        return _console(args)
+    from bot.discord_bot import run_discord
+
+    return run_discord(config, token, Path(args.db) if args.db else config.database)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rollkeeper",
         description="Moderates play-by-post Yahtzee-family games and keeps an auditable roll log.",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = commands.add_parser(
+        "run", help="connect to Discord (DISCORD_TOKEN), or start the console without a token"
+    )
+    console = commands.add_parser("console", help="play in a local channel in the terminal")
+    for sub, handler in ((run, _run), (console, _console)):
+        sub.add_argument("--config", help="the config file (default: ./config.toml if present)")
+        sub.add_argument("--db", help="the database file (default: from the config)")
+        sub.set_defaults(handler=handler)
     replay = commands.add_parser(
         "replay", help="replay a yahtzee-record/1 file and print the scores"
     )

@@ -43,29 +43,32 @@ MIGRATION_1 = [
         PRIMARY KEY (game_id, seq)
     ) WITHOUT ROWID
     """,
+    # Each row's canonical content is `body`, the exact JSON text that is hashed; every other
+    # field is generated from it, so no field can change without changing the hashed bytes.
     """
     CREATE TABLE roll_log (
         id           INTEGER PRIMARY KEY,
-        at           TEXT NOT NULL,
-        guild_id     TEXT NOT NULL,
-        channel_id   TEXT NOT NULL,
-        message_id   TEXT,
-        jump_url     TEXT,
-        user_id      TEXT NOT NULL,
-        user_name    TEXT NOT NULL,
-        game_id      INTEGER REFERENCES games (id),
-        game_number  INTEGER,
-        game_seq     INTEGER,
-        variant      TEXT,
-        turn_label   TEXT,
-        action       TEXT NOT NULL,
-        dice         TEXT NOT NULL,
-        results      TEXT NOT NULL,
-        randomness   TEXT,
-        corrects     INTEGER REFERENCES roll_log (id),
-        reason       TEXT,
-        prev_hash    TEXT NOT NULL,
-        hash         TEXT NOT NULL
+        body         TEXT NOT NULL,
+        hash         TEXT NOT NULL,
+        at           TEXT GENERATED ALWAYS AS (json_extract(body, '$[1]')) VIRTUAL,
+        guild_id     TEXT GENERATED ALWAYS AS (json_extract(body, '$[2]')) VIRTUAL,
+        channel_id   TEXT GENERATED ALWAYS AS (json_extract(body, '$[3]')) VIRTUAL,
+        message_id   TEXT GENERATED ALWAYS AS (json_extract(body, '$[4]')) VIRTUAL,
+        jump_url     TEXT GENERATED ALWAYS AS (json_extract(body, '$[5]')) VIRTUAL,
+        user_id      TEXT GENERATED ALWAYS AS (json_extract(body, '$[6]')) VIRTUAL,
+        user_name    TEXT GENERATED ALWAYS AS (json_extract(body, '$[7]')) VIRTUAL,
+        game_id      INTEGER GENERATED ALWAYS AS (json_extract(body, '$[8]')) VIRTUAL,
+        game_number  INTEGER GENERATED ALWAYS AS (json_extract(body, '$[9]')) VIRTUAL,
+        game_seq     INTEGER GENERATED ALWAYS AS (json_extract(body, '$[10]')) VIRTUAL,
+        variant      TEXT GENERATED ALWAYS AS (json_extract(body, '$[11]')) VIRTUAL,
+        turn_label   TEXT GENERATED ALWAYS AS (json_extract(body, '$[12]')) VIRTUAL,
+        action       TEXT GENERATED ALWAYS AS (json_extract(body, '$[13]')) VIRTUAL,
+        dice         TEXT GENERATED ALWAYS AS (json_extract(body, '$[14]')) VIRTUAL,
+        results      TEXT GENERATED ALWAYS AS (json_extract(body, '$[15]')) VIRTUAL,
+        randomness   TEXT GENERATED ALWAYS AS (json_extract(body, '$[16]')) VIRTUAL,
+        corrects     INTEGER GENERATED ALWAYS AS (json_extract(body, '$[17]')) VIRTUAL,
+        reason       TEXT GENERATED ALWAYS AS (json_extract(body, '$[18]')) VIRTUAL,
+        prev_hash    TEXT GENERATED ALWAYS AS (json_extract(body, '$[19]')) VIRTUAL
     )
     """,
     "CREATE INDEX roll_log_by_game ON roll_log (game_id, id)",

@@ -66,6 +66,7 @@ class Where:
     channel_id: str
     message_id: str | None = None
     jump_url: str | None = None
+    content: str | None = None  # the message's text, kept for the edit/delete watchdog
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,7 +300,7 @@ class GameService:
         )
         async with self.db.transaction() as conn:
             (row,) = await rolllog.append(conn, [entry])
-            await self._remember_message(conn, where, dice, row)
+            await self._remember_message(conn, where, row)
         return row
 
     async def _act(self, where: Where, who: Who, action: Action, reason: str | None) -> Outcome:
@@ -348,7 +349,7 @@ class GameService:
             rows = await rolllog.append(conn, entries) if entries else []
             rolled = [r for r in rows if r.action in ROLL_NAMES]
             if rolled:
-                await self._remember_message(conn, where, rolled[0].dice, rolled[0])
+                await self._remember_message(conn, where, rolled[0])
         return Outcome(updated, events, tuple(rows))
 
     async def _insert_action(
@@ -368,15 +369,55 @@ class GameService:
         )
 
     async def _remember_message(
-        self, conn: aiosqlite.Connection, where: Where, content: str, row: LogRow
+        self, conn: aiosqlite.Connection, where: Where, row: LogRow
     ) -> None:
         if where.message_id is None:
             return
         await conn.execute(
             "INSERT OR IGNORE INTO message_rolls (message_id, channel_id, content, log_id) "
             "VALUES (?, ?, ?, ?)",
-            (where.message_id, where.channel_id, content, row.id),
+            (where.message_id, where.channel_id, where.content or row.dice, row.id),
         )
+
+    async def flag_message(
+        self, where: Where, message_id: str, change: str, new_content: str | None
+    ) -> tuple[LogRow, str] | None:
+        """The watchdog: a message that made a roll was edited or deleted. Logs it against the
+        roll (with the original text) and returns the row and the original; None when the
+        message made no roll."""
+        async with self.db.conn.execute(
+            "SELECT content, log_id FROM message_rolls WHERE message_id = ?", (message_id,)
+        ) as cursor:
+            found = await cursor.fetchone()
+        if found is None:
+            return None
+        original, log_id = str(found[0]), int(found[1])
+        rolled = await rolllog.get(self.db.conn, log_id)
+        assert rolled is not None
+        note = f"original: {original}"
+        if new_content is not None:
+            note += f" | now: {new_content}"
+        entry = LogEntry(
+            at=timestamp(self.clock()),
+            guild_id=where.guild_id,
+            channel_id=where.channel_id,
+            message_id=message_id,
+            jump_url=rolled.jump_url,
+            user_id=rolled.user_id,
+            user_name=rolled.user_name,
+            game_id=rolled.game_id,
+            game_number=rolled.game_number,
+            variant=rolled.variant,
+            turn_label=rolled.turn_label,
+            action=f"Message {change}",
+            dice=rolled.dice,
+            results="[]",
+            corrects=log_id,
+            reason=note[:1000],
+        )
+        async with self.db.transaction() as conn:
+            (row,) = await rolllog.append(conn, [entry])
+        return row, original
 
     async def _latest_live_roll(self, game_id: int) -> int | None:
         placeholders = ",".join("?" * len(ROLL_NAMES))

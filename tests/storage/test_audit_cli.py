@@ -96,7 +96,7 @@ async def test_verify_fails_naming_the_row(
     await service.db.close()
     conn = sqlite3.connect(db_path, isolation_level=None)
     conn.execute("DROP TRIGGER roll_log_no_update")
-    conn.execute("UPDATE roll_log SET results = '[[\"d20\",20,null]]' WHERE id = 8")
+    conn.execute("UPDATE roll_log SET body = json_set(body, '$[15][0][1]', 20) WHERE id = 8")
     conn.close()
     bad = rollkeeper("audit", "verify", "--db", str(db_path))
     assert bad.returncode == 1

@@ -56,7 +56,7 @@ async def problem_after(db_path: Path, tamper: str, *params: object) -> str:
 
 async def test_triggers_refuse_update_and_delete(service: GameService, dice: QueueDice) -> None:
     await fill(service, dice, 1)
-    for statement in ("UPDATE roll_log SET dice = 'd1' WHERE id = 1", "DELETE FROM roll_log"):
+    for statement in ("UPDATE roll_log SET body = '[]' WHERE id = 1", "DELETE FROM roll_log"):
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             await service.db.conn.execute(statement)
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
@@ -67,15 +67,15 @@ async def test_triggers_refuse_update_and_delete(service: GameService, dice: Que
     ("tamper", "expected"),
     [
         (
-            "UPDATE roll_log SET results = replace(results, '6', '5') WHERE id = 4",
+            "UPDATE roll_log SET body = json_set(body, '$[15][0][1]', 5) WHERE id = 4",
             "roll log row 4: its content does not match its hash",
         ),
         (
-            "UPDATE roll_log SET user_name = 'Bob' WHERE id = 2",
+            "UPDATE roll_log SET body = replace(body, 'Ann', 'Bob') WHERE id = 2",
             "roll log row 2: its content does not match its hash",
         ),
         (
-            "UPDATE roll_log SET at = '2026-11-19T00:00:00.000000Z' WHERE id = 5",
+            "UPDATE roll_log SET body = replace(body, '2026-11-20', '2026-11-19') WHERE id = 5",
             "roll log row 5: its content",
         ),
         ("DELETE FROM roll_log WHERE id = 4", "roll log row 4: is missing"),
@@ -102,16 +102,15 @@ async def test_a_rehashed_edit_is_still_caught_by_the_game_replay(
     await fill(service, dice, 2)
     await service.db.close()
     conn = raw(db_path)
-    rows = conn.execute(f"SELECT {','.join(rolllog.ALL_COLUMNS)} FROM roll_log ORDER BY id")
-    records = [list(r) for r in rows]
-    records[0][rolllog.ALL_COLUMNS.index("results")] = json.dumps([["d1", 6, None]] * 5)
+    bodies = [json.loads(b) for (b,) in conn.execute("SELECT body FROM roll_log ORDER BY id")]
+    bodies[0][15] = [["d1", 6, None]] * 5  # the first roll now shows five sixes
     prev = rolllog.GENESIS
-    for record in records:
-        record[-2] = prev
-        record[-1] = prev = rolllog.row_hash(record[:-1])
+    for body in bodies:
+        body[-1] = prev
+        prev = rolllog.row_hash(body)
         conn.execute(
-            "UPDATE roll_log SET results = ?, prev_hash = ?, hash = ? WHERE id = ?",
-            (record[15], record[-2], record[-1], record[0]),
+            "UPDATE roll_log SET body = ?, hash = ? WHERE id = ?",
+            (rolllog.canonical(body), prev, body[0]),
         )
     conn.execute("UPDATE log_head SET last_hash = ?", (prev,))
     conn.close()
@@ -168,33 +167,13 @@ async def test_an_older_file_upgrades_without_loss(db_path: Path, tmp_path: Path
     for statement in MIGRATIONS[0]:
         v1.execute(statement)
     v1.execute("PRAGMA user_version = 1")
-    values = {
-        "id": 1,
-        "at": "2026-01-01T00:00:00.000000Z",
-        "guild_id": "g",
-        "channel_id": "c",
-        "message_id": None,
-        "jump_url": None,
-        "user_id": "1",
-        "user_name": "Old",
-        "game_id": None,
-        "game_number": None,
-        "game_seq": None,
-        "variant": None,
-        "turn_label": None,
-        "action": "Free roll",
-        "dice": "d6",
-        "results": '[["d6",3,null]]',
-        "randomness": None,
-        "corrects": None,
-        "reason": None,
-        "prev_hash": rolllog.GENESIS,
-    }
-    digest = rolllog.row_hash([values[c] for c in rolllog.CHAIN_COLUMNS])
+    body = [1, "2026-01-01T00:00:00.000000Z", "g", "c", None, None, "1", "Old", None, None,
+            None, None, None, "Free roll", "d6", [["d6", 3, None]], None, None, None,
+            rolllog.GENESIS]  # fmt: skip
+    digest = rolllog.row_hash(body)
     v1.execute(
-        f"INSERT INTO roll_log ({','.join(rolllog.ALL_COLUMNS)}) VALUES "
-        f"({','.join('?' * len(rolllog.ALL_COLUMNS))})",
-        [*(values[c] for c in rolllog.CHAIN_COLUMNS), digest],
+        "INSERT INTO roll_log (id, body, hash) VALUES (1, ?, ?)",
+        (rolllog.canonical(body), digest),
     )
     v1.close()
     with pytest.raises(SchemaError, match="older"):

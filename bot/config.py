@@ -1,0 +1,101 @@
+"""Configuration: a TOML file checked by pydantic (errors name the key), and the Discord token
+from the environment or an untracked file, never from the config itself and never logged."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from engine import RulesError, make_rules
+from storage.db import Durability
+
+DEFAULT_CONFIG = Path("config.toml")
+TOKEN_ENV = "DISCORD_TOKEN"
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the file and the key."""
+
+
+class ConsoleConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    guild: Annotated[str, Field(min_length=1)] = "console"
+    channel: Annotated[str, Field(min_length=1)] = "console"
+    moderators: list[str] = Field(default_factory=lambda: ["Mod"])
+
+
+class Config(BaseModel):
+    """Every key is documented in config.example.toml."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prefix: Annotated[str, Field(min_length=1, max_length=5)] = "!"
+    database: Path = Path("rollkeeper.sqlite3")
+    durability: Durability = Durability.FULL
+    moderator_role: str | None = None
+    token_file: Path | None = None
+    message_content: bool = True
+    defaults: dict[str, dict[str, str | int | bool]] = Field(default_factory=dict)
+    console: ConsoleConfig = Field(default_factory=ConsoleConfig)
+
+    @field_validator("prefix")
+    @classmethod
+    def _no_space_in_prefix(cls, value: str) -> str:
+        if any(c.isspace() for c in value):
+            raise ValueError("the prefix cannot contain spaces")
+        return value
+
+    @field_validator("defaults")
+    @classmethod
+    def _defaults_are_valid_options(
+        cls, value: dict[str, dict[str, str | int | bool]]
+    ) -> dict[str, dict[str, str | int | bool]]:
+        for variant, options in value.items():
+            try:
+                make_rules(variant, options)
+            except RulesError as exc:
+                raise ValueError(f"[defaults.{variant}]: {exc.message}") from None
+        return value
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Read `path` (or ./config.toml when present); defaults for anything missing."""
+    chosen = path or DEFAULT_CONFIG
+    if path is None and not chosen.exists():
+        return Config()
+    try:
+        data: dict[str, Any] = tomllib.loads(chosen.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{chosen}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{chosen}: not valid TOML ({exc})") from None
+    if "token" in data:
+        raise ConfigError(
+            f"{chosen}: `token` does not belong in the config: set {TOKEN_ENV} in the "
+            "environment or point `token_file` at an untracked file"
+        )
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ConfigError(f"{chosen}: {key}: {first['msg']}") from None
+
+
+def discord_token(config: Config) -> str | None:
+    """The bot token from DISCORD_TOKEN, else from `token_file`; None when neither is set."""
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if token:
+        return token
+    if config.token_file is not None:
+        try:
+            token = config.token_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ConfigError(f"token_file {config.token_file}: {exc.strerror}") from None
+        return token or None
+    return None

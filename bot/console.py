@@ -1,0 +1,117 @@
+"""The local console channel: one fixed channel in the terminal, same desk, same storage.
+
+Each input line `NAME: MESSAGE` posts MESSAGE as user NAME, so one person can play every seat.
+Replies print as text (embeds rendered as text). Reads piped input and stops at end of file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from bot.config import Config
+from bot.desk import Caller, Desk
+from bot.replies import Embed, Reply
+from engine import RandomDice
+from storage.db import Database
+from storage.service import GameService, Where, Who
+
+_LINE = re.compile(r"^\s*([^:]{1,32}?)\s*:\s?(.*)$")
+_MARKUP = re.compile(r"\*\*|__|^-# ", re.MULTILINE)
+EXPORTS = Path("exports")
+
+
+def render_embed(embed: Embed) -> list[str]:
+    lines = [f"┌─ {embed.title}"]
+    lines += [f"│ {line}" for line in embed.description.splitlines()]
+    for field in embed.fields:
+        lines.append(f"│ ▸ {field.name}")
+        lines += [f"│     {line}" for line in field.value.splitlines()]
+    if embed.footer:
+        lines.append(f"│ {embed.footer}")
+    lines.append("└─")
+    return lines
+
+
+def render_reply(reply: Reply) -> str:
+    """A reply as plain text: what a Discord user would see, minus the styling."""
+    lines: list[str] = []
+    if reply.text:
+        lines += reply.text.splitlines()
+    for embed in reply.embeds:
+        lines += render_embed(embed)
+    for attachment in reply.files:
+        EXPORTS.mkdir(exist_ok=True)
+        target = EXPORTS / attachment.filename
+        target.write_bytes(attachment.data)
+        lines.append(f"(attached {attachment.filename}: saved to {target})")
+    text = _MARKUP.sub("", "\n".join(lines))
+    if reply.private:
+        text = "(only you see this) " + text
+    return text
+
+
+class Console:
+    """The console channel over one database."""
+
+    def __init__(self, desk: Desk, config: Config) -> None:
+        self.desk = desk
+        self.config = config
+        self.where = Where(config.console.guild, config.console.channel)
+        self.moderators = {m.casefold() for m in config.console.moderators}
+
+    async def post(self, line: str) -> list[Reply] | None:
+        """One input line; None when it is not a command (chat is ignored, as in a channel)."""
+        match = _LINE.match(line)
+        if match is None:
+            return None
+        name, message = match.group(1).strip(), match.group(2).strip()
+        prefix = self.config.prefix
+        if not name or not message.startswith(prefix):
+            return None
+        who = Who(f"console:{name.casefold()}", name)
+        caller = Caller(self.where, who, is_moderator=name.casefold() in self.moderators)
+        return await self.desk.text_command(caller, message[len(prefix) :])
+
+
+async def run_console(
+    config: Config, db_path: Path, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
+) -> int:
+    db = await Database.open(db_path, config.durability)
+    try:
+        service = GameService(db, RandomDice(random.SystemRandom()))
+        console = Console(Desk(service, config), config)
+        interactive = stdin.isatty()
+        if interactive:
+            game = await service.game_here(console.where.channel_id)
+            stdout.write(
+                f"rollkeeper console: channel #{config.console.channel}, database {db_path}.\n"
+                f"Type lines as NAME: MESSAGE, e.g. `Gypsy: {config.prefix}new painted-pyz`, "
+                f"`Gypsy: {config.prefix}help`. Ctrl-D quits.\n"
+                + (f"Carrying on with {game.title}.\n" if game else "")
+            )
+        loop = asyncio.get_running_loop()
+        while True:
+            if interactive:
+                stdout.write("> ")
+                stdout.flush()
+            line = await loop.run_in_executor(None, stdin.readline)
+            if not line:
+                break
+            if not line.strip():
+                continue
+            replies = await console.post(line)
+            if replies is None:
+                if _LINE.match(line) is None:
+                    stdout.write("(type lines as NAME: MESSAGE, e.g. `Gypsy: !roll`)\n")
+                continue
+            for reply in replies:
+                stdout.write(render_reply(reply) + "\n")
+            stdout.flush()
+    finally:
+        await db.close()
+    return 0

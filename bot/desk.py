@@ -1,0 +1,859 @@
+"""The bot's desk: every command, from `new` to `mod end`, as the same functions for Discord's
+`!` commands, slash commands and buttons, and for the console. Commands go in, `Reply`s come
+out; nothing here knows about discord.py.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot.config import Config
+from bot.replies import (
+    CONTENT_MAX,
+    SELECT_OPTIONS_MAX,
+    Attachment,
+    Controls,
+    Embed,
+    Field,
+    Reply,
+    ScoreOption,
+    clip,
+    pack,
+)
+from engine import (
+    PRESETS,
+    Action,
+    DiceRolled,
+    DieFace,
+    EndGame,
+    GameEnded,
+    GameStarted,
+    GameState,
+    Join,
+    Keep,
+    Kick,
+    Leave,
+    Phase,
+    Placement,
+    PlayerJoined,
+    PlayerLeft,
+    Roll,
+    RollOffRolled,
+    RollVoided,
+    RulesError,
+    Score,
+    Scored,
+    Skip,
+    Start,
+    TurnSkipped,
+    TurnStarted,
+    find_preset,
+    parse_dice,
+    sheet_totals,
+)
+from engine.freeroll import parse_free_roll, roll_free
+from storage import audit
+from storage.rolllog import LogQuery, LogRow
+from storage.service import GameService, Outcome, StoredGame, Where, Who
+
+COLOURS = {"classic": 0xC0392B, "triple": 0x2471A3, "painted": 0x8E44AD, "painted-pyz": 0x1E8449}
+SQUARES = {"red": "🟥", "green": "🟩", "yellow": "🟨", "blue": "🟦", "purple": "🟪"}
+PIPS = "⚀⚁⚂⚃⚄⚅"
+LOG_PAGE = 10
+
+
+class UsageError(RulesError):
+    """A command typed in a shape the bot cannot read."""
+
+
+class NotModeratorError(RulesError):
+    """A moderator command from someone who is not one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is asking, where, and whether they may moderate."""
+
+    where: Where
+    who: Who
+    is_moderator: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CommandHelp:
+    usage: str
+    summary: str
+
+
+HELP: dict[str, CommandHelp] = {
+    "new": CommandHelp(
+        "new <variant> [option=value ...]",
+        "Open a game here: classic, triple, painted, painted-pyz. e.g. `new painted rounds=2`",
+    ),
+    "join": CommandHelp("join", "Take a seat in this channel's game before it starts."),
+    "leave": CommandHelp("leave", "Leave the game (during play you forfeit)."),
+    "start": CommandHelp("start", "Close the lobby; the start rolls decide who goes first."),
+    "roll": CommandHelp(
+        "roll [dice]",
+        "Roll all five (`roll`), or reroll named dice (`roll py3,py4`, `roll d2,d4`). "
+        "Outside a game: a free roll like `roll 3d6+2` or `roll d20`.",
+    ),
+    "keep": CommandHelp("keep <dice>", "Keep the named dice and reroll the rest: `keep 1 2 5`."),
+    "score": CommandHelp(
+        "score <box> [column]", "Score your dice: `score full house`, `score 4k`, `score fours 2`."
+    ),
+    "card": CommandHelp("card [player]", "Scorecards: everyone's, or one player's."),
+    "status": CommandHelp("status", "Whose turn, which roll, the dice on the table, the options."),
+    "games": CommandHelp("games", "The games in this server."),
+    "help": CommandHelp("help [command]", "This list, or one command in detail."),
+    "mod": CommandHelp(
+        "mod log|verify|export|void|skip|kick|end ...",
+        "Moderators: `mod log [game] [player]`, `mod verify`, `mod export [game]`, "
+        "`mod void <roll-id> <reason>`, `mod skip <reason>`, `mod kick <player> <reason>`, "
+        "`mod end <reason>`.",
+    ),
+}
+ALIASES = {
+    "r": "roll",
+    "s": "score",
+    "sc": "score",
+    "k": "keep",
+    "h": "help",
+    "scores": "card",
+    "sheet": "card",
+    "stat": "status",
+    "list": "games",
+    "reroll": "roll",
+}
+_MENTION = re.compile(r"^<@!?(\d+)>$")
+
+
+def _placement_label(state: GameState, p: Placement) -> str:
+    label = state.rules.label(p.box)
+    if state.rules.columns > 1:
+        label += f" (col {p.column}, x{p.multiplier})"
+    return label
+
+
+def _placement_note(p: Placement) -> str:
+    notes = []
+    if p.joker:
+        notes.append("joker")
+    if p.yahtzee_bonus:
+        notes.append(f"+{p.yahtzee_bonus} Yahtzee bonus")
+    return f" ({', '.join(notes)})" if notes else ""
+
+
+def _die_text(face: DieFace) -> str:
+    if face.colour:
+        return f"{SQUARES[face.colour]} {face.face}"
+    return f"{PIPS[face.face - 1]} {face.face}"
+
+
+def _reroll_words(faces: tuple[DieFace, ...]) -> str:
+    """The forum's `reroll blue 6, blue 1` (plain dice: `d3 6, d4 1`)."""
+    return ", ".join(f"{f.colour} {f.face}" if f.colour else f"{f.die} {f.face}" for f in faces)
+
+
+class Desk:
+    """Every command, transport-free. Refusals come back as private replies; nothing changes."""
+
+    def __init__(self, service: GameService, config: Config) -> None:
+        self.service = service
+        self.config = config
+        self.prefix = config.prefix
+        self._text: dict[str, Callable[[Caller, str], Awaitable[list[Reply]]]] = {
+            "new": self._new_text,
+            "join": lambda c, _: self.join(c),
+            "leave": lambda c, _: self.leave(c),
+            "start": lambda c, _: self.start(c),
+            "roll": self.roll,
+            "keep": self.keep,
+            "score": self._score_text,
+            "card": self.card,
+            "status": lambda c, _: self.status(c),
+            "games": lambda c, _: self.games(c),
+            "help": lambda c, rest: self.help(c, rest),
+            "mod": self._mod_text,
+        }
+
+    # ---- entry points ------------------------------------------------------------------------
+
+    async def text_command(self, caller: Caller, text: str) -> list[Reply]:
+        """A command as typed, without the prefix: `roll py3,py4`."""
+        name, _, rest = text.strip().partition(" ")
+        name = ALIASES.get(name.lower(), name.lower())
+        handler = self._text.get(name)
+        if handler is None:
+            shown = clip(name, 20) or "that"
+            return [
+                self.refusal(
+                    UsageError(f"I don't know `{shown}`. Commands: {', '.join(HELP)}.", hint="help")
+                )
+            ]
+        return await self.guard(handler(caller, rest.strip()), caller)
+
+    async def guard(
+        self, work: Awaitable[list[Reply]], caller: Caller | None = None
+    ) -> list[Reply]:
+        """Run a command; a rules refusal becomes one private, friendly reply."""
+        try:
+            return await work
+        except RulesError as exc:
+            names: dict[str, str] = {}
+            if caller is not None:
+                game = await self.service.game_here(caller.where.channel_id)
+                names = game.names if game else {}
+            return [self.refusal(exc, names)]
+
+    def refusal(self, exc: RulesError, names: dict[str, str] | None = None) -> Reply:
+        """The refusal in words, players by name (the engine speaks of player ids)."""
+        text = exc.message
+        for player, name in (names or {}).items():
+            text = text.replace(player, name)
+        if exc.hint:
+            text += f" Try `{self.prefix}{exc.hint}`."
+        return Reply(text=clip(text, CONTENT_MAX), private=True)
+
+    # ---- lobby -------------------------------------------------------------------------------
+
+    async def _new_text(self, caller: Caller, rest: str) -> list[Reply]:
+        variant, *words = rest.split()
+        if not rest:
+            raise UsageError(
+                "Say which game: " + ", ".join(p.name for p in PRESETS) + ".",
+                hint="new classic",
+            )
+        options: dict[str, object] = {}
+        for word in words:
+            key, eq, value = word.partition("=")
+            if not eq or not key or not value:
+                raise UsageError(
+                    f"Options look like `rounds=2`; I can't read `{clip(word, 20)}`.",
+                    hint=f"new {variant} rounds=2" if "paint" in variant else f"new {variant}",
+                )
+            options[key] = value
+        return await self.new(caller, variant, options)
+
+    async def new(self, caller: Caller, variant: str, options: dict[str, object]) -> list[Reply]:
+        preset = find_preset(variant)
+        chosen = {**self.config.defaults.get(preset.name, {}), **options}
+        outcome = await self.service.new_game(caller.where, caller.who, preset.name, chosen)
+        game = outcome.game
+        rules = game.state.rules
+        opts = ", ".join(f"{k}={v}" for k, v in rules.options)
+        text = (
+            f"**{game.title}**: {rules.title} ({opts}). {caller.who.name} is in. "
+            f"Others: `{self.prefix}join`. When everyone is in: `{self.prefix}start`."
+        )
+        return [Reply(text=text)]
+
+    async def join(self, caller: Caller) -> list[Reply]:
+        return await self._play(caller, Join(caller.who.user_id))
+
+    async def leave(self, caller: Caller) -> list[Reply]:
+        return await self._play(caller, Leave(caller.who.user_id))
+
+    async def start(self, caller: Caller) -> list[Reply]:
+        game = await self.service.require_game_here(caller.where.channel_id)
+        if caller.who.user_id not in game.state.players and not caller.is_moderator:
+            raise UsageError(
+                "Only a seated player (or a moderator) can start the game.", hint="join"
+            )
+        return await self._play(caller, Start())
+
+    # ---- turns -------------------------------------------------------------------------------
+
+    async def roll(self, caller: Caller, dice_text: str) -> list[Reply]:
+        """A game roll for a seated player; otherwise a free roll."""
+        game = await self.service.game_here(caller.where.channel_id)
+        seated = game is not None and caller.who.user_id in game.state.players
+        if game is not None and (seated or not dice_text):
+            names = parse_dice(dice_text, game.state.rules.dice)
+            return await self._play(caller, Roll(caller.who.user_id, names), game)
+        if not dice_text:
+            raise UsageError(
+                "There's no game in this channel. Start one, or make a free roll.",
+                hint="roll d20",
+            )
+        return await self.free_roll(caller, dice_text)
+
+    async def keep(self, caller: Caller, dice_text: str) -> list[Reply]:
+        game = await self.service.require_game_here(caller.where.channel_id)
+        names = parse_dice(dice_text, game.state.rules.dice)
+        if not names:
+            raise UsageError("Name the dice to keep, like `keep 1 2 5`.", hint="keep 1 2 5")
+        return await self._play(caller, Keep(caller.who.user_id, names), game)
+
+    async def _score_text(self, caller: Caller, rest: str) -> list[Reply]:
+        words = rest.split()
+        column = None
+        if len(words) > 1 and words[-1].isdigit():
+            column = int(words.pop())
+        if not words:
+            raise UsageError(
+                "Name a box, like `score chance` (see the roll for options).", hint="score chance"
+            )
+        return await self.score(caller, " ".join(words), column)
+
+    async def score(self, caller: Caller, box: str, column: int | None) -> list[Reply]:
+        return await self._play(caller, Score(caller.who.user_id, box, column))
+
+    async def free_roll(self, caller: Caller, text: str) -> list[Reply]:
+        parsed = parse_free_roll(text)
+        result = roll_free(parsed, self.service.dice)
+        faces = [(f.die, f.face, f.colour) for f in result.faces]
+        row = await self.service.free_roll(caller.where, caller.who, parsed.text, faces)
+        line = result.describe(caller.who.name)
+        fields = (
+            f"Character: {caller.who.name} · Action: Free roll · Dice Roll: "
+            f"{parsed.text} · Roll #{row.id}"
+        )
+        return [Reply(text=clip(f"{line}\n-# {fields}", CONTENT_MAX))]
+
+    # ---- buttons -----------------------------------------------------------------------------
+
+    async def _button_game(self, caller: Caller, game_id: int, version: int) -> StoredGame:
+        game = await self.service.require_game_here(caller.where.channel_id)
+        if game.id != game_id or game.version != version:
+            raise UsageError(
+                "Those buttons belong to an earlier roll: use the newest message.", hint="status"
+            )
+        if game.state.current_player != caller.who.user_id:
+            current = game.state.current_player
+            raise UsageError(
+                f"Not your turn: it's {game.name(current) if current else 'nobody'}'s."
+            )
+        return game
+
+    async def toggle(
+        self, caller: Caller, game_id: int, version: int, mask: int, die: int
+    ) -> list[Reply]:
+        """Mark or unmark a die for the next reroll; returns the roll message's new controls."""
+        game = await self._button_game(caller, game_id, version)
+        controls = self._controls(game, mask ^ (1 << die))
+        return [Reply(controls=controls, edit=True)]
+
+    async def reroll(self, caller: Caller, game_id: int, version: int, mask: int) -> list[Reply]:
+        game = await self._button_game(caller, game_id, version)
+        names = tuple(n for i, n in enumerate(game.state.rules.dice.names) if mask >> i & 1)
+        if not names:
+            raise UsageError("Tap the dice to reroll first, then Reroll.")
+        return await self._play(caller, Roll(caller.who.user_id, names), game)
+
+    async def pick(self, caller: Caller, game_id: int, version: int, value: str) -> list[Reply]:
+        await self._button_game(caller, game_id, version)
+        box, _, column = value.partition(":")
+        return await self.score(caller, box, int(column) if column else None)
+
+    # ---- views -------------------------------------------------------------------------------
+
+    async def card(self, caller: Caller, player: str) -> list[Reply]:
+        game = await self.service.require_game_here(caller.where.channel_id)
+        only = self._find_player(game, player) if player else None
+        embeds = self.scorecards(game, only)
+        return [Reply(embeds=(e,)) for e in embeds]
+
+    async def status(self, caller: Caller) -> list[Reply]:
+        game = await self.service.require_game_here(caller.where.channel_id)
+        state = game.state
+        rules = state.rules
+        totals = dict(state.totals())
+        lines = []
+        for seat in state.seats:
+            marker = "▶ " if seat.player == state.current_player else ""
+            lines.append(
+                f"{marker}{game.name(seat.player)}: {totals[seat.player]} "
+                f"(turn {seat.turns + 1}/{rules.turns_per_player})"
+            )
+        fields = [
+            Field("Players", "\n".join(lines) or "nobody yet"),
+            Field("Options", ", ".join(f"{k}={v}" for k, v in rules.options)),
+        ]
+        if state.phase is Phase.LOBBY:
+            desc = f"Waiting for players. `{self.prefix}join`, then `{self.prefix}start`."
+        else:
+            current = state.current_seat
+            assert current is not None
+            desc = (
+                f"{game.name(current.player)} to play, "
+                f"{game.turn_label(current.turns + 1)}, roll {state.rolls_used} of 3 used."
+            )
+            if state.dice:
+                desc += "\nOn the table: " + "  ".join(_die_text(d) for d in state.dice)
+        embed = Embed(
+            f"{game.title}: {rules.title}", desc, tuple(fields), COLOURS[rules.preset]
+        ).fitted()
+        return [Reply(embeds=(embed,))]
+
+    async def games(self, caller: Caller) -> list[Reply]:
+        games = await self.service.games_in(caller.where.guild_id)
+        if not games:
+            return [
+                Reply(text=f"No games in this server yet. `{self.prefix}new classic` starts one.")
+            ]
+        lines = []
+        for g in games:
+            where = f"<#{g.channel_id}>" if g.channel_id.isdigit() else g.channel_id
+            if g.state.is_over:
+                winners = ", ".join(g.name(w) for w in g.state.winners()) or "no winner"
+                lines.append(f"**{g.title}** in {where}: over, won by {winners}")
+            elif g.state.phase is Phase.LOBBY:
+                lines.append(
+                    f"**{g.title}** in {where}: gathering players ({len(g.state.seats)} in)"
+                )
+            else:
+                current = g.state.current_player or ""
+                lines.append(f"**{g.title}** in {where}: {g.name(current)} to play")
+        return [
+            Reply(
+                embeds=tuple(
+                    pack(
+                        "Games in this server",
+                        [Field("Games", chunk) for chunk in _chunks(lines)],
+                        0x5865F2,
+                    )
+                )
+            )
+        ]
+
+    async def help(self, caller: Caller, command: str) -> list[Reply]:
+        p = self.prefix
+        name = ALIASES.get(command.strip().lower(), command.strip().lower())
+        if name:
+            entry = HELP.get(name)
+            if entry is None:
+                raise UsageError(f"There's no command `{clip(name, 20)}`.", hint="help")
+            return [Reply(text=f"`{p}{entry.usage}`: {entry.summary}", private=True)]
+        lines = [f"`{p}{h.usage}`: {h.summary}" for h in HELP.values()]
+        variants = "\n".join(f"**{pr.name}**: {pr.summary}" for pr in PRESETS)
+        embed = Embed(
+            "rollkeeper commands",
+            "\n".join(lines),
+            (Field("Variants", variants),),
+            0x5865F2,
+            "Every command is also a slash command: /roll, /score, ...",
+        ).fitted()
+        return [Reply(embeds=(embed,), private=True)]
+
+    # ---- moderators --------------------------------------------------------------------------
+
+    async def _mod_text(self, caller: Caller, rest: str) -> list[Reply]:
+        sub, _, args = rest.partition(" ")
+        args = args.strip()
+        sub = sub.lower()
+        if sub == "log":
+            words = args.split()
+            before = None
+            if words and words[-1].startswith("before="):
+                before = _number(words.pop()[7:], "before=")
+            game = (
+                _number(words.pop(0), "the game number") if words and words[0].isdigit() else None
+            )
+            return await self.mod_log(caller, game, " ".join(words) or None, before)
+        if sub == "verify":
+            return await self.mod_verify(caller)
+        if sub == "export":
+            return await self.mod_export(caller, _number(args, "the game number") if args else None)
+        if sub == "void":
+            roll_id, _, reason = args.partition(" ")
+            return await self.mod_void(caller, _number(roll_id.lstrip("#"), "the roll id"), reason)
+        if sub == "skip":
+            return await self.mod_skip(caller, args)
+        if sub == "kick":
+            player, _, reason = args.partition(" ")
+            return await self.mod_kick(caller, player, reason)
+        if sub == "end":
+            return await self.mod_end(caller, args)
+        raise UsageError(
+            "Moderator commands: log, verify, export, void, skip, kick, end.", hint="help mod"
+        )
+
+    def _require_moderator(self, caller: Caller) -> None:
+        if not caller.is_moderator:
+            role = self.config.moderator_role
+            who = f"the {role} role or " if role else ""
+            raise NotModeratorError(f"Only moderators ({who}Manage Messages) can do that.")
+
+    @staticmethod
+    def _require_reason(reason: str, example: str) -> str:
+        if not reason.strip():
+            raise UsageError("Say why: every override is logged with a reason.", hint=example)
+        return reason.strip()
+
+    async def mod_log(
+        self, caller: Caller, game_number: int | None, player: str | None, before: int | None = None
+    ) -> list[Reply]:
+        self._require_moderator(caller)
+        game_id = None
+        title = "Roll log: this server"
+        if game_number is not None:
+            game = await self.service.game_by_number(caller.where.guild_id, game_number)
+            game_id, title = game.id, f"Roll log: {game.title}"
+        user = None
+        if player:
+            match = _MENTION.match(player)
+            user = match.group(1) if match else player
+            title += f", {player}"
+        query = LogQuery(
+            game_id=game_id,
+            user=user,
+            guild_id=caller.where.guild_id,
+            limit=LOG_PAGE,
+            before_id=before,
+        )
+        rows = await audit.read_log(self.service.db.conn, query)
+        if not rows:
+            return [Reply(text="No rolls match.", private=True)]
+        lines = [_log_line(r) for r in rows]
+        footer = ""
+        if len(rows) == LOG_PAGE:
+            more = [
+                "mod log",
+                *([str(game_number)] if game_number else []),
+                *([player] if player else []),
+                f"before={rows[-1].id}",
+            ]
+            footer = f"Older: {self.prefix}{' '.join(more)}"
+        embed = Embed(title, "\n".join(lines), (), 0x7F8C8D, footer).fitted()
+        return [Reply(embeds=(embed,), private=True)]
+
+    async def mod_verify(self, caller: Caller) -> list[Reply]:
+        self._require_moderator(caller)
+        report = await audit.verify(self.service.db.conn)
+        if report.problem is None:
+            text = (
+                f"✅ The roll log verifies: {report.rows} rows chained, "
+                f"{report.games} games replayed."
+            )
+        else:
+            text = f"❌ Verification failed: {report.problem}"
+        return [Reply(text=text, private=True)]
+
+    async def mod_export(self, caller: Caller, game_number: int | None) -> list[Reply]:
+        self._require_moderator(caller)
+        if game_number is None:
+            game = await self.service.require_game_here(caller.where.channel_id)
+        else:
+            game = await self.service.game_by_number(caller.where.guild_id, game_number)
+        conn = self.service.db.conn
+        record = await audit.export_record(conn, game.id)
+        csv_text = await audit.export_csv(conn, game.id)
+        stem = f"game-{game.number}"
+        files = [Attachment(f"{stem}.csv", csv_text.encode())]
+        if record:
+            files.insert(0, Attachment(f"{stem}.jsonl", ("\n".join(record) + "\n").encode()))
+        return [
+            Reply(
+                text=f"{game.title}: record and roll log attached.",
+                private=True,
+                files=tuple(files),
+            )
+        ]
+
+    async def mod_void(self, caller: Caller, roll_id: int, reason: str) -> list[Reply]:
+        self._require_moderator(caller)
+        why = self._require_reason(reason, f"mod void {roll_id} typed twice")
+        outcome = await self.service.void(caller.where, caller.who, roll_id, why)
+        return self._describe(outcome, caller)
+
+    async def mod_skip(self, caller: Caller, reason: str) -> list[Reply]:
+        self._require_moderator(caller)
+        why = self._require_reason(reason, "mod skip away this week")
+        return self._describe(
+            await self.service.moderate(caller.where, caller.who, Skip(), why), caller
+        )
+
+    async def mod_kick(self, caller: Caller, player: str, reason: str) -> list[Reply]:
+        self._require_moderator(caller)
+        game = await self.service.require_game_here(caller.where.channel_id)
+        who = self._find_player(game, player)
+        why = self._require_reason(reason, f"mod kick {player or 'NAME'} left the server")
+        return self._describe(
+            await self.service.moderate(caller.where, caller.who, Kick(who), why), caller
+        )
+
+    async def mod_end(self, caller: Caller, reason: str) -> list[Reply]:
+        self._require_moderator(caller)
+        why = self._require_reason(reason, "mod end abandoned")
+        return self._describe(
+            await self.service.moderate(caller.where, caller.who, EndGame(), why), caller
+        )
+
+    # ---- shared ------------------------------------------------------------------------------
+
+    def _find_player(self, game: StoredGame, text: str) -> str:
+        text = text.strip()
+        match = _MENTION.match(text)
+        if match and match.group(1) in game.state.players:
+            return match.group(1)
+        for player in game.state.players:
+            if game.name(player).lower() == text.lower() or player == text:
+                return player
+        names = ", ".join(game.name(p) for p in game.state.players) or "nobody"
+        raise UsageError(
+            f"No player `{clip(text, 30)}` in {game.title}. Playing: {names}.", hint="status"
+        )
+
+    async def _play(
+        self, caller: Caller, action: Action, game: StoredGame | None = None
+    ) -> list[Reply]:
+        outcome = await self.service.play(caller.where, caller.who, action)
+        return self._describe(outcome, caller)
+
+    def _controls(self, game: StoredGame, selected: int = 0) -> Controls | None:
+        state = game.state
+        if state.dice is None or state.is_over:
+            return None
+        options = []
+        ranked = sorted(state.placements(), key=lambda p: -p.gain)
+        for p in ranked[: SELECT_OPTIONS_MAX * 2]:
+            value = p.box if state.rules.columns == 1 else f"{p.box}:{p.column}"
+            options.append(
+                ScoreOption(
+                    value,
+                    clip(_placement_label(state, p), 100),
+                    clip(f"{p.gain} points{_placement_note(p)}", 100),
+                )
+            )
+        return Controls(
+            game.id, game.version, state.dice, selected, state.rolls_used < 3, tuple(options)
+        )
+
+    def _describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
+        """Turn what the engine did into messages, in the forum's words."""
+        game = outcome.game
+        state = game.state
+        roll_rows = [
+            r for r in outcome.rows if r.action.endswith("roll") and r.action != "Start roll"
+        ]
+        replies: list[Reply] = []
+        lines: list[str] = []
+        start_rolls: list[str] = []
+        for event in outcome.events:
+            match event:
+                case PlayerJoined(player):
+                    lines.append(
+                        f"{game.name(player)} joined {game.title} "
+                        f"({len(state.seats)} in). `{self.prefix}start` when ready."
+                    )
+                case PlayerLeft(player, kicked):
+                    verb = "was removed from" if kicked else "left"
+                    reason = f" ({outcome.rows[0].reason})" if kicked and outcome.rows else ""
+                    lines.append(f"{game.name(player)} {verb} {game.title}{reason}.")
+                case RollOffRolled(player, face, attempt):
+                    if attempt > len(start_rolls):
+                        start_rolls.append("")
+                    shown = f"{game.name(player)} {PIPS[face - 1]} {face}"
+                    start_rolls[-1] = f"{start_rolls[-1]}, {shown}" if start_rolls[-1] else shown
+                case GameStarted(order):
+                    if start_rolls:
+                        lines.append(
+                            "Start rolls: "
+                            + "; tie, again: ".join(start_rolls)
+                            + f". {game.name(order[0])} starts."
+                        )
+                    lines.append(
+                        f"**{game.title}** begins. Order: "
+                        + ", ".join(game.name(p) for p in order)
+                        + "."
+                    )
+                case TurnStarted(player, turn):
+                    if lines:
+                        replies.append(Reply(text=clip("\n".join(lines), CONTENT_MAX)))
+                        lines = []
+                    replies.append(
+                        Reply(
+                            text=f"<@{player}>, your turn: {game.turn_label(turn)}. "
+                            f"`{self.prefix}roll` when ready."
+                            if player.isdigit()
+                            else f"{game.name(player)}, your turn: {game.turn_label(turn)}. "
+                            f"`{self.prefix}roll` when ready.",
+                            mentions=(player,),
+                        )
+                    )
+                case DiceRolled():
+                    row = roll_rows.pop(0) if roll_rows else None
+                    replies.append(self._roll_reply(game, event, row))
+                case Scored(player, turn, placement):
+                    total = state.total(player) if player in state.players else 0
+                    lines.append(
+                        f"{game.name(player)} scored **{placement.points}** in "
+                        f"{_placement_label(state, placement)}{_placement_note(placement)}. "
+                        f"Total {total}."
+                    )
+                case TurnSkipped(player, turn):
+                    reason = outcome.rows[0].reason if outcome.rows else ""
+                    lines.append(
+                        f"⏭ {caller.who.name} skipped {game.name(player)}'s turn {turn} ({reason})."
+                    )
+                case RollVoided(player, turn, roll):
+                    row = outcome.rows[0] if outcome.rows else None
+                    corrected = f" #{row.corrects}" if row and row.corrects else ""
+                    lines.append(
+                        f"🛑 {caller.who.name} voided roll{corrected} ({row.reason if row else ''}"
+                        f"). {game.name(player)}, roll {'again' if roll > 1 else 'all five'}: "
+                        f"`{self.prefix}roll`"
+                        + (" with the dice you were rerolling." if roll > 1 else ".")
+                    )
+                case GameEnded(winners, totals, early):
+                    if lines:
+                        replies.append(Reply(text=clip("\n".join(lines), CONTENT_MAX)))
+                        lines = []
+                    replies.extend(self._game_over(game, winners, totals, early, outcome))
+        if lines:
+            replies.append(Reply(text=clip("\n".join(lines), CONTENT_MAX)))
+        return replies
+
+    def _roll_reply(self, game: StoredGame, event: DiceRolled, row: LogRow | None) -> Reply:
+        state = game.state
+        name = game.name(event.player)
+        named = ",".join(d.die for d in event.rolled)
+        got = ", ".join(d.text for d in event.rolled)
+        text = ""
+        if event.replaced:
+            text += f"{name} reroll {_reroll_words(event.replaced)}\n"
+        text += f"{name} rolled {named} and got {got}"
+        action = ("First roll", "Second roll", "Third roll")[event.roll - 1]
+        label = game.turn_label(event.turn)
+        ref = f" · Roll #{row.id}" if row else ""
+        text += (
+            f"\n-# Character: {name} · Action: {action} · Dice Roll: {named} · "
+            f"Game Turn: {label}{ref}"
+        )
+        left = event.rolls_left
+        dice_line = "  ".join(f"`{d.die}` {_die_text(d)}" for d in event.dice)
+        desc = (
+            dice_line
+            + "\n"
+            + (
+                f"{left} roll{'s' if left != 1 else ''} left: "
+                f"`{self.prefix}roll <dice>` to reroll, or score."
+                if left
+                else "No rolls left: score now."
+            )
+        )
+        fields = self._placement_fields(state)
+        embed = Embed(
+            f"{label}: {name}, {action.lower()}",
+            desc,
+            tuple(fields),
+            COLOURS[state.rules.preset],
+            f"Score with {self.prefix}score <box>"
+            + (" <column>" if state.rules.columns > 1 else ""),
+        )
+        current = game.state.current_player == event.player
+        return Reply(
+            text=clip(text, CONTENT_MAX),
+            embeds=(embed.fitted(),),
+            controls=self._controls(game) if current else None,
+        )
+
+    def _placement_fields(self, state: GameState) -> list[Field]:
+        placements = state.placements()
+        if not placements:
+            return []
+        groups: dict[int, list[Placement]] = {}
+        for p in placements:
+            groups.setdefault(p.column, []).append(p)
+        fields = []
+        for column, group in groups.items():
+            ranked = sorted(group, key=lambda p: (-p.gain, state.rules.box_ids.index(p.box)))
+            lines = [f"{state.rules.label(p.box)} **{p.gain}**{_placement_note(p)}" for p in ranked]
+            name = (
+                "Scoring options"
+                if state.rules.columns == 1
+                else f"Column {column} (x{state.rules.multipliers[column - 1]})"
+            )
+            fields.append(Field(name, "\n".join(lines), inline=state.rules.columns > 1))
+        return fields
+
+    def scorecards(self, game: StoredGame, only: str | None = None) -> list[Embed]:
+        state = game.state
+        rules = state.rules
+        fields = []
+        for seat in state.seats:
+            if only is not None and seat.player != only:
+                continue
+            for index, sheet in enumerate(seat.card):
+                totals = sheet_totals(rules, seat.card, index)
+                name = game.name(seat.player)
+                if rules.columns > 1:
+                    name += f" · col {totals.column} (x{totals.multiplier})"
+                elif rules.rounds > 1:
+                    name += f" · round {totals.round}"
+                lines = [
+                    f"{rules.label(b)}: {'–' if v is None else v}"
+                    for b, v in zip(rules.box_ids, sheet.scores, strict=True)
+                ]
+                lines.append(f"Upper {totals.upper} (bonus {totals.upper_bonus})")
+                if rules.colour_bonus_at is not None:
+                    lines.append(f"Colours {totals.colour} (bonus {totals.colour_bonus})")
+                if totals.yahtzee_bonus:
+                    lines.append(f"Yahtzee bonus {totals.yahtzee_bonus}")
+                lines.append(f"**Total {totals.total}**")
+                fields.append(Field(name, "\n".join(lines), inline=True))
+        standings = ", ".join(f"{game.name(p)} {t}" for p, t in state.totals())
+        return pack(
+            f"{game.title}: scorecards",
+            fields,
+            COLOURS[rules.preset],
+            description=f"Totals: {standings}" if standings else "",
+        )
+
+    def _game_over(
+        self,
+        game: StoredGame,
+        winners: tuple[str, ...],
+        totals: tuple[tuple[str, int], ...],
+        early: bool,
+        outcome: Outcome,
+    ) -> list[Reply]:
+        names = " and ".join(game.name(w) for w in winners)
+        best = dict(totals).get(winners[0]) if winners else None
+        if not winners:
+            text = f"🏁 {game.title} is over: nobody is left at the table."
+        else:
+            verb = "wins" if len(winners) == 1 else "share the win"
+            text = f"🏁 {game.title} is over. **{names}** {verb} with {best}!"
+        if early:
+            reason = outcome.rows[0].reason if outcome.rows else None
+            text += f" (ended early{': ' + reason if reason else ''})"
+        embeds = self.scorecards(game)
+        return [Reply(text=text, embeds=(embeds[0],)), *(Reply(embeds=(e,)) for e in embeds[1:])]
+
+
+def _chunks(lines: list[str], limit: int = 1000) -> list[str]:
+    chunks, current = [], ""
+    for line in lines:
+        line = clip(line, limit)
+        if current and len(current) + len(line) + 1 > limit:
+            chunks.append(current)
+            current = ""
+        current = f"{current}\n{line}" if current else line
+    return [*chunks, current] if current else chunks
+
+
+def _number(text: str, what: str) -> int:
+    if not text.isdigit() or len(text) > 18:
+        raise UsageError(
+            f"{what.capitalize()} should be a number, not `{clip(text, 20)}`.", hint="help mod"
+        )
+    return int(text)
+
+
+def _log_line(row: LogRow) -> str:
+    results = audit.results_text(row)
+    note = (
+        f" (corrects #{row.corrects}: {row.reason})"
+        if row.corrects
+        else (f" ({row.reason})" if row.reason else "")
+    )
+    return clip(
+        f"`#{row.id}` {row.at[5:16].replace('T', ' ')} **{row.user_name}** "
+        f"{row.action} {row.dice}{': ' + results if results else ''}"
+        f"{' · ' + row.turn_label if row.turn_label else ''}{note}",
+        380,
+    )

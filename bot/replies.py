@@ -1,0 +1,129 @@
+"""What the bot sends, independent of Discord: text, embeds, controls and files.
+
+Embeds are built within Discord's limits (256-char titles, 25 fields, 1,024-char field
+values, 4,096-char descriptions, 6,000 characters per message); `fit` enforces them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from engine import DieFace
+
+TITLE_MAX = 256
+FIELD_NAME_MAX = 256
+FIELD_VALUE_MAX = 1024
+DESCRIPTION_MAX = 4096
+FOOTER_MAX = 2048
+FIELDS_MAX = 25
+EMBED_TOTAL_MAX = 6000
+CONTENT_MAX = 2000
+SELECT_OPTIONS_MAX = 25
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, with an ellipsis when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str
+    value: str
+    inline: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Embed:
+    title: str
+    description: str = ""
+    fields: tuple[Field, ...] = ()
+    colour: int = 0x5865F2
+    footer: str = ""
+
+    @property
+    def size(self) -> int:
+        return (
+            len(self.title)
+            + len(self.description)
+            + len(self.footer)
+            + sum(len(f.name) + len(f.value) for f in self.fields)
+        )
+
+    def fitted(self) -> Embed:
+        """This embed with every part clipped to Discord's limits."""
+        return replace(
+            self,
+            title=clip(self.title, TITLE_MAX),
+            description=clip(self.description, DESCRIPTION_MAX),
+            footer=clip(self.footer, FOOTER_MAX),
+            fields=tuple(
+                Field(
+                    clip(f.name, FIELD_NAME_MAX) or "\u200b",
+                    clip(f.value, FIELD_VALUE_MAX) or "\u200b",
+                    f.inline,
+                )
+                for f in self.fields[:FIELDS_MAX]
+            ),
+        )
+
+
+def pack(
+    title: str, fields: list[Field], colour: int, description: str = "", footer: str = ""
+) -> list[Embed]:
+    """Fields spread over as many embeds as Discord's limits need (each its own message)."""
+    embeds: list[Embed] = []
+    current: list[Field] = []
+    budget = EMBED_TOTAL_MAX - 200
+    used = len(title) + len(description) + len(footer)
+    for f in fields:
+        f = Field(clip(f.name, FIELD_NAME_MAX), clip(f.value, FIELD_VALUE_MAX), f.inline)
+        cost = len(f.name) + len(f.value)
+        if current and (len(current) >= FIELDS_MAX or used + cost > budget):
+            embeds.append(Embed(title, description, tuple(current), colour, footer))
+            title = clip(f"{title} (cont.)", TITLE_MAX) if "(cont.)" not in title else title
+            description, current, used = "", [], len(title) + len(footer)
+        current.append(f)
+        used += cost
+    embeds.append(Embed(title, description, tuple(current), colour, footer))
+    return [e.fitted() for e in embeds]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreOption:
+    """One entry of the score menu: `value` is what the menu sends back (`box` or `box:col`)."""
+
+    value: str
+    label: str
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Controls:
+    """Buttons under a roll: toggle dice, reroll them, or pick a box to score."""
+
+    game_id: int
+    version: int
+    dice: tuple[DieFace, ...]
+    selected: int
+    can_reroll: bool
+    options: tuple[ScoreOption, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    filename: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One message: shown to everyone, or only to the caller when `private`."""
+
+    text: str = ""
+    embeds: tuple[Embed, ...] = ()
+    controls: Controls | None = None
+    private: bool = False
+    files: tuple[Attachment, ...] = ()
+    mentions: tuple[str, ...] = ()
+    edit: bool = False  # replace the message the caller clicked, instead of a new one

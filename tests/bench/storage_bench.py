@@ -1,0 +1,202 @@
+"""Storage benchmark: prints a table and writes the figures as JSON.
+
+    python -m tests.bench.storage_bench [--rows 1000000] [--out bench-results-storage.json]
+
+1. Roll command latency through the game service (load, apply, one committed transaction)
+   with durability `full` (fsync per commit) and `normal`, and raw append throughput.
+2. A roll log of --rows rows (built with executemany in big transactions): the last 50 rolls
+   of a game and one player's rolls over a date range, p50/p99.
+3. `audit verify`'s chain walk in rows per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import random
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from engine import RandomDice, Roll, Score, Start
+from storage import rolllog
+from storage.db import Database, Durability
+from storage.rolllog import GENESIS, LogQuery, canonical
+from storage.service import GameService, Where, Who, timestamp
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def command_latency(path: Path, durability: Durability, commands: int) -> dict[str, float]:
+    db = await Database.open(path, durability)
+    service = GameService(db, RandomDice(random.Random(7)))
+    players = [Who(f"{n:018d}", f"p{n}") for n in range(10)]
+    wheres = [Where("bench", f"c{n}") for n in range(10)]
+    for where, who in zip(wheres, players, strict=True):
+        await service.new_game(where, who, "classic", {"order": "join"})
+        await service.play(where, who, Start())
+    samples = []
+    done = 0
+    started = time.perf_counter()
+    while done < commands:
+        for where, who in zip(wheres, players, strict=True):
+            game = await service.require_game_here(where.channel_id)
+            t0 = time.perf_counter()
+            if game.state.rolls_used < 3:
+                dice = None if not game.state.rolls_used else ("d1", "d2")
+                outcome = await service.play(where, who, Roll(who.user_id, dice))
+            else:
+                box = game.state.placements()[0].box
+                outcome = await service.play(where, who, Score(who.user_id, box))
+            samples.append(time.perf_counter() - t0)
+            done += 1
+            if outcome.game.state.is_over:
+                await service.new_game(where, who, "classic", {"order": "join"})
+                await service.play(where, who, Start())
+    elapsed = time.perf_counter() - started
+    await db.close()
+    return {
+        "p50_ms": pct(samples, 0.50) * 1000,
+        "p99_ms": pct(samples, 0.99) * 1000,
+        "commands_per_s": done / elapsed,
+    }
+
+
+async def build_log(path: Path, rows: int, games: int, users: int) -> datetime:
+    """A log of `rows` chained rows over a year, in 100k-row transactions."""
+    db = await Database.open(path, Durability.NORMAL)
+    conn = db.conn
+    start = datetime(2025, 11, 1, tzinfo=UTC)
+    step = timedelta(days=365) / rows
+    async with db.transaction():
+        await conn.executemany(
+            "INSERT INTO games (id, guild_id, channel_id, number, preset, options, phase, "
+            "snapshot, names, version, created_by, created_at, updated_at) "
+            "VALUES (?, 'g', ?, ?, 'classic', '{}', 'over', '{}', '{}', 1, 'u', '', '')",
+            [(g, f"c{g}", g) for g in range(1, games + 1)],
+        )
+    rng = random.Random(3)
+    prev = GENESIS
+    insert = "INSERT INTO roll_log (id, body, hash) VALUES (?, ?, ?)"
+    row_id = 0
+    while row_id < rows:
+        batch = []
+        for _ in range(min(100_000, rows - row_id)):
+            row_id += 1
+            game = rng.randint(1, games)
+            user = rng.randint(1, users)
+            faces = [rng.randint(1, 6) for _ in range(5)]
+            values = [
+                row_id,
+                timestamp(start + step * row_id),
+                "g",
+                f"c{game}",
+                None,
+                None,
+                f"{user:018d}",
+                f"user{user}",
+                game,
+                game,
+                1,
+                "classic",
+                f"Yahtzee Game {game} Turn 1",
+                "First roll",
+                "d1,d2,d3,d4,d5",
+                [[f"d{i + 1}", f, None] for i, f in enumerate(faces)],
+                "bench",
+                None,
+                None,
+                prev,
+            ]
+            body = canonical(values)
+            prev = hashlib.sha256(body.encode()).hexdigest()
+            batch.append((row_id, body, prev))
+        async with db.transaction():
+            await conn.executemany(insert, batch)
+    async with db.transaction():
+        await conn.execute("UPDATE log_head SET last_id = ?, last_hash = ?", (row_id, prev))
+    await db.close()
+    return start
+
+
+async def history(path: Path, start: datetime, games: int, users: int) -> dict[str, float]:
+    db = await Database.open(path)
+    rng = random.Random(5)
+    by_game, by_user = [], []
+    for _ in range(300):
+        game = rng.randint(1, games)
+        t0 = time.perf_counter()
+        rows = await rolllog.query(db.conn, LogQuery(game_id=game, limit=50))
+        by_game.append(time.perf_counter() - t0)
+        assert rows
+        user = rng.randint(1, users)
+        since = start + timedelta(days=rng.randint(0, 300))
+        t0 = time.perf_counter()
+        await rolllog.query(
+            db.conn,
+            LogQuery(
+                user=f"user{user}",
+                since=timestamp(since),
+                until=timestamp(since + timedelta(days=30)),
+                limit=50,
+            ),
+        )
+        by_user.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    report = await rolllog.verify_chain(db.conn)
+    verify_s = time.perf_counter() - t0
+    assert report.problem is None, report.problem
+    await db.close()
+    return {
+        "game_last50_p50_ms": pct(by_game, 0.5) * 1000,
+        "game_last50_p99_ms": pct(by_game, 0.99) * 1000,
+        "user_range_p50_ms": pct(by_user, 0.5) * 1000,
+        "user_range_p99_ms": pct(by_user, 0.99) * 1000,
+        "verify_rows_per_s": report.rows / verify_s,
+        "verify_rows": report.rows,
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--commands", type=int, default=600)
+    parser.add_argument("--out", default="bench-results-storage.json")
+    args = parser.parse_args()
+    results: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        for durability in Durability:
+            figures = await command_latency(
+                base / f"cmd-{durability}.sqlite3", durability, args.commands
+            )
+            results[f"roll_command_{durability}"] = figures
+        games, users = max(1, args.rows // 100), max(1, args.rows // 1000)
+        t0 = time.perf_counter()
+        start = await build_log(base / "log.sqlite3", args.rows, games, users)
+        results["log_build_s"] = time.perf_counter() - t0
+        results["log"] = {
+            "rows": args.rows,
+            "games": games,
+            "users": users,
+            **await history(base / "log.sqlite3", start, games, users),
+        }
+    print(f"{'measure':45} {'value':>12}")
+    for key, value in results.items():
+        if isinstance(value, dict):
+            for sub, figure in value.items():
+                print(f"{key + '.' + sub:45} {figure:>12,.2f}")
+        else:
+            print(f"{key:45} {value:>12,.2f}")
+    Path(args.out).write_text(json.dumps(results, indent=1))
+    print(f"(figures written to {args.out})")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
