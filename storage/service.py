@@ -392,6 +392,8 @@ class GameService:
         if found is None:
             return None
         original, log_id = str(found[0]), int(found[1])
+        if new_content is not None and new_content == original:
+            return None  # an embed unfurled or a flag changed: the text is as it was
         rolled = await rolllog.get(self.db.conn, log_id)
         assert rolled is not None
         note = f"original: {original}"

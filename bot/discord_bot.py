@@ -1,0 +1,543 @@
+"""Discord: a thin adapter over the desk. `!` commands and @mentions, slash commands and
+persistent buttons all become desk calls; replies become messages, embeds, buttons and files.
+The watchdog logs and flags edits and deletions of messages that made rolls.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import random
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import discord
+from discord import app_commands
+
+from bot.config import Config
+from bot.desk import HELP, Caller, Desk
+from bot.replies import Controls, Embed, Reply
+from engine import PRESETS, RandomDice
+from storage.db import Database
+from storage.service import GameService, Where, Who
+
+log = logging.getLogger("rollkeeper.discord")
+
+_TOGGLE = r"rk:t:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+):(?P<die>\d)"
+_REROLL = r"rk:r:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+)"
+_PICK = r"rk:s:(?P<game>\d+):(?P<version>\d+):(?P<part>\d)"
+
+
+def to_discord_embed(embed: Embed) -> discord.Embed:
+    out = discord.Embed(
+        title=embed.title, description=embed.description or None, colour=embed.colour
+    )
+    for field in embed.fields:
+        out.add_field(name=field.name, value=field.value, inline=field.inline)
+    if embed.footer:
+        out.set_footer(text=embed.footer)
+    return out
+
+
+def controls_view(controls: Controls) -> discord.ui.View:
+    """Dice toggles (row 0), Reroll (row 1), score menus (rows 2-3): all persistent."""
+    view = discord.ui.View(timeout=None)
+    if controls.can_reroll:
+        for index, die in enumerate(controls.dice):
+            view.add_item(DieButton(controls, index, die.text))
+        view.add_item(RerollButton(controls))
+    for part in range(min(2, (len(controls.options) + 24) // 25)):
+        view.add_item(ScoreMenu(controls, part))
+    return view
+
+
+class DieButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_TOGGLE):
+    def __init__(self, controls: Controls, index: int, label: str) -> None:
+        chosen = bool(controls.selected >> index & 1)
+        super().__init__(
+            discord.ui.Button(
+                label=("🔁 " if chosen else "") + label,
+                style=discord.ButtonStyle.primary if chosen else discord.ButtonStyle.secondary,
+                custom_id=f"rk:t:{controls.game_id}:{controls.version}:{controls.selected}:{index}",
+                row=0,
+            )
+        )
+        self.game_id, self.version, self.mask, self.die = (
+            controls.game_id,
+            controls.version,
+            controls.selected,
+            index,
+        )
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> DieButton:
+        button = cls.__new__(cls)
+        discord.ui.DynamicItem.__init__(button, item)  # type: ignore[arg-type]
+        button.game_id, button.version = int(match["game"]), int(match["version"])
+        button.mask, button.die = int(match["mask"]), int(match["die"])
+        return button
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        bot: RollkeeperBot = interaction.client
+        replies = await bot.desk.guard(
+            bot.desk.toggle(
+                bot.caller_from_interaction(interaction),
+                self.game_id,
+                self.version,
+                self.mask,
+                self.die,
+            )
+        )
+        await bot.answer_interaction(interaction, replies)
+
+
+class RerollButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_REROLL):
+    def __init__(self, controls: Controls) -> None:
+        count = bin(controls.selected).count("1")
+        super().__init__(
+            discord.ui.Button(
+                label=f"Reroll {count} dice" if count else "Reroll (tap dice first)",
+                style=discord.ButtonStyle.success,
+                disabled=False,
+                custom_id=f"rk:r:{controls.game_id}:{controls.version}:{controls.selected}",
+                row=1,
+            )
+        )
+        self.game_id, self.version, self.mask = (
+            controls.game_id,
+            controls.version,
+            controls.selected,
+        )
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> RerollButton:
+        button = cls.__new__(cls)
+        discord.ui.DynamicItem.__init__(button, item)  # type: ignore[arg-type]
+        button.game_id, button.version = int(match["game"]), int(match["version"])
+        button.mask = int(match["mask"])
+        return button
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        bot: RollkeeperBot = interaction.client
+        replies = await bot.desk.guard(
+            bot.desk.reroll(
+                bot.caller_from_interaction(interaction), self.game_id, self.version, self.mask
+            )
+        )
+        await bot.answer_interaction(interaction, replies, retire=True)
+
+
+class ScoreMenu(discord.ui.DynamicItem[discord.ui.Select[Any]], template=_PICK):
+    def __init__(self, controls: Controls, part: int) -> None:
+        options = controls.options[part * 25 : (part + 1) * 25]
+        super().__init__(
+            discord.ui.Select(
+                placeholder="Score in…" if part == 0 else "More boxes…",
+                custom_id=f"rk:s:{controls.game_id}:{controls.version}:{part}",
+                options=[
+                    discord.SelectOption(
+                        label=o.label, value=o.value, description=o.description or None
+                    )
+                    for o in options
+                ],
+                row=2 + part,
+            )
+        )
+        self.game_id, self.version = controls.game_id, controls.version
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> ScoreMenu:
+        menu = cls.__new__(cls)
+        discord.ui.DynamicItem.__init__(menu, item)  # type: ignore[arg-type]
+        menu.game_id, menu.version = int(match["game"]), int(match["version"])
+        return menu
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        bot: RollkeeperBot = interaction.client
+        values = (interaction.data or {}).get("values") or [""]
+        replies = await bot.desk.guard(
+            bot.desk.pick(
+                bot.caller_from_interaction(interaction), self.game_id, self.version, str(values[0])
+            )
+        )
+        await bot.answer_interaction(interaction, replies, retire=True)
+
+
+class RollkeeperBot(discord.Client):
+    """The Discord client: one desk over one database."""
+
+    def __init__(
+        self,
+        config: Config,
+        db_path: Path,
+        *,
+        dice: Any = None,
+        sync_commands: bool = True,
+        **options: Any,
+    ) -> None:
+        intents = discord.Intents.default()
+        intents.message_content = config.message_content
+        intents.members = False
+        super().__init__(
+            intents=intents, allowed_mentions=discord.AllowedMentions.none(), **options
+        )
+        self.config = config
+        self.db_path = db_path
+        self.dice = dice or RandomDice(random.SystemRandom())
+        self.sync_commands = sync_commands
+        self.tree = app_commands.CommandTree(self)
+        self.db: Database | None = None
+        self._desk: Desk | None = None
+        _register_commands(self)
+
+    @property
+    def desk(self) -> Desk:
+        assert self._desk is not None, "the bot is not set up yet"
+        return self._desk
+
+    async def setup_hook(self) -> None:
+        self.db = await Database.open(self.db_path, self.config.durability)
+        self._desk = Desk(GameService(self.db, self.dice), self.config)
+        self.add_dynamic_items(DieButton, RerollButton, ScoreMenu)
+        if self.sync_commands:
+            await self.tree.sync()
+
+    async def close(self) -> None:
+        await super().close()
+        if self.db is not None:
+            await self.db.close()
+            self.db = None
+
+    # ---- who and where -----------------------------------------------------------------------
+
+    def _is_moderator(self, member: discord.abc.User, channel: Any) -> bool:
+        if not isinstance(member, discord.Member):
+            return False
+        role = self.config.moderator_role
+        if role and any(r.name == role or str(r.id) == role for r in member.roles):
+            return True
+        try:
+            return bool(channel.permissions_for(member).manage_messages)
+        except (AttributeError, TypeError):
+            return False
+
+    def caller_from_message(self, message: discord.Message) -> Caller:
+        where = Where(
+            str(message.guild.id) if message.guild else "dm",
+            str(message.channel.id),
+            str(message.id),
+            message.jump_url,
+            message.content,
+        )
+        who = Who(str(message.author.id), message.author.display_name)
+        return Caller(where, who, self._is_moderator(message.author, message.channel))
+
+    def caller_from_interaction(self, interaction: discord.Interaction[Any]) -> Caller:
+        channel_id = str(interaction.channel_id)
+        guild = str(interaction.guild_id) if interaction.guild_id else "dm"
+        where = Where(
+            guild,
+            channel_id,
+            str(interaction.id),
+            f"https://discord.com/channels/{guild}/{channel_id}",
+        )
+        user = interaction.user
+        perms = interaction.permissions
+        moderator = bool(perms and perms.manage_messages) or self._is_moderator(
+            user, interaction.channel
+        )
+        return Caller(where, Who(str(user.id), user.display_name), moderator)
+
+    # ---- messages ----------------------------------------------------------------------------
+
+    def _command_text(self, message: discord.Message) -> str | None:
+        content = message.content.strip()
+        prefix = self.config.prefix
+        if content.startswith(prefix):
+            return content[len(prefix) :]
+        if self.user is not None:
+            for mention in (f"<@{self.user.id}>", f"<@!{self.user.id}>"):
+                if content.startswith(mention):
+                    return content[len(mention) :].strip().removeprefix(prefix)
+        return None
+
+    async def on_message(self, message: discord.Message) -> None:
+        if message.author.bot or self._desk is None:
+            return
+        text = self._command_text(message)
+        if text is None or not text.strip():
+            return
+        replies = await self.desk.text_command(self.caller_from_message(message), text)
+        for reply in replies:
+            await self._send(message.channel, reply, reference=message)
+
+    async def _send(
+        self, channel: Any, reply: Reply, reference: discord.Message | None = None
+    ) -> discord.Message:
+        kwargs = self._message_kwargs(reply)
+        if reply.private and reference is not None:
+            kwargs["reference"] = reference
+            kwargs["mention_author"] = False
+        return await channel.send(**kwargs)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _message_kwargs(reply: Reply) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "content": reply.text or None,
+            "embeds": [to_discord_embed(e) for e in reply.embeds],
+        }
+        if reply.controls is not None:
+            kwargs["view"] = controls_view(reply.controls)
+        if reply.files:
+            kwargs["files"] = [
+                discord.File(io.BytesIO(f.data), filename=f.filename) for f in reply.files
+            ]
+        if reply.mentions:
+            kwargs["allowed_mentions"] = discord.AllowedMentions(
+                users=[discord.Object(int(m)) for m in reply.mentions if m.isdigit()]
+            )
+        return kwargs
+
+    async def answer_interaction(
+        self, interaction: discord.Interaction[Any], replies: Sequence[Reply], retire: bool = False
+    ) -> None:
+        """Answer a slash command or a component: the first reply answers it (or edits the
+        clicked message), the rest follow up. `retire` takes the old buttons off on success."""
+        replies = list(replies)
+        if not replies:
+            replies = [Reply(text="Done.", private=True)]
+        first = replies[0]
+        if first.edit and interaction.message is not None:
+            view = controls_view(first.controls) if first.controls else None
+            await interaction.response.edit_message(view=view)
+            rest = replies[1:]
+        elif retire and not first.private and interaction.message is not None:
+            await interaction.response.edit_message(view=None)
+            rest = replies
+        else:
+            kwargs = self._message_kwargs(first)
+            await interaction.response.send_message(ephemeral=first.private, **kwargs)
+            rest = replies[1:]
+        for reply in rest:
+            kwargs = self._message_kwargs(reply)
+            await interaction.followup.send(ephemeral=reply.private, **kwargs)
+
+    # ---- the watchdog ------------------------------------------------------------------------
+
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        content = payload.data.get("content")
+        if content is None:
+            return
+        await self._flag(
+            payload.channel_id, payload.guild_id, payload.message_id, "edited", str(content)
+        )
+
+    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        await self._flag(payload.channel_id, payload.guild_id, payload.message_id, "deleted", None)
+
+    async def _flag(
+        self,
+        channel_id: int,
+        guild_id: int | None,
+        message_id: int,
+        change: str,
+        content: str | None,
+    ) -> None:
+        if self._desk is None:
+            return
+        where = Where(str(guild_id) if guild_id else "dm", str(channel_id))
+        flagged = await self.desk.service.flag_message(where, str(message_id), change, content)
+        if flagged is None:
+            return
+        row, original = flagged
+        channel = self.get_channel(channel_id) or await self.fetch_channel(channel_id)
+        role = self.config.moderator_role
+        text = (
+            f"⚠️ Moderators{f' ({role})' if role else ''}: the message behind roll "
+            f"#{row.corrects} by {row.user_name} was {change}. A roll cannot be edited; "
+            f"logged as #{row.id}. Original: `{original[:300]}`"
+        )
+        await channel.send(content=text)  # type: ignore[union-attr]
+
+
+# ---- slash commands ------------------------------------------------------------------------
+
+
+def _register_commands(bot: RollkeeperBot) -> None:
+    tree = bot.tree
+
+    async def respond(interaction: discord.Interaction[Any], work: Any) -> None:
+        replies = await bot.desk.guard(work, bot.caller_from_interaction(interaction))
+        await bot.answer_interaction(interaction, replies)
+
+    def caller(interaction: discord.Interaction[Any]) -> Caller:
+        return bot.caller_from_interaction(interaction)
+
+    async def variant_choices(
+        _: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return [
+            app_commands.Choice(name=f"{p.name}: {p.summary}"[:100], value=p.name)
+            for p in PRESETS
+            if current.lower() in p.name
+        ]
+
+    async def box_choices(
+        interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        game = await bot.desk.service.game_here(str(interaction.channel_id))
+        if game is None:
+            return []
+        if game.state.dice is not None and game.state.current_player == str(interaction.user.id):
+            names = []
+            for p in sorted(game.state.placements(), key=lambda p: -p.gain):
+                label = f"{game.state.rules.label(p.box)}: {p.gain}"
+                if game.state.rules.columns > 1:
+                    label += f" (column {p.column})"
+                names.append((label, p.box))
+        else:
+            names = [(game.state.rules.label(b), b) for b in game.state.rules.box_ids]
+        seen: set[str] = set()
+        choices = []
+        for label, box in names:
+            if current.lower() in label.lower() and box not in seen:
+                seen.add(box)
+                choices.append(app_commands.Choice(name=label[:100], value=box))
+        return choices[:25]
+
+    @tree.command(name="new", description="Open a game in this channel")
+    @app_commands.describe(
+        variant="classic, triple, painted or painted-pyz",
+        options="Options like: rounds=2 joker=none",
+    )
+    @app_commands.autocomplete(variant=variant_choices)
+    async def new(
+        interaction: discord.Interaction[Any], variant: str, options: str | None = None
+    ) -> None:
+        await respond(
+            interaction,
+            bot.desk.text_command(caller(interaction), f"new {variant} {options or ''}"),
+        )
+
+    @tree.command(name="join", description="Take a seat in this channel's game")
+    async def join(interaction: discord.Interaction[Any]) -> None:
+        await respond(interaction, bot.desk.join(caller(interaction)))
+
+    @tree.command(name="leave", description="Leave this channel's game")
+    async def leave(interaction: discord.Interaction[Any]) -> None:
+        await respond(interaction, bot.desk.leave(caller(interaction)))
+
+    @tree.command(name="start", description="Start the game: the start rolls pick who goes first")
+    async def start(interaction: discord.Interaction[Any]) -> None:
+        await respond(interaction, bot.desk.start(caller(interaction)))
+
+    @tree.command(name="roll", description="Roll all five dice, reroll named ones, or a free roll")
+    @app_commands.describe(dice="Empty for all five; py3,py4 or d2,d4 to reroll; 3d6+2 free")
+    async def roll(interaction: discord.Interaction[Any], dice: str | None = None) -> None:
+        await respond(interaction, bot.desk.roll(caller(interaction), dice or ""))
+
+    @tree.command(name="keep", description="Keep these dice and reroll the others")
+    @app_commands.describe(dice="The dice to keep, like 1 2 5 or py1,py2")
+    async def keep(interaction: discord.Interaction[Any], dice: str) -> None:
+        await respond(interaction, bot.desk.keep(caller(interaction), dice))
+
+    @tree.command(name="score", description="Score your dice in a box")
+    @app_commands.describe(box="The box", column="Triple Yahtzee: the column (1-3)")
+    @app_commands.autocomplete(box=box_choices)
+    async def score(
+        interaction: discord.Interaction[Any],
+        box: str,
+        column: app_commands.Range[int, 1, 3] | None = None,
+    ) -> None:
+        await respond(interaction, bot.desk.score(caller(interaction), box, column))
+
+    @tree.command(name="card", description="Scorecards for this channel's game")
+    @app_commands.describe(player="Only this player's card")
+    async def card(
+        interaction: discord.Interaction[Any], player: discord.User | None = None
+    ) -> None:
+        await respond(
+            interaction, bot.desk.card(caller(interaction), f"<@{player.id}>" if player else "")
+        )
+
+    @tree.command(name="status", description="Whose turn, the dice on the table, the options")
+    async def status(interaction: discord.Interaction[Any]) -> None:
+        await respond(interaction, bot.desk.status(caller(interaction)))
+
+    @tree.command(name="games", description="The games in this server")
+    async def games(interaction: discord.Interaction[Any]) -> None:
+        await respond(interaction, bot.desk.games(caller(interaction)))
+
+    @tree.command(name="help", description="How to play with rollkeeper")
+    @app_commands.choices(command=[app_commands.Choice(name=n, value=n) for n in HELP])
+    async def help_(
+        interaction: discord.Interaction[Any], command: app_commands.Choice[str] | None = None
+    ) -> None:
+        await respond(
+            interaction, bot.desk.help(caller(interaction), command.value if command else "")
+        )
+
+    mod = app_commands.Group(
+        name="mod",
+        description="Moderator tools",
+        default_permissions=discord.Permissions(manage_messages=True),
+    )
+
+    @mod.command(name="log", description="The roll log, newest first")
+    async def mod_log(
+        interaction: discord.Interaction[Any],
+        game: int | None = None,
+        player: discord.User | None = None,
+        before: int | None = None,
+    ) -> None:
+        await respond(
+            interaction,
+            bot.desk.mod_log(
+                caller(interaction), game, f"<@{player.id}>" if player else None, before
+            ),
+        )
+
+    @mod.command(name="verify", description="Check the roll log's chain and replay every game")
+    async def mod_verify(interaction: discord.Interaction[Any]) -> None:
+        await respond(interaction, bot.desk.mod_verify(caller(interaction)))
+
+    @mod.command(name="export", description="Export a game as a record (.jsonl) and log (.csv)")
+    async def mod_export(interaction: discord.Interaction[Any], game: int | None = None) -> None:
+        await respond(interaction, bot.desk.mod_export(caller(interaction), game))
+
+    @mod.command(name="void", description="Void the current turn's latest roll")
+    async def mod_void(interaction: discord.Interaction[Any], roll_id: int, reason: str) -> None:
+        await respond(interaction, bot.desk.mod_void(caller(interaction), roll_id, reason))
+
+    @mod.command(name="skip", description="Skip the current player's turn")
+    async def mod_skip(interaction: discord.Interaction[Any], reason: str) -> None:
+        await respond(interaction, bot.desk.mod_skip(caller(interaction), reason))
+
+    @mod.command(name="kick", description="Remove a player from this channel's game")
+    async def mod_kick(
+        interaction: discord.Interaction[Any], player: discord.User, reason: str
+    ) -> None:
+        await respond(
+            interaction, bot.desk.mod_kick(caller(interaction), f"<@{player.id}>", reason)
+        )
+
+    @mod.command(name="end", description="End this channel's game now")
+    async def mod_end(interaction: discord.Interaction[Any], reason: str) -> None:
+        await respond(interaction, bot.desk.mod_end(caller(interaction), reason))
+
+    tree.add_command(mod)
+
+
+def run_discord(config: Config, token: str, db_path: Path) -> int:
+    """Connect and serve until stopped. The token is passed to discord.py and never logged."""
+    bot = RollkeeperBot(config, db_path)
+    bot.run(token, log_level=logging.INFO)
+    return 0

@@ -1,0 +1,77 @@
+"""Fixtures for end-to-end tests: the fake Discord and the real bot connected to it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from bot.discord_bot import RollkeeperBot
+from tests.conftest import QueueDice
+from tests.e2e.fakediscord import FakeDiscord, User
+
+PLAYERS = [
+    User(1_001, "Gypsy"),
+    User(1_002, "Second"),
+    User(1_003, "Third"),
+    User(1_009, "Mod", moderator=True),
+]
+
+
+@dataclass
+class Table:
+    """The fake server, the bot in it, and the dice the bot will roll."""
+
+    fake: FakeDiscord
+    bot: RollkeeperBot
+    dice: QueueDice
+    db_path: Path
+    config: Config
+    task: asyncio.Task[None]
+
+    def check_alive(self) -> None:
+        """Fail with the bot's own error if its gateway task died."""
+        if self.task.done() and not self.task.cancelled() and self.task.exception():
+            raise AssertionError("the bot's gateway task died") from self.task.exception()
+
+    async def restart(self) -> None:
+        """Stop the bot and start a new process-like instance on the same database."""
+        await stop_bot(self.bot, self.task)
+        self.bot, self.task = await start_bot(self.fake, self.config, self.db_path, self.dice)
+
+
+async def start_bot(
+    fake: FakeDiscord, config: Config, db_path: Path, dice: QueueDice
+) -> tuple[RollkeeperBot, asyncio.Task[None]]:
+    bot = RollkeeperBot(config, db_path, dice=dice, guild_ready_timeout=0.05)
+    await bot.login("fake-token")
+    task = asyncio.create_task(bot.connect(reconnect=False))
+    await asyncio.wait_for(bot.wait_until_ready(), 10)
+    return bot, task
+
+
+async def stop_bot(bot: RollkeeperBot, task: asyncio.Task[None]) -> None:
+    await bot.close()
+    with contextlib.suppress(asyncio.CancelledError, Exception):  # closing: any end is fine
+        await asyncio.wait_for(task, 5)
+
+
+@pytest.fixture
+async def table(tmp_path: Path, dice: QueueDice) -> AsyncIterator[Table]:
+    fake = FakeDiscord(PLAYERS)
+    await fake.start()
+    config = Config(moderator_role="Dice Moderator")
+    db_path = tmp_path / "bot.sqlite3"
+    bot, task = await start_bot(fake, config, db_path, dice)
+    table = Table(fake, bot, dice, db_path, config, task)
+    try:
+        yield table
+        table.check_alive()
+    finally:
+        await stop_bot(table.bot, table.task)
+        await fake.stop()
