@@ -7,13 +7,14 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.config import Config
 from bot.discord_bot import RollkeeperBot
 from tests.conftest import QueueDice
-from tests.e2e.fakediscord import FakeDiscord, User
+from tests.e2e.fakediscord import CHANNEL, FakeDiscord, User, text_of
 
 PLAYERS = [
     User(1_001, "Gypsy"),
@@ -39,6 +40,27 @@ class Table:
         if self.task.done() and not self.task.cancelled() and self.task.exception():
             raise AssertionError("the bot's gateway task died") from self.task.exception()
 
+    async def send(
+        self, user: str, text: str, expect: str | None = None, channel: int = CHANNEL
+    ) -> list[dict[str, Any]]:
+        """Post as `user`; wait for the bot's answer (one containing `expect`, if given)."""
+        start = len(self.fake.messages)
+        await self.fake.say(user, text, channel)
+        return await self.answers(start, expect)
+
+    async def answers(self, start: int, expect: str | None = None) -> list[dict[str, Any]]:
+        """The bot's messages from index `start`, once one matches and the bot goes quiet."""
+        try:
+            await self.fake.wait_for(
+                lambda m: expect is None or expect in text_of(m), after=start, timeout=10
+            )
+        except TimeoutError:
+            self.check_alive()
+            got = [text_of(m)[:200] for m in self.fake.messages[start:]]
+            raise AssertionError(f"no answer containing {expect!r}; got {got}") from None
+        await self.fake.settle(quiet=0.03)
+        return self.fake.messages[start:]
+
     async def restart(self) -> None:
         """Stop the bot and start a new process-like instance on the same database."""
         await stop_bot(self.bot, self.task)
@@ -57,8 +79,10 @@ async def start_bot(
 
 async def stop_bot(bot: RollkeeperBot, task: asyncio.Task[None]) -> None:
     await bot.close()
+    if not task.done():
+        task.cancel()
     with contextlib.suppress(asyncio.CancelledError, Exception):  # closing: any end is fine
-        await asyncio.wait_for(task, 5)
+        await task
 
 
 @pytest.fixture
