@@ -5,6 +5,7 @@ out; nothing here knows about discord.py.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from storage import audit
 from storage.rolllog import LogQuery, LogRow
 from storage.service import GameService, Outcome, StoredGame, Where, Who
 
+log = logging.getLogger("rollkeeper.desk")
 COLOURS = {"classic": 0xC0392B, "triple": 0x2471A3, "painted": 0x8E44AD, "painted-pyz": 0x1E8449}
 SQUARES = {"red": "🟥", "green": "🟩", "yellow": "🟨", "blue": "🟦", "purple": "🟪"}
 PIPS = "⚀⚁⚂⚃⚄⚅"
@@ -207,6 +209,15 @@ class Desk:
                 game = await self.service.game_here(caller.where.channel_id)
                 names = game.names if game else {}
             return [self.refusal(exc, names)]
+        except Exception:
+            log.exception("command failed")
+            return [
+                Reply(
+                    text="Sorry, something went wrong on my side and nothing was changed. "
+                    "The moderators can find it in the bot's log.",
+                    private=True,
+                )
+            ]
 
     def refusal(self, exc: RulesError, names: dict[str, str] | None = None) -> Reply:
         """The refusal in words, players by name (the engine speaks of player ids)."""
@@ -220,12 +231,12 @@ class Desk:
     # ---- lobby -------------------------------------------------------------------------------
 
     async def _new_text(self, caller: Caller, rest: str) -> list[Reply]:
-        variant, *words = rest.split()
-        if not rest:
+        if not rest.split():
             raise UsageError(
                 "Say which game: " + ", ".join(p.name for p in PRESETS) + ".",
                 hint="new classic",
             )
+        variant, *words = rest.split()
         options: dict[str, object] = {}
         for word in words:
             key, eq, value = word.partition("=")

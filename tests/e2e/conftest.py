@@ -86,10 +86,14 @@ async def stop_bot(bot: RollkeeperBot, task: asyncio.Task[None]) -> None:
 
 
 @pytest.fixture
-async def table(tmp_path: Path, dice: QueueDice) -> AsyncIterator[Table]:
+def config() -> Config:
+    return Config(moderator_role="Dice Moderator")
+
+
+@pytest.fixture
+async def table(tmp_path: Path, dice: QueueDice, config: Config) -> AsyncIterator[Table]:
     fake = FakeDiscord(PLAYERS)
     await fake.start()
-    config = Config(moderator_role="Dice Moderator")
     db_path = tmp_path / "bot.sqlite3"
     bot, task = await start_bot(fake, config, db_path, dice)
     table = Table(fake, bot, dice, db_path, config, task)

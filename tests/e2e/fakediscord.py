@@ -26,6 +26,7 @@ APP_ID = 11
 MOD_ROLE = 3_000
 TIMESTAMP = "2026-11-20T12:00:00.000000+00:00"
 MANAGE_MESSAGES = 1 << 13
+MESSAGE_CONTENT = 1 << 15  # the privileged gateway intent
 BASIC = (1 << 10) | (1 << 11) | (1 << 16) | (1 << 31)  # view, send, read history, use commands
 
 
@@ -78,6 +79,7 @@ class FakeDiscord:
         self.base = ""
         self._saved: tuple[str, yarl.URL] | None = None
         self._interactions: dict[str, dict[str, Any]] = {}
+        self.intents = 0
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -232,6 +234,7 @@ class FakeDiscord:
             if data["op"] == 1:
                 await ws.send_str(json.dumps({"op": 11}))
             elif data["op"] == 2:
+                self.intents = int(data["d"].get("intents", 0))
                 await self._dispatch_to(
                     ws,
                     "READY",
@@ -395,8 +398,12 @@ class FakeDiscord:
 
     async def say(self, name: str, content: str, channel: int = CHANNEL) -> dict[str, Any]:
         author = self.user(name)
-        message = self._message(author, channel, content, member=author.member())
-        await self.dispatch("MESSAGE_CREATE", message)
+        mentions = [BOT.payload()] if f"<@{BOT_ID}>" in content else []
+        message = self._message(author, channel, content, member=author.member(), mentions=mentions)
+        delivered = dict(message)
+        if not self.intents & MESSAGE_CONTENT and not mentions:
+            delivered["content"] = ""  # what Discord sends a bot without the intent
+        await self.dispatch("MESSAGE_CREATE", delivered)
         return message
 
     async def edit(self, message: dict[str, Any], content: str) -> None:

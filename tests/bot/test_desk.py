@@ -1,0 +1,166 @@
+"""The desk as the console and Discord use it: fuzzed commands, embed limits, the console."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.config import Config
+from bot.console import Console
+from bot.desk import Desk
+from bot.replies import (
+    CONTENT_MAX,
+    DESCRIPTION_MAX,
+    EMBED_TOTAL_MAX,
+    FIELD_VALUE_MAX,
+    FIELDS_MAX,
+    TITLE_MAX,
+    Reply,
+)
+from engine import GameState, Phase, RandomDice, Roll, ScriptedDice, Seat, apply, make_rules
+from engine.scoring import new_card
+from storage.service import GameService, StoredGame
+from tests.bot.fuzzing import command_strings
+
+
+def check_limits(reply: Reply) -> None:
+    assert len(reply.text) <= CONTENT_MAX
+    for embed in reply.embeds:
+        assert len(embed.title) <= TITLE_MAX and len(embed.description) <= DESCRIPTION_MAX
+        assert len(embed.fields) <= FIELDS_MAX
+        assert all(0 < len(f.value) <= FIELD_VALUE_MAX for f in embed.fields)
+        assert embed.size <= EMBED_TOTAL_MAX
+    if reply.controls is not None:
+        assert len(reply.controls.options) <= 50
+
+
+async def test_thousands_of_random_commands_are_answered_or_ignored(
+    service: GameService,
+) -> None:
+    service.dice = RandomDice(random.Random(99))
+    console = Console(Desk(service, Config()), Config())
+    rng = random.Random(2026)
+    names = ["Gypsy", "Second", "Mod"]
+    answered = 0
+    setup = [
+        "Mod: !mod end reset",
+        "Gypsy: !new classic order=join",
+        "Second: !join",
+        "Gypsy: !start",
+        "Gypsy: !roll",
+    ]
+    for number, text in enumerate(command_strings(rng, 3000)):
+        if number % 150 == 0:  # keep a game in play so commands meet every phase
+            for line in setup:
+                await console.post(line)
+        replies = await console.post(f"{rng.choice(names)}: {text}")
+        if text.startswith("!"):
+            assert replies, f"no answer to {text!r}"
+            answered += 1
+            for reply in replies:
+                check_limits(reply)
+                assert "Traceback" not in reply.text
+                assert "went wrong on my side" not in reply.text, f"{text!r} crashed the desk"
+        else:
+            assert replies is None
+    assert answered > 2000
+
+
+def big_game(preset: str, options: dict[str, object], players: int) -> StoredGame:
+    """A game with `players` long-named players and every sheet full of big numbers."""
+    rules = make_rules(preset, {**options, "order": "join"})
+    ids = tuple(f"{n:018d}" for n in range(players))
+    state = GameState.started(rules, ids)
+    seats = []
+    for seat in state.seats:
+        card = tuple(
+            sheet.__class__(tuple(999 for _ in sheet.scores), 99) for sheet in new_card(rules)
+        )
+        seats.append(Seat(seat.player, card, seat.turns))
+    state = GameState(rules, Phase.PLAYING, tuple(seats))
+    names = {p: "W" * 32 for p in ids}
+    return StoredGame(1, "g", "c", 12345, state, names, 1, "")
+
+
+@pytest.mark.parametrize(
+    ("preset", "options"),
+    [("classic", {}), ("triple", {}), ("painted", {"rounds": 6}), ("painted-pyz", {})],
+)
+async def test_scorecards_stay_within_discords_limits(
+    service: GameService, preset: str, options: dict[str, object]
+) -> None:
+    desk = Desk(service, Config())
+    game = big_game(preset, options, 8)
+    embeds = desk.scorecards(game)
+    rules = game.state.rules
+    shown = sum(len(e.fields) for e in embeds)
+    assert shown == 8 * rules.sheets_per_player, "every sheet of every player is shown"
+    for embed in embeds:
+        check_limits(Reply(embeds=(embed,)))
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.sampled_from(["classic", "triple", "painted", "painted-pyz"]), st.data())
+def test_roll_replies_stay_within_limits(preset: str, data: st.DataObject) -> None:
+    rules = make_rules(preset, {"order": "join"})
+    state = GameState.started(rules, ("a" * 18,))
+    faces = data.draw(st.lists(st.integers(1, 6), min_size=5, max_size=5))
+    state, events = apply(state, Roll("a" * 18), ScriptedDice(faces))
+    desk = Desk.__new__(Desk)
+    desk.prefix = "!"
+    game = StoredGame(1, "g", "c", 99999, state, {"a" * 18: "N" * 32}, 2, "")
+    reply = desk._roll_reply(game, events[0], None)  # type: ignore[arg-type]
+    check_limits(reply)
+    assert reply.controls is not None
+    expected = len(state.placements())
+    assert len(reply.controls.options) == expected
+
+
+def test_console_plays_and_carries_on_after_a_restart(tmp_path: Path) -> None:
+    db = tmp_path / "console.sqlite3"
+
+    def console(lines: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "console", "--db", str(db)],
+            input=lines,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    first = console(
+        "Gypsy: !new classic order=join\nSecond: !join\nGypsy: !start\n"
+        "just chatting\nGypsy: !roll\n"
+    )
+    assert "Yahtzee Game 1" in first and "Gypsy rolled d1,d2,d3,d4,d5 and got" in first
+    second = console("Second: !roll\nGypsy: !score chance\nGypsy: !status\n")
+    assert "It's Gypsy's turn, not yours." in second
+    assert "Gypsy scored" in second and "Second to play" in second
+    junk = console("no colon here\n")
+    assert "NAME: MESSAGE" in junk
+
+
+def test_make_run_without_a_token_starts_the_console(tmp_path: Path) -> None:
+    env = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "run", "--db", str(tmp_path / "r.sqlite3")],
+        input="Ann: !new pyz\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "no Discord token" in result.stderr and "PYZ Game 1" in result.stdout

@@ -1,0 +1,38 @@
+"""A bot refused the privileged Message Content intent stays fully usable: slash commands,
+buttons and @mentions still work; bare `!` commands arrive empty and are ignored."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.config import Config
+from tests.e2e.conftest import Table
+from tests.e2e.fakediscord import BOT_ID, MESSAGE_CONTENT, custom_ids, text_of
+
+
+@pytest.fixture
+def config() -> Config:
+    return Config(moderator_role="Dice Moderator", message_content=False)
+
+
+async def test_mentions_slash_and_buttons_without_the_intent(table: Table) -> None:
+    fake = table.fake
+    assert not fake.intents & MESSAGE_CONTENT, "the bot did not ask for the intent"
+    await fake.say("Gypsy", "!new classic")
+    await fake.settle(quiet=0.2)
+    assert fake.messages == [], "a bare ! command arrives without content and is ignored"
+
+    await table.send("Gypsy", f"<@{BOT_ID}> new classic order=join", expect="is in")
+    await table.send("Second", f"<@{BOT_ID}> !join", expect="joined")
+    start = len(fake.messages)
+    await fake.slash("Gypsy", "start")
+    await table.answers(start, "your turn")
+    table.dice.push([6, 6, 6, 2, 2])
+    start = len(fake.messages)
+    await fake.slash("Gypsy", "roll")
+    roll = (await table.answers(start, "rolled"))[0]
+    menu = next(c for c in custom_ids(roll) if c.startswith("rk:s:"))
+    start = len(fake.messages)
+    await fake.choose("Gypsy", roll, menu, "full_house")
+    scored = await table.answers(start, "scored")
+    assert any("Gypsy scored **25** in Full house" in text_of(m) for m in scored)
