@@ -19,6 +19,7 @@ from bot.replies import (
     Embed,
     Field,
     Reply,
+    RollButton,
     ScoreOption,
     clip,
     pack,
@@ -346,6 +347,10 @@ class Desk:
         game = await self._button_game(caller, game_id, version)
         controls = self._controls(game, mask ^ (1 << die))
         return [Reply(controls=controls, edit=True)]
+
+    async def roll_button(self, caller: Caller, game_id: int, version: int) -> list[Reply]:
+        game = await self._button_game(caller, game_id, version)
+        return await self._play(caller, Roll(caller.who.user_id), game)
 
     async def reroll(self, caller: Caller, game_id: int, version: int, mask: int) -> list[Reply]:
         game = await self._button_game(caller, game_id, version)
@@ -675,14 +680,13 @@ class Desk:
                     if lines:
                         replies.append(Reply(text=clip("\n".join(lines), CONTENT_MAX)))
                         lines = []
+                    who = f"<@{player}>" if player.isdigit() else game.name(player)
                     replies.append(
                         Reply(
-                            text=f"<@{player}>, your turn: {game.turn_label(turn)}. "
-                            f"`{self.prefix}roll` when ready."
-                            if player.isdigit()
-                            else f"{game.name(player)}, your turn: {game.turn_label(turn)}. "
-                            f"`{self.prefix}roll` when ready.",
+                            text=f"{who}, your turn: {game.turn_label(turn)}. "
+                            f"`{self.prefix}roll` or the button when ready.",
                             mentions=(player,),
+                            roll_button=RollButton(game.id, game.version),
                         )
                     )
                 case DiceRolled():

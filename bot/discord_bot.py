@@ -27,6 +27,7 @@ log = logging.getLogger("rollkeeper.discord")
 
 _TOGGLE = r"rk:t:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+):(?P<die>\d)"
 _REROLL = r"rk:r:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+)"
+_ROLL = r"rk:o:(?P<game>\d+):(?P<version>\d+)"
 _PICK = r"rk:s:(?P<game>\d+):(?P<version>\d+):(?P<part>\d)"
 
 
@@ -93,6 +94,37 @@ class DieButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_TOGGLE
             )
         )
         await bot.answer_interaction(interaction, replies)
+
+
+class FirstRollButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_ROLL):
+    def __init__(self, game_id: int, version: int) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label="Roll all five",
+                emoji="🎲",
+                style=discord.ButtonStyle.success,
+                custom_id=f"rk:o:{game_id}:{version}",
+            )
+        )
+        self.game_id, self.version = game_id, version
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> FirstRollButton:
+        button = cls.__new__(cls)
+        discord.ui.DynamicItem.__init__(button, item)  # type: ignore[arg-type]
+        button.game_id, button.version = int(match["game"]), int(match["version"])
+        return button
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        bot: RollkeeperBot = interaction.client
+        replies = await bot.desk.guard(
+            bot.desk.roll_button(
+                bot.caller_from_interaction(interaction), self.game_id, self.version
+            )
+        )
+        await bot.answer_interaction(interaction, replies, retire=True)
 
 
 class RerollButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_REROLL):
@@ -206,7 +238,7 @@ class RollkeeperBot(discord.Client):
     async def setup_hook(self) -> None:
         self.db = await Database.open(self.db_path, self.config.durability)
         self._desk = Desk(GameService(self.db, self.dice), self.config)
-        self.add_dynamic_items(DieButton, RerollButton, ScoreMenu)
+        self.add_dynamic_items(DieButton, RerollButton, ScoreMenu, FirstRollButton)
         if self.sync_commands:
             await self.tree.sync()
 
@@ -296,6 +328,10 @@ class RollkeeperBot(discord.Client):
         }
         if reply.controls is not None:
             kwargs["view"] = controls_view(reply.controls)
+        elif reply.roll_button is not None:
+            view = discord.ui.View(timeout=None)
+            view.add_item(FirstRollButton(reply.roll_button.game_id, reply.roll_button.version))
+            kwargs["view"] = view
         if reply.files:
             kwargs["files"] = [
                 discord.File(io.BytesIO(f.data), filename=f.filename) for f in reply.files

@@ -111,6 +111,14 @@ class Controls:
 
 
 @dataclass(frozen=True, slots=True)
+class RollButton:
+    """A Roll button under a turn's first message: the turn can be played by buttons alone."""
+
+    game_id: int
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
 class Attachment:
     filename: str
     data: bytes
@@ -123,6 +131,7 @@ class Reply:
     text: str = ""
     embeds: tuple[Embed, ...] = ()
     controls: Controls | None = None
+    roll_button: RollButton | None = None
     private: bool = False
     files: tuple[Attachment, ...] = ()
     mentions: tuple[str, ...] = ()

@@ -148,3 +148,23 @@ async def test_a_turn_with_buttons_survives_a_restart(table: Table) -> None:
     await fake.click("Second", older, custom_ids(older)[0])
     stale = (await table.answers(start))[0]
     assert stale["flags"] & 64 and "earlier roll" in stale["content"]
+
+
+async def test_a_whole_game_by_buttons_alone(table: Table) -> None:
+    fake = table.fake
+    turn = (await table.send("Gypsy", "!new pyz order=join", expect="is in"))[0]
+    answers = await table.send("Gypsy", "!start", expect="your turn")
+    rules = make_rules("painted-pyz")
+    for box in rules.box_ids:
+        turn = next(m for m in answers if "your turn" in text_of(m))
+        (roll_button,) = [c for c in custom_ids(turn) if c.startswith("rk:o:")]
+        table.dice.push(STRAIGHT)
+        start = len(fake.messages)
+        await fake.click("Gypsy", turn, roll_button)
+        roll = (await table.answers(start, "rolled"))[0]
+        assert not fake.find(turn["id"])["components"], "the Roll button was retired"
+        menu = next(c for c in custom_ids(roll) if c.startswith("rk:s:"))
+        start = len(fake.messages)
+        await fake.choose("Gypsy", roll, menu, box)
+        answers = await table.answers(start, "scored")
+    assert "Gypsy** wins with 145!" in "\n".join(text_of(m) for m in answers)
