@@ -700,9 +700,9 @@ class Desk:
                         f"Total {total}."
                     )
                 case TurnSkipped(player, turn):
-                    reason = outcome.rows[0].reason if outcome.rows else ""
+                    why = (outcome.rows[0].reason or "") if outcome.rows else ""
                     lines.append(
-                        f"⏭ {caller.who.name} skipped {game.name(player)}'s turn {turn} ({reason})."
+                        f"⏭ {caller.who.name} skipped {game.name(player)}'s turn {turn} ({why})."
                     )
                 case RollVoided(player, turn, roll):
                     row = outcome.rows[0] if outcome.rows else None

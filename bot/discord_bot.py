@@ -54,7 +54,25 @@ def controls_view(controls: Controls) -> discord.ui.View:
     return view
 
 
-class DieButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_TOGGLE):
+class _Restored:
+    """Rebuilds a persistent item from its custom id: each named group of the class's template
+    becomes an int attribute (`game`, `version`, `mask`, `die`), so buttons survive restarts."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> Any:
+        restored = cls.__new__(cls)
+        discord.ui.DynamicItem.__init__(restored, item)  # type: ignore[arg-type]
+        for name, value in match.groupdict().items():
+            setattr(restored, name, int(value))
+        return restored
+
+
+class DieButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_TOGGLE):
     def __init__(self, controls: Controls, index: int, label: str) -> None:
         chosen = bool(controls.selected >> index & 1)
         super().__init__(
@@ -65,29 +83,19 @@ class DieButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_TOGGLE
                 row=0,
             )
         )
-        self.game_id, self.version, self.mask, self.die = (
+        self.game, self.version, self.mask, self.die = (
             controls.game_id,
             controls.version,
             controls.selected,
             index,
         )
 
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str]
-    ) -> DieButton:
-        button = cls.__new__(cls)
-        discord.ui.DynamicItem.__init__(button, item)  # type: ignore[arg-type]
-        button.game_id, button.version = int(match["game"]), int(match["version"])
-        button.mask, button.die = int(match["mask"]), int(match["die"])
-        return button
-
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         bot: RollkeeperBot = interaction.client
         replies = await bot.desk.guard(
             bot.desk.toggle(
                 bot.caller_from_interaction(interaction),
-                self.game_id,
+                self.game,
                 self.version,
                 self.mask,
                 self.die,
@@ -96,7 +104,7 @@ class DieButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_TOGGLE
         await bot.answer_interaction(interaction, replies)
 
 
-class FirstRollButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_ROLL):
+class FirstRollButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_ROLL):
     def __init__(self, game_id: int, version: int) -> None:
         super().__init__(
             discord.ui.Button(
@@ -106,28 +114,17 @@ class FirstRollButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_
                 custom_id=f"rk:o:{game_id}:{version}",
             )
         )
-        self.game_id, self.version = game_id, version
-
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str]
-    ) -> FirstRollButton:
-        button = cls.__new__(cls)
-        discord.ui.DynamicItem.__init__(button, item)  # type: ignore[arg-type]
-        button.game_id, button.version = int(match["game"]), int(match["version"])
-        return button
+        self.game, self.version = game_id, version
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         bot: RollkeeperBot = interaction.client
         replies = await bot.desk.guard(
-            bot.desk.roll_button(
-                bot.caller_from_interaction(interaction), self.game_id, self.version
-            )
+            bot.desk.roll_button(bot.caller_from_interaction(interaction), self.game, self.version)
         )
         await bot.answer_interaction(interaction, replies, retire=True)
 
 
-class RerollButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_REROLL):
+class RerollButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_REROLL):
     def __init__(self, controls: Controls) -> None:
         count = bin(controls.selected).count("1")
         super().__init__(
@@ -139,33 +136,23 @@ class RerollButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=_RER
                 row=1,
             )
         )
-        self.game_id, self.version, self.mask = (
+        self.game, self.version, self.mask = (
             controls.game_id,
             controls.version,
             controls.selected,
         )
 
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str]
-    ) -> RerollButton:
-        button = cls.__new__(cls)
-        discord.ui.DynamicItem.__init__(button, item)  # type: ignore[arg-type]
-        button.game_id, button.version = int(match["game"]), int(match["version"])
-        button.mask = int(match["mask"])
-        return button
-
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         bot: RollkeeperBot = interaction.client
         replies = await bot.desk.guard(
             bot.desk.reroll(
-                bot.caller_from_interaction(interaction), self.game_id, self.version, self.mask
+                bot.caller_from_interaction(interaction), self.game, self.version, self.mask
             )
         )
         await bot.answer_interaction(interaction, replies, retire=True)
 
 
-class ScoreMenu(discord.ui.DynamicItem[discord.ui.Select[Any]], template=_PICK):
+class ScoreMenu(_Restored, discord.ui.DynamicItem[discord.ui.Select[Any]], template=_PICK):
     def __init__(self, controls: Controls, part: int) -> None:
         options = controls.options[part * 25 : (part + 1) * 25]
         super().__init__(
@@ -181,23 +168,15 @@ class ScoreMenu(discord.ui.DynamicItem[discord.ui.Select[Any]], template=_PICK):
                 row=2 + part,
             )
         )
-        self.game_id, self.version = controls.game_id, controls.version
-
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str]
-    ) -> ScoreMenu:
-        menu = cls.__new__(cls)
-        discord.ui.DynamicItem.__init__(menu, item)  # type: ignore[arg-type]
-        menu.game_id, menu.version = int(match["game"]), int(match["version"])
-        return menu
+        self.game, self.version = controls.game_id, controls.version
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         bot: RollkeeperBot = interaction.client
-        values = (interaction.data or {}).get("values") or [""]
+        data: dict[str, Any] = dict(interaction.data or {})
+        values = data.get("values") or [""]
         replies = await bot.desk.guard(
             bot.desk.pick(
-                bot.caller_from_interaction(interaction), self.game_id, self.version, str(values[0])
+                bot.caller_from_interaction(interaction), self.game, self.version, str(values[0])
             )
         )
         await bot.answer_interaction(interaction, replies, retire=True)
@@ -369,7 +348,8 @@ class RollkeeperBot(discord.Client):
     # ---- the watchdog ------------------------------------------------------------------------
 
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
-        content = payload.data.get("content")
+        data: dict[str, Any] = dict(payload.data)
+        content = data.get("content")
         if content is None:
             return
         await self._flag(
