@@ -137,9 +137,19 @@ async def _audit_log(args: argparse.Namespace) -> int:
 async def _audit_export(args: argparse.Namespace) -> int:
     from storage.audit import export_csv, export_record
 
+    if args.game is None and not (args.format == "fairness" and args.free):
+        raise _CliError("say which game: --game ID (or --free CHANNEL/DAY with fairness)")
     db = await _open_db(args.db)
     try:
-        if args.format == "csv":
+        if args.format == "fairness":
+            label = f"g{args.game}" if args.game else f"free/{args.free}"
+            from storage.fairness import fairness_export
+
+            lines = await fairness_export(db.conn, label)
+            if not lines:
+                raise _CliError(f"no committed dice under {label}")
+            text = "\n".join(lines) + "\n"
+        elif args.format == "csv":
             if not await _game_exists(db, args.game):
                 raise _CliError(f"there is no game {args.game}")
             text = await export_csv(db.conn, args.game)
@@ -155,6 +165,43 @@ async def _audit_export(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+async def _audit_fairness(args: argparse.Namespace) -> int:
+    from storage.fairness import report, report_text
+    from storage.rolllog import LogQuery
+
+    query = LogQuery(game_id=args.game, user=args.user, channel_id=args.channel, limit=1_000_000)
+    scope = (
+        f"game {args.game}"
+        if args.game
+        else f"user {args.user}"
+        if args.user
+        else f"channel {args.channel}"
+        if args.channel
+        else "the whole log"
+    )
+    db = await _open_db(args.db)
+    try:
+        result = await report(db.conn, query, scope)
+    finally:
+        await db.close()
+    print(report_text(result))
+    return 0
+
+
+async def _audit_verify_rolls(args: argparse.Namespace) -> int:
+    from engine.fairdice import verify_export
+
+    try:
+        with Path(args.file).open(encoding="utf-8") as handle:
+            verdict = verify_export(handle)
+    except OSError as exc:
+        raise _CliError(f"cannot read {args.file}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _CliError(f"{args.file} is not a fairness export ({exc})") from None
+    print(("OK: " if verdict.ok else "MISMATCH: ") + verdict.message)
+    return 0 if verdict.ok else 1
 
 
 async def _game_exists(db: Database, game_id: int) -> bool:
@@ -249,15 +296,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = audit_commands.add_parser("export", help="export one game")
     export.add_argument("--db", required=True, help="the database file")
-    export.add_argument("--game", type=int, required=True, help="the game id")
+    export.add_argument("--game", type=int, help="the game id")
+    export.add_argument(
+        "--free",
+        metavar="CHANNEL/DAY",
+        help="with --format fairness: a channel's free rolls of one UTC day",
+    )
     export.add_argument(
         "--format",
-        choices=("jsonl", "csv"),
+        choices=("jsonl", "csv", "fairness"),
         default="jsonl",
-        help="jsonl: a yahtzee-record/1 record (replayable); csv: every log row",
+        help="jsonl: a yahtzee-record/1 record (replayable); csv: every log row; "
+        "fairness: every draw, for engine/fairdice.py",
     )
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
     export.set_defaults(handler=_audit, audit_handler=_audit_export)
+
+    fair = audit_commands.add_parser("fairness", help="face counts and chi-square per die")
+    fair.add_argument("--db", required=True, help="the database file")
+    fair.add_argument("--game", type=int, help="a game id")
+    fair.add_argument("--user", help="a display name or a Discord user id")
+    fair.add_argument("--channel", help="a channel id")
+    fair.set_defaults(handler=_audit, audit_handler=_audit_fairness)
+
+    verify_rolls = audit_commands.add_parser(
+        "verify-rolls", help="recompute every draw of a fairness export from its revealed seed"
+    )
+    verify_rolls.add_argument("file", help="an export made with --format fairness")
+    verify_rolls.set_defaults(handler=_audit, audit_handler=_audit_verify_rolls)
     return parser
 
 

@@ -7,7 +7,6 @@ Replies print as text (embeds rendered as text). Reads piped input and stops at 
 from __future__ import annotations
 
 import asyncio
-import random
 import re
 import sys
 from pathlib import Path
@@ -16,7 +15,6 @@ from typing import TextIO
 from bot.config import Config
 from bot.desk import Caller, Desk
 from bot.replies import Embed, Reply
-from engine import RandomDice
 from storage.db import Database
 from storage.service import GameService, Where, Who
 
@@ -83,7 +81,7 @@ async def run_console(
 ) -> int:
     db = await Database.open(db_path, config.durability)
     try:
-        service = GameService(db, RandomDice(random.SystemRandom()))
+        service = GameService(db)
         console = Console(Desk(service, config), config)
         interactive = stdin.isatty()
         if interactive:

@@ -5,6 +5,7 @@ out; nothing here knows about discord.py.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -55,8 +56,8 @@ from engine import (
     parse_dice,
     sheet_totals,
 )
-from engine.freeroll import parse_free_roll, roll_free
-from storage import audit
+from engine.freeroll import parse_free_roll
+from storage import audit, fairness
 from storage.rolllog import LogQuery, LogRow
 from storage.service import GameService, Outcome, StoredGame, Where, Who
 
@@ -108,6 +109,15 @@ HELP: dict[str, CommandHelp] = {
         "score <box> [column]", "Score your dice: `score full house`, `score 4k`, `score fours 2`."
     ),
     "card": CommandHelp("card [player]", "Scorecards: everyone's, or one player's."),
+    "seed": CommandHelp(
+        "seed <text>",
+        "Before the start: mix your own text into the game's dice, so nobody (the bot included) "
+        "could have chosen them.",
+    ),
+    "fairness": CommandHelp(
+        "fairness [game N | player | channel]",
+        "How even the dice have been: counts per face, and a plain-words verdict.",
+    ),
     "status": CommandHelp("status", "Whose turn, which roll, the dice on the table, the options."),
     "games": CommandHelp("games", "The games in this server."),
     "help": CommandHelp("help [command]", "This list, or one command in detail."),
@@ -177,6 +187,8 @@ class Desk:
             "score": self._score_text,
             "card": self.card,
             "status": lambda c, _: self.status(c),
+            "seed": self.seed,
+            "fairness": self.fairness,
             "games": lambda c, _: self.games(c),
             "help": lambda c, rest: self.help(c, rest),
             "mod": self._mod_text,
@@ -260,6 +272,11 @@ class Desk:
             f"**{game.title}**: {rules.title} ({opts}). {caller.who.name} is in. "
             f"Others: `{self.prefix}join`. When everyone is in: `{self.prefix}start`."
         )
+        if game.commitment:
+            text += (
+                f"\n-# 🔒 Dice commitment: `{game.commitment}` (sha256 of a secret seed, "
+                f"revealed when the game ends). Add your own: `{self.prefix}seed <text>`."
+            )
         return [Reply(text=text)]
 
     async def join(self, caller: Caller) -> list[Reply]:
@@ -315,15 +332,33 @@ class Desk:
 
     async def free_roll(self, caller: Caller, text: str) -> list[Reply]:
         parsed = parse_free_roll(text)
-        result = roll_free(parsed, self.service.dice)
-        faces = [(f.die, f.face, f.colour) for f in result.faces]
-        row = await self.service.free_roll(caller.where, caller.who, parsed.text, faces)
+        row, result, reveals = await self.service.free_roll(caller.where, caller.who, parsed)
         line = result.describe(caller.who.name)
         fields = (
             f"Character: {caller.who.name} · Action: Free roll · Dice Roll: "
             f"{parsed.text} · Roll #{row.id}"
         )
-        return [Reply(text=clip(f"{line}\n-# {fields}", CONTENT_MAX))]
+        replies = [Reply(text=clip(f"{line}\n-# {fields}", CONTENT_MAX))]
+        for reveal in reveals:
+            info = json.loads(reveal.randomness or "{}")
+            replies.append(
+                Reply(
+                    text=f"🔓 The free-roll seed for {info.get('label')} is now "
+                    f"revealed: `{info.get('seed')}` (commitment "
+                    f"`{info.get('commitment')}`)."
+                )
+            )
+        return replies
+
+    async def seed(self, caller: Caller, text: str) -> list[Reply]:
+        """Add a seed text to the game before it starts: the bot cannot pre-choose the dice."""
+        row = await self.service.add_seed(caller.where, caller.who, text)
+        return [
+            Reply(
+                text=f"🌱 {caller.who.name} added a seed: `{clip(row.dice, 100)}`. Every "
+                "die in this game will mix it in."
+            )
+        ]
 
     # ---- buttons -----------------------------------------------------------------------------
 
@@ -432,6 +467,49 @@ class Desk:
                         0x5865F2,
                     )
                 )
+            )
+        ]
+
+    async def fairness(self, caller: Caller, scope: str) -> list[Reply]:
+        """How even the dice have been, for a game, a player or this channel."""
+        words = scope.split()
+        where = caller.where
+        if words[:1] == ["game"] and len(words) == 2:
+            game = await self.service.game_by_number(where.guild_id, _number(words[1], "game"))
+            query, title = LogQuery(game_id=game.id, limit=200_000), game.title
+        elif scope.strip() in ("", "channel"):
+            here = await self.service.game_here(where.channel_id) if not scope.strip() else None
+            if here is not None:
+                query, title = LogQuery(game_id=here.id, limit=200_000), here.title
+            else:
+                query = LogQuery(channel_id=where.channel_id, limit=200_000)
+                title = "this channel"
+        else:
+            match = _MENTION.match(scope.strip())
+            user = match.group(1) if match else scope.strip()
+            query = LogQuery(user=user, guild_id=where.guild_id, limit=200_000)
+            title = scope.strip()
+        result = await fairness.report(self.service.db.conn, query, title)
+        if not result.rows:
+            return [Reply(text=f"No rolls yet for {title}.", private=True)]
+        fields = []
+        for t in [*result.dice, *([result.colours] if result.colours else [])]:
+            counts = "  ".join(
+                f"{label}: {o}" for label, o in zip(t.labels, t.observed, strict=True)
+            )
+            expected = (
+                f"expected about {t.expected[0]:.1f} each"
+                if len(set(t.expected)) == 1
+                else "expected " + ", ".join(f"{e:.1f}" for e in t.expected)
+            )
+            fields.append(Field(t.name, f"{counts}\n{expected}\n**{t.verdict()}**"))
+        description = (
+            f"{result.rows} rolls. Each die's faces are counted and compared with "
+            "fair dice: a small p-value means a surprising spread."
+        )
+        return [
+            Reply(
+                embeds=tuple(pack(f"Fairness: {title}", fields, 0x16A085, description=description))
             )
         ]
 
@@ -559,6 +637,9 @@ class Desk:
         csv_text = await audit.export_csv(conn, game.id)
         stem = f"game-{game.number}"
         files = [Attachment(f"{stem}.csv", csv_text.encode())]
+        fair = await fairness.fairness_export(conn, game.label)
+        if fair:
+            files.append(Attachment(f"{stem}-fairness.jsonl", ("\n".join(fair) + "\n").encode()))
         if record:
             files.insert(0, Attachment(f"{stem}.jsonl", ("\n".join(record) + "\n").encode()))
         return [
@@ -836,6 +917,13 @@ class Desk:
         if early:
             reason = outcome.rows[0].reason if outcome.rows else None
             text += f" (ended early{': ' + reason if reason else ''})"
+        reveal = next((r for r in outcome.rows if r.action == "Seed reveal"), None)
+        if reveal is not None:
+            info = json.loads(reveal.randomness or "{}")
+            text += (
+                f"\n🔓 Dice seed revealed: `{info.get('seed')}`. Check every roll: "
+                f"`{self.prefix}mod export` gives the fairness file for `fairdice.py`."
+            )
         embeds = self.scorecards(game)
         return [Reply(text=text, embeds=(embeds[0],)), *(Reply(embeds=(e,)) for e in embeds[1:])]
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import logging
-import random
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +18,7 @@ from discord import app_commands
 from bot.config import Config
 from bot.desk import HELP, Caller, Desk
 from bot.replies import Controls, Embed, Reply
-from engine import PRESETS, RandomDice
+from engine import PRESETS
 from storage.db import Database
 from storage.service import GameService, Where, Who
 
@@ -202,7 +201,7 @@ class RollkeeperBot(discord.Client):
         )
         self.config = config
         self.db_path = db_path
-        self.dice = dice or RandomDice(random.SystemRandom())
+        self.dice = dice  # None: every die derives from the committed seeds (fairdice.py)
         self.sync_commands = sync_commands
         self.tree = app_commands.CommandTree(self)
         self.db: Database | None = None

@@ -108,4 +108,23 @@ MIGRATION_2 = [
     """,
 ]
 
-MIGRATIONS: list[list[str]] = [MIGRATION_1, MIGRATION_2]
+# 3: verifiable fairness. A game's secret seed stays in `games.seed` until the game ends and is
+# never copied into a snapshot, a message or a log row before then.
+MIGRATION_3 = [
+    "ALTER TABLE games ADD COLUMN seed TEXT",
+    "ALTER TABLE games ADD COLUMN commitment TEXT",
+    "ALTER TABLE games ADD COLUMN player_seeds TEXT NOT NULL DEFAULT '[]'",
+    """
+    CREATE TABLE channel_seeds (
+        channel_id  TEXT NOT NULL,
+        day         TEXT NOT NULL,
+        seed        TEXT NOT NULL,
+        commitment  TEXT NOT NULL,
+        rolls       INTEGER NOT NULL DEFAULT 0,
+        revealed    INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (channel_id, day)
+    ) WITHOUT ROWID
+    """,
+]
+
+MIGRATIONS: list[list[str]] = [MIGRATION_1, MIGRATION_2, MIGRATION_3]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -25,6 +26,7 @@ from engine import (
     GameState,
     Join,
     Kick,
+    Phase,
     PlayerLeft,
     RecordingDice,
     RollOffRolled,
@@ -37,6 +39,8 @@ from engine import (
     make_rules,
 )
 from engine.codec import action_to_data, from_snapshot, to_snapshot
+from engine.fairdice import SCHEME, HmacDice, commitment, game_key
+from engine.freeroll import FreeRoll, FreeRollResult, roll_free
 from storage import rolllog
 from storage.db import Database
 from storage.rolllog import FREE_ROLL, ROLL_NAMES, START_ROLL, LogEntry, LogRow
@@ -56,6 +60,13 @@ class NoSuchGameError(RulesError):
 
 class VoidRefusedError(RulesError):
     """The roll named cannot be voided."""
+
+
+class SeedRefusedError(RulesError):
+    """A player seed that cannot be added (game started, too long, not seated)."""
+
+
+SEED_TEXT_MAX = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +100,13 @@ class StoredGame:
     names: dict[str, str]
     version: int
     created_at: str
+    commitment: str | None = None
+    player_seeds: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The game's label in the dice derivation (engine/fairdice.py)."""
+        return f"g{self.id}"
 
     @property
     def title(self) -> str:
@@ -110,6 +128,21 @@ class Outcome:
     rows: tuple[LogRow, ...]
 
 
+class _NoDice:
+    """For actions that must not roll (joining): rolling here is a bug."""
+
+    def roll_die(self, sides: int) -> int:
+        raise RuntimeError("this action does not roll dice")
+
+
+_NO_DICE = _NoDice()
+
+
+def _sides_of(die: str) -> int:
+    """Sides of a free-roll die: `d20` -> 20; painted dice have six."""
+    return 6 if die.startswith("py") else int(die[1:])
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -119,7 +152,10 @@ def timestamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-_GAME_COLUMNS = "id, guild_id, channel_id, number, snapshot, names, version, created_at"
+_GAME_COLUMNS = (
+    "id, guild_id, channel_id, number, snapshot, names, version, created_at, commitment, "
+    "player_seeds"
+)
 
 
 def _game_from_row(row: Sequence[Any]) -> StoredGame:
@@ -132,6 +168,8 @@ def _game_from_row(row: Sequence[Any]) -> StoredGame:
         names=dict(json.loads(row[5])),
         version=int(row[6]),
         created_at=str(row[7]),
+        commitment=row[8],
+        player_seeds=tuple(json.loads(row[9] or "[]")),
     )
 
 
@@ -141,14 +179,19 @@ class GameService:
     def __init__(
         self,
         db: Database,
-        dice: DiceSource,
+        dice: DiceSource | None = None,
         clock: Callable[[], datetime] = utc_now,
-        randomness: str = "os: random.SystemRandom (os.urandom)",
+        randomness: str = "scripted",
+        seeds: Callable[[], bytes] = lambda: secrets.token_bytes(32),
     ) -> None:
+        """`dice=None` (production): every die derives from the game's committed seed
+        (engine/fairdice.py). A `dice` source replaces that for tests and benchmarks, and
+        `randomness` then says so in the log."""
         self.db = db
         self.dice = dice
         self.clock = clock
         self.randomness = randomness
+        self.seeds = seeds
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     def _lock(self, channel_id: str) -> asyncio.Lock:
@@ -216,10 +259,11 @@ class GameService:
                     hint="status",
                 )
             lobby = GameState.new(rules)
-            recording = RecordingDice(self.dice)
-            state, events = apply(lobby, Join(who.user_id), recording)
+            state, events = apply(lobby, Join(who.user_id), RecordingDice(_NO_DICE))
             now = timestamp(self.clock())
             names = {who.user_id: who.name}
+            seed = self.seeds() if self.dice is None else None
+            commit = commitment(seed) if seed is not None else None
             async with self.db.transaction() as conn:
                 async with conn.execute(
                     "SELECT COALESCE(MAX(number), 0) + 1 FROM games WHERE guild_id = ?",
@@ -229,8 +273,8 @@ class GameService:
                 number = int(row[0]) if row else 1
                 cursor = await conn.execute(
                     "INSERT INTO games (guild_id, channel_id, number, preset, options, phase, "
-                    "snapshot, names, version, created_by, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+                    "snapshot, names, version, created_by, created_at, updated_at, seed, "
+                    "commitment) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
                     (
                         where.guild_id,
                         where.channel_id,
@@ -243,14 +287,61 @@ class GameService:
                         who.user_id,
                         now,
                         now,
+                        seed.hex() if seed is not None else None,
+                        commit,
                     ),
                 )
                 game_id = int(cursor.lastrowid or 0)
                 await self._insert_action(conn, game_id, 1, now, who, Join(who.user_id), [])
-            game = StoredGame(
-                game_id, where.guild_id, where.channel_id, number, state, names, 1, now
+                game = StoredGame(
+                    game_id, where.guild_id, where.channel_id, number, state, names, 1, now, commit
+                )
+                rows: list[LogRow] = []
+                if commit is not None:
+                    committed = replace(
+                        self._base_entry(game, where, who, now, None),
+                        action="Commit",
+                        randomness=json.dumps(
+                            {"scheme": SCHEME, "label": game.label, "commitment": commit}
+                        ),
+                    )
+                    rows = await rolllog.append(conn, [committed])
+            return Outcome(game, events, tuple(rows))
+
+    async def add_seed(self, where: Where, who: Who, text: str) -> LogRow:
+        """A player's seed text, mixed into the game key; only before the game starts."""
+        text = " ".join(text.split())
+        if not text or len(text) > SEED_TEXT_MAX:
+            raise SeedRefusedError(
+                f"A seed is 1 to {SEED_TEXT_MAX} characters of any text.",
+                hint="seed my lucky words",
             )
-            return Outcome(game, events, ())
+        async with self._lock(where.channel_id):
+            game = await self.require_game_here(where.channel_id)
+            if game.state.phase is not Phase.LOBBY:
+                raise SeedRefusedError("Seeds can only be added before the game starts.")
+            if who.user_id not in game.state.players:
+                raise SeedRefusedError("Join the game to add a seed.", hint="join")
+            now = timestamp(self.clock())
+            seeds = [*game.player_seeds, text]
+            async with self.db.transaction() as conn:
+                await conn.execute(
+                    "UPDATE games SET player_seeds = ? WHERE id = ?", (json.dumps(seeds), game.id)
+                )
+                (row,) = await rolllog.append(
+                    conn,
+                    [
+                        replace(
+                            self._base_entry(game, where, who, now, None),
+                            action="Player seed",
+                            dice=text,
+                            randomness=json.dumps(
+                                {"scheme": SCHEME, "label": game.label, "player_seeds": seeds}
+                            ),
+                        )
+                    ],
+                )
+            return row
 
     async def play(self, where: Where, who: Who, action: Action) -> Outcome:
         """A player's action in the channel's game."""
@@ -282,26 +373,141 @@ class GameService:
             return await self._commit(game, where, moderator, VoidRoll(), reason, roll_id)
 
     async def free_roll(
-        self, where: Where, who: Who, dice: str, results: Sequence[tuple[str, int, str | None]]
-    ) -> LogRow:
-        """Log a roll made outside any game."""
-        entry = LogEntry(
-            at=timestamp(self.clock()),
-            guild_id=where.guild_id,
-            channel_id=where.channel_id,
-            message_id=where.message_id,
-            jump_url=where.jump_url,
-            user_id=who.user_id,
-            user_name=who.name,
-            action=FREE_ROLL,
-            dice=dice,
-            results=rolllog.encode_results(results),
-            randomness=self.randomness,
+        self, where: Where, who: Who, roll: FreeRoll
+    ) -> tuple[LogRow, FreeRollResult, list[LogRow]]:
+        """Roll and log a roll made outside any game, from the channel's seed of the day.
+        Returns the roll's row, the result, and the rows revealing earlier days' seeds."""
+        async with self._lock(where.channel_id):
+            now = self.clock()
+            at = timestamp(now)
+            day = now.astimezone(UTC).date().isoformat()
+            label = f"free/{where.channel_id}/{day}"
+            base = LogEntry(
+                at=at,
+                guild_id=where.guild_id,
+                channel_id=where.channel_id,
+                message_id=where.message_id,
+                jump_url=where.jump_url,
+                user_id=who.user_id,
+                user_name=who.name,
+                action=FREE_ROLL,
+                dice="",
+                results="[]",
+            )
+            async with self.db.transaction() as conn:
+                entries: list[LogEntry] = []
+                source: DiceSource | None = self.dice
+                commit, event = None, 0
+                if source is None:
+                    entries = await self._rotate_channel_seed(conn, where.channel_id, day, base)
+                    async with conn.execute(
+                        "SELECT seed, commitment, rolls FROM channel_seeds "
+                        "WHERE channel_id = ? AND day = ?",
+                        (where.channel_id, day),
+                    ) as cursor:
+                        found = await cursor.fetchone()
+                    assert found is not None
+                    seed, commit, event = bytes.fromhex(found[0]), str(found[1]), int(found[2])
+                    source = HmacDice(game_key(seed), label, event)
+                result = roll_free(roll, source)
+                faces = result.faces
+                randomness = self._randomness(
+                    label, event, 0, commit, [_sides_of(f.die) for f in faces]
+                )
+                entries.append(
+                    replace(
+                        base,
+                        dice=roll.text,
+                        randomness=randomness,
+                        results=rolllog.encode_results([(f.die, f.face, f.colour) for f in faces]),
+                    )
+                )
+                await conn.execute(
+                    "UPDATE channel_seeds SET rolls = rolls + 1 WHERE channel_id = ? AND day = ?",
+                    (where.channel_id, day),
+                )
+                rows = await rolllog.append(conn, entries)
+                await self._remember_message(conn, where, rows[-1])
+            return rows[-1], result, [r for r in rows if r.action == "Seed reveal"]
+
+    async def _rotate_channel_seed(
+        self, conn: aiosqlite.Connection, channel_id: str, day: str, base: LogEntry
+    ) -> list[LogEntry]:
+        """Make sure today's channel seed exists (committed in the log); reveal older ones."""
+        entries = []
+        async with conn.execute(
+            "SELECT day, seed, commitment FROM channel_seeds WHERE channel_id = ? AND day < ? "
+            "AND revealed = 0",
+            (channel_id, day),
+        ) as cursor:
+            stale = await cursor.fetchall()
+        for old_day, old_seed, old_commit in stale:
+            entries.append(
+                replace(
+                    base,
+                    action="Seed reveal",
+                    randomness=json.dumps(
+                        {
+                            "scheme": SCHEME,
+                            "label": f"free/{channel_id}/{old_day}",
+                            "commitment": old_commit,
+                            "seed": old_seed,
+                        }
+                    ),
+                )
+            )
+            await conn.execute(
+                "UPDATE channel_seeds SET revealed = 1 WHERE channel_id = ? AND day = ?",
+                (channel_id, old_day),
+            )
+        seed = self.seeds()
+        created = await conn.execute(
+            "INSERT OR IGNORE INTO channel_seeds (channel_id, day, seed, commitment) "
+            "VALUES (?, ?, ?, ?)",
+            (channel_id, day, seed.hex(), commitment(seed)),
         )
-        async with self.db.transaction() as conn:
-            (row,) = await rolllog.append(conn, [entry])
-            await self._remember_message(conn, where, row)
-        return row
+        if created.rowcount:
+            entries.append(
+                replace(
+                    base,
+                    action="Commit",
+                    randomness=json.dumps(
+                        {
+                            "scheme": SCHEME,
+                            "label": f"free/{channel_id}/{day}",
+                            "commitment": commitment(seed),
+                        }
+                    ),
+                )
+            )
+        return entries
+
+    def _randomness(
+        self, label: str, event: int, first: int, commit: str | None, sides: list[int]
+    ) -> str:
+        """How a row's dice were produced: the derivation inputs, or the injected source."""
+        if self.dice is not None:
+            return self.randomness
+        return json.dumps(
+            {
+                "scheme": SCHEME,
+                "label": label,
+                "event": event,
+                "first_draw": first,
+                "sides": sides,
+                "commitment": commit,
+            },
+            separators=(",", ":"),
+        )
+
+    async def _game_dice(self, game: StoredGame, event: int) -> DiceSource:
+        if self.dice is not None:
+            return self.dice
+        async with self.db.conn.execute("SELECT seed FROM games WHERE id = ?", (game.id,)) as c:
+            row = await c.fetchone()
+        if row is None or row[0] is None:
+            raise RuntimeError(f"game {game.id} has no seed")
+        return HmacDice(game_key(bytes.fromhex(row[0]), game.player_seeds), game.label, event)
 
     async def _act(self, where: Where, who: Who, action: Action, reason: str | None) -> Outcome:
         async with self._lock(where.channel_id):
@@ -317,7 +523,7 @@ class GameService:
         reason: str | None,
         corrects: int | None,
     ) -> Outcome:
-        recording = RecordingDice(self.dice)
+        recording = RecordingDice(await self._game_dice(game, game.version + 1))
         state, events = apply(game.state, action, recording)
         now = timestamp(self.clock())
         names = game.names
@@ -346,6 +552,8 @@ class GameService:
             )
             if result.rowcount != 1:
                 raise RuntimeError(f"game {game.id} changed underneath us")
+            if state.is_over and game.commitment is not None:
+                entries.append(await self._reveal(conn, updated, where, who, now))
             rows = await rolllog.append(conn, entries) if entries else []
             rolled = [r for r in rows if r.action in ROLL_NAMES]
             if rolled:
@@ -432,17 +640,10 @@ class GameService:
             row = await cursor.fetchone()
         return None if row is None else int(row[0])
 
-    def _entries(
-        self,
-        game: StoredGame,
-        where: Where,
-        who: Who,
-        events: Sequence[Event],
-        now: str,
-        reason: str | None,
-        corrects: int | None,
-    ) -> list[LogEntry]:
-        base = LogEntry(
+    def _base_entry(
+        self, game: StoredGame, where: Where, who: Who, now: str, reason: str | None
+    ) -> LogEntry:
+        return LogEntry(
             at=now,
             guild_id=where.guild_id,
             channel_id=where.channel_id,
@@ -459,7 +660,41 @@ class GameService:
             results="[]",
             reason=reason,
         )
+
+    async def _reveal(
+        self, conn: aiosqlite.Connection, game: StoredGame, where: Where, who: Who, now: str
+    ) -> LogEntry:
+        """The game is over: its seed goes into the log for anyone to check."""
+        async with conn.execute("SELECT seed FROM games WHERE id = ?", (game.id,)) as cursor:
+            row = await cursor.fetchone()
+        seed = row[0] if row else None
+        return replace(
+            self._base_entry(game, where, who, now, None),
+            action="Seed reveal",
+            randomness=json.dumps(
+                {
+                    "scheme": SCHEME,
+                    "label": game.label,
+                    "commitment": game.commitment,
+                    "seed": seed,
+                    "player_seeds": list(game.player_seeds),
+                }
+            ),
+        )
+
+    def _entries(
+        self,
+        game: StoredGame,
+        where: Where,
+        who: Who,
+        events: Sequence[Event],
+        now: str,
+        reason: str | None,
+        corrects: int | None,
+    ) -> list[LogEntry]:
+        base = self._base_entry(game, where, who, now, reason)
         entries = []
+        draws = 0
         for event in events:
             match event:
                 case RollOffRolled(player, face, attempt):
@@ -472,9 +707,12 @@ class GameService:
                             action=START_ROLL,
                             dice="d6",
                             results=rolllog.encode_results([("d6", face, None)]),
-                            randomness=self.randomness,
+                            randomness=self._randomness(
+                                game.label, game.version, draws, game.commitment, [6]
+                            ),
                         )
                     )
+                    draws += 1
                 case DiceRolled(player=player, turn=turn, roll=number, rolled=rolled):
                     entries.append(
                         replace(
@@ -487,9 +725,12 @@ class GameService:
                             results=rolllog.encode_results(
                                 [(d.die, d.face, d.colour) for d in rolled]
                             ),
-                            randomness=self.randomness,
+                            randomness=self._randomness(
+                                game.label, game.version, draws, game.commitment, [6] * len(rolled)
+                            ),
                         )
                     )
+                    draws += len(rolled)
                 case RollVoided(player=player, turn=turn):
                     entries.append(
                         replace(

@@ -164,3 +164,33 @@ def test_make_run_without_a_token_starts_the_console(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "no Discord token" in result.stderr and "PYZ Game 1" in result.stdout
+
+
+def test_the_seed_appears_in_no_message_before_the_game_ends(tmp_path: Path) -> None:
+    """A whole game in the console with production dice: the commitment is posted first, the
+    seed only in the game-over message, and it matches the commitment."""
+    import hashlib
+    import re
+    import sqlite3
+
+    from engine import make_rules
+
+    db = tmp_path / "fair.sqlite3"
+    lines = ["Ann: !new classic order=join", "Ann: !seed my lucky socks", "Ann: !start"]
+    for box in make_rules("classic").box_ids:
+        lines += ["Ann: !roll", "Ann: !roll 1 2", f"Ann: !score {box}"]
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "console", "--db", str(db)],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    seed = sqlite3.connect(db).execute("SELECT seed FROM games").fetchone()[0]
+    before, _, after = result.stdout.partition("is over")
+    assert seed not in before and seed in after
+    commit = re.search(r"Dice commitment: `([0-9a-f]{64})`", before)
+    assert commit and commit.group(1) == hashlib.sha256(bytes.fromhex(seed)).hexdigest()
+    assert "Ann added a seed: `my lucky socks`" in before

@@ -11,7 +11,7 @@ import asyncio
 import random
 import sys
 
-from engine import Phase, RandomDice, Roll, Score, Start
+from engine import Phase, Roll, Score, Start
 from storage.db import Database
 from storage.service import GameService, Where, Who
 
@@ -20,7 +20,7 @@ CHANNELS = 4
 
 async def main(path: str) -> None:
     db = await Database.open(path)
-    service = GameService(db, RandomDice(random.SystemRandom()))
+    service = GameService(db)  # production dice: committed seeds, HMAC draws
     choose = random.Random()
 
     async def step(channel: int) -> None:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from engine import Join, Roll, Score, Start
+from engine.freeroll import parse_free_roll
 from storage.service import GameService, Where, Who
 from tests.conftest import FakeClock, QueueDice
 
@@ -34,7 +35,8 @@ async def build(service: GameService, dice: QueueDice, clock: FakeClock) -> None
         dice.push([1, 2, 3, 4, 5])
         await service.play(WHERE, who, Roll(who.user_id))
         await service.play(WHERE, who, Score(who.user_id, box))
-    await service.free_roll(Where("guild", "other"), SECOND, "d20", [("d20", 17, None)])
+    dice.push([17])
+    await service.free_roll(Where("guild", "other"), SECOND, parse_free_roll("d20"))
 
 
 async def test_verify_log_and_export(
@@ -117,3 +119,59 @@ async def test_bad_dates_and_games_exit_2(service: GameService, db_path: Path) -
     assert bad_date.returncode == 2 and "is not a date" in bad_date.stderr
     no_game = rollkeeper("audit", "export", "--db", str(db_path), "--game", "9")
     assert no_game.returncode == 2 and "there is no game 9" in no_game.stderr
+
+
+async def test_fairness_export_verify_rolls_and_report(db_path: Path, tmp_path: Path) -> None:
+    from storage.db import Database
+
+    db = await Database.open(db_path)
+    service = GameService(db, clock=FakeClock(), seeds=lambda: bytes(32))
+    await service.new_game(WHERE, GYPSY, "classic", {"order": "join"})
+    await service.play(WHERE, GYPSY, Start())
+    for box in [
+        "ones",
+        "twos",
+        "threes",
+        "fours",
+        "fives",
+        "sixes",
+        "three_of_a_kind",
+        "four_of_a_kind",
+        "full_house",
+        "small_straight",
+        "large_straight",
+        "yahtzee",
+        "chance",
+    ]:
+        await service.play(WHERE, GYPSY, Roll(GYPSY.user_id))
+        await service.play(WHERE, GYPSY, Score(GYPSY.user_id, box))
+    await db.close()
+
+    export = tmp_path / "fair.jsonl"
+    made = rollkeeper(
+        "audit",
+        "export",
+        "--db",
+        str(db_path),
+        "--game",
+        "1",
+        "--format",
+        "fairness",
+        "-o",
+        str(export),
+    )
+    assert made.returncode == 0, made.stderr
+    ok = rollkeeper("audit", "verify-rolls", str(export))
+    assert ok.returncode == 0 and ok.stdout.startswith("OK: all 65 draws match")
+    lines = export.read_text().splitlines()
+    changed = json.loads(lines[7])
+    changed["face"] = changed["face"] % 6 + 1
+    lines[7] = json.dumps(changed)
+    export.write_text("\n".join(lines) + "\n")
+    bad = rollkeeper("audit", "verify-rolls", str(export))
+    assert bad.returncode == 1 and f"MISMATCH: log row #{changed['log_id']}" in bad.stdout
+
+    report = rollkeeper("audit", "fairness", "--db", str(db_path), "--game", "1").stdout
+    assert report.startswith("Fairness of game 1: 13 rolls")
+    assert all(f"d{i}: 1:" in report for i in range(1, 6))
+    assert "too few rolls to judge yet" in report

@@ -10,6 +10,7 @@ import pytest
 
 from engine import EndGame, Join, Keep, Kick, Roll, Score, Skip, Start
 from engine.errors import NotYourTurnError, UnknownBoxError
+from engine.freeroll import parse_free_roll
 from storage import rolllog
 from storage.audit import export_csv, export_record, verify
 from storage.records import replay
@@ -190,9 +191,10 @@ async def test_concurrent_commands_in_many_channels(
     assert game.state.total(f"{7:018d}") == 30 + 30 + 50
 
 
-async def test_free_rolls_are_logged(service: GameService) -> None:
-    row = await service.free_roll(
-        HERE, GYPSY, "3d6+2", [("d6", 4, None), ("d6", 1, None), ("d6", 6, None)]
-    )
+async def test_free_rolls_are_logged(service: GameService, dice: QueueDice) -> None:
+    dice.push([4, 1, 6])
+    row, result, _ = await service.free_roll(HERE, GYPSY, parse_free_roll("3d6+2"))
     assert (row.action, row.dice, row.game_id, row.turn_label) == ("Free roll", "3d6+2", None, None)
+    assert row.faces == [("d6", 4, None), ("d6", 1, None), ("d6", 6, None)]
+    assert result.parts[0].total == 13
     assert (await verify(service.db.conn)).ok

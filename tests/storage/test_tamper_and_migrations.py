@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine import Roll, Score, Start
+from engine.freeroll import parse_free_roll
 from storage import rolllog
 from storage.audit import verify
 from storage.db import LATEST, Database, SchemaError
@@ -29,7 +30,8 @@ async def fill(service: GameService, dice: QueueDice, turns: int = 4) -> None:
         await service.play(WHERE, ANN, Roll(ANN.user_id, ("d1",)))
         await service.play(WHERE, ANN, Score(ANN.user_id, box))
     for n in range(3):
-        await service.free_roll(WHERE, ANN, "d20", [("d20", 10 + n, None)])
+        dice.push([10 + n])
+        await service.free_roll(WHERE, ANN, parse_free_roll("d20"))
 
 
 def raw(db_path: Path) -> sqlite3.Connection:
@@ -183,8 +185,10 @@ async def test_an_older_file_upgrades_without_loss(db_path: Path, tmp_path: Path
         assert await db.version() == LATEST
         report = await verify(db.conn)
         assert report.ok and report.rows == 1
-        service = GameService(db, QueueDice(), FakeClock())
-        row = await service.free_roll(WHERE, ANN, "d6", [("d6", 5, None)])
+        queue = QueueDice()
+        queue.push([5])
+        service = GameService(db, queue, FakeClock())
+        row, _, _ = await service.free_roll(WHERE, ANN, parse_free_roll("d6"))
         assert row.id == 2 and row.prev_hash == digest
         assert (await verify(db.conn)).ok
     finally:

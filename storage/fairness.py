@@ -1,0 +1,240 @@
+"""Fairness: exports that `engine/fairdice.py` can check, and reports anyone can read.
+
+A report counts each die's faces (and, for painted dice, colours) over a set of logged rolls,
+compares them with what fair dice give, and says how surprising the difference is: the
+chi-square statistic and its p-value, computed here with the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import aiosqlite
+
+from engine.dice import COLOURS, PAINTED_COLOURS
+from engine.fairdice import EXPORT_FORMAT, SCHEME
+from storage import rolllog
+from storage.rolllog import LogQuery, LogRow
+
+MIN_EXPECTED = 5.0  # below this many expected per face, a chi-square test says little
+
+
+def chi2_sf(statistic: float, df: int) -> float:
+    """P(X >= statistic) for X chi-square with `df` degrees of freedom (upper regularized
+    incomplete gamma Q(df/2, statistic/2), by series or continued fraction)."""
+    if df <= 0:
+        raise ValueError("degrees of freedom must be positive")
+    a, x = df / 2.0, statistic / 2.0
+    if x <= 0:
+        return 1.0
+    log_prefix = -x + a * math.log(x) - math.lgamma(a)
+    if x < a + 1:
+        term = total = 1.0 / a
+        ap = a
+        for _ in range(10_000):
+            ap += 1
+            term *= x / ap
+            total += term
+            if abs(term) < abs(total) * 1e-15:
+                break
+        return max(0.0, 1.0 - total * math.exp(log_prefix))
+    tiny = 1e-300
+    b = x + 1 - a
+    c = 1 / tiny
+    d = 1 / b
+    h = d
+    for i in range(1, 10_000):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1) < 1e-15:
+            break
+    return min(1.0, math.exp(log_prefix) * h)
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Observed counts against expected ones for one die (faces) or one dice set (colours)."""
+
+    name: str
+    labels: tuple[str, ...]
+    observed: tuple[int, ...]
+    expected: tuple[float, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(self.observed)
+
+    @property
+    def enough(self) -> bool:
+        return bool(self.expected) and min(self.expected) >= MIN_EXPECTED
+
+    @property
+    def chi2(self) -> float:
+        return sum(
+            (o - e) ** 2 / e for o, e in zip(self.observed, self.expected, strict=True) if e > 0
+        )
+
+    @property
+    def p_value(self) -> float:
+        return chi2_sf(self.chi2, len(self.labels) - 1)
+
+    def verdict(self) -> str:
+        """What the numbers mean, for someone who never took statistics."""
+        if not self.enough:
+            return "too few rolls to judge yet"
+        p = self.p_value
+        if p >= 0.05:
+            return (
+                f"looks fair (p = {p:.2f}: fair dice are at least this uneven {p:.0%} of the time)"
+            )
+        if p >= 0.01:
+            return (
+                f"a little uneven (p = {p:.3f}); fair dice do this about 1 time in "
+                f"{round(1 / p)}, so expect it now and then"
+            )
+        if p >= 0.001:
+            return f"unusually uneven (p = {p:.4f}, about 1 in {round(1 / p)} for fair dice)"
+        return f"very uneven (p = {p:.1e}): worth a moderator's look"
+
+
+@dataclass(frozen=True, slots=True)
+class FairnessReport:
+    scope: str
+    rows: int
+    dice: tuple[Tally, ...] = field(default_factory=tuple)
+    colours: Tally | None = None
+
+
+def _sides(row: LogRow) -> list[int]:
+    try:
+        info = json.loads(row.randomness or "")
+        sides = info.get("sides") if isinstance(info, dict) else None
+    except ValueError:
+        sides = None
+    if isinstance(sides, list) and len(sides) == len(row.faces):
+        return [int(s) for s in sides]
+    if row.action == "Free roll":
+        return [6 if d.startswith("py") else int(d[1:]) for d, _, _ in row.faces]
+    return [6] * len(row.faces)
+
+
+def tally(rows: Iterable[LogRow], scope: str) -> FairnessReport:
+    """Face counts per die and colour counts for painted dice over rolls (not corrections)."""
+    faces: dict[tuple[str, int], Counter[int]] = {}
+    painted: Counter[str] = Counter()
+    painted_rolls: Counter[str] = Counter()
+    count = 0
+    for row in rows:
+        if not row.action.endswith("roll"):
+            continue
+        count += 1
+        for (die, face, colour), sides in zip(row.faces, _sides(row), strict=True):
+            name = (
+                f"{die} (free)" if row.action == "Free roll" and not die.startswith("py") else die
+            )
+            faces.setdefault((name, sides), Counter())[face] += 1
+            if colour is not None:
+                painted[colour] += 1
+                painted_rolls[die] += 1
+    dice = []
+    for (name, sides), counter in sorted(faces.items()):
+        n = sum(counter.values())
+        labels = tuple(str(f) for f in range(1, sides + 1))
+        dice.append(
+            Tally(
+                name,
+                labels,
+                tuple(counter[f] for f in range(1, sides + 1)),
+                tuple(n / sides for _ in range(sides)),
+            )
+        )
+    colours = None
+    if painted:
+        expected = dict.fromkeys(COLOURS, 0.0)
+        for die, n in painted_rolls.items():
+            for colour in PAINTED_COLOURS[die]:
+                expected[colour] += n / 6
+        colours = Tally(
+            "colours",
+            COLOURS,
+            tuple(painted[c] for c in COLOURS),
+            tuple(expected[c] for c in COLOURS),
+        )
+    return FairnessReport(scope, count, tuple(dice), colours)
+
+
+async def report(conn: aiosqlite.Connection, query: LogQuery, scope: str) -> FairnessReport:
+    return tally(await rolllog.query(conn, query), scope)
+
+
+def report_text(result: FairnessReport) -> str:
+    lines = [f"Fairness of {result.scope}: {result.rows} rolls"]
+    for t in [*result.dice, *([result.colours] if result.colours else [])]:
+        counts = " ".join(f"{label}:{o}" for label, o in zip(t.labels, t.observed, strict=True))
+        spread = "" if len(set(t.expected)) > 1 else f" (expected {t.expected[0]:.1f} each)"
+        lines.append(f"{t.name}: {counts}{spread}; chi-square {t.chi2:.2f}: {t.verdict()}")
+    return "\n".join(lines)
+
+
+async def fairness_export(conn: aiosqlite.Connection, label: str) -> list[str]:
+    """Every draw under one seed (`g<game id>` or `free/<channel>/<day>`) as an `rk-fairness/1`
+    export; the seed is included only once it has been revealed."""
+    header: dict[str, object] = {
+        "format": EXPORT_FORMAT,
+        "scheme": SCHEME,
+        "label": label,
+        "commitment": None,
+        "seed": None,
+        "player_seeds": [],
+    }
+    if label.startswith("g"):
+        rows = [r async for r in rolllog.rows_for_game(conn, int(label[1:]))]
+    else:
+        channel = label.split("/")[1]
+        rows = await rolllog.query(conn, LogQuery(channel_id=channel, limit=1_000_000))
+        rows.reverse()
+    draws: list[str] = []
+    for row in rows:
+        try:
+            info = json.loads(row.randomness or "")
+        except ValueError:
+            continue
+        if not isinstance(info, dict) or info.get("label") != label:
+            continue
+        if row.action == "Commit":
+            header["commitment"] = info.get("commitment")
+        elif row.action == "Player seed":
+            header["player_seeds"] = info.get("player_seeds", [])
+        elif row.action == "Seed reveal":
+            header["seed"] = info.get("seed")
+            header["player_seeds"] = info.get("player_seeds", header["player_seeds"])
+        elif "first_draw" in info:
+            for offset, ((die, face, _), sides) in enumerate(
+                zip(row.faces, info["sides"], strict=True)
+            ):
+                draws.append(
+                    json.dumps(
+                        {
+                            "event": info["event"],
+                            "draw": info["first_draw"] + offset,
+                            "sides": sides,
+                            "face": face,
+                            "log_id": row.id,
+                            "die": die,
+                        }
+                    )
+                )
+    if header["commitment"] is None:
+        return []
+    return [json.dumps(header), *draws]
