@@ -487,6 +487,21 @@ def _register_commands(bot: RollkeeperBot) -> None:
     async def status(interaction: discord.Interaction[Any]) -> None:
         await respond(interaction, bot.desk.status(caller(interaction)))
 
+    @tree.command(name="seed", description="Before the start: mix your own text into the dice")
+    @app_commands.describe(text="Any text (up to 100 characters)")
+    async def seed(interaction: discord.Interaction[Any], text: str) -> None:
+        await respond(interaction, bot.desk.seed(caller(interaction), text))
+
+    @tree.command(name="fairness", description="How even the dice have been")
+    @app_commands.describe(game="A game number in this server", player="One player's rolls")
+    async def fairness(
+        interaction: discord.Interaction[Any],
+        game: int | None = None,
+        player: discord.User | None = None,
+    ) -> None:
+        scope = f"game {game}" if game else f"<@{player.id}>" if player else ""
+        await respond(interaction, bot.desk.fairness(caller(interaction), scope))
+
     @tree.command(name="games", description="The games in this server")
     async def games(interaction: discord.Interaction[Any]) -> None:
         await respond(interaction, bot.desk.games(caller(interaction)))

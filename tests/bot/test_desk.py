@@ -194,3 +194,35 @@ def test_the_seed_appears_in_no_message_before_the_game_ends(tmp_path: Path) -> 
     commit = re.search(r"Dice commitment: `([0-9a-f]{64})`", before)
     assert commit and commit.group(1) == hashlib.sha256(bytes.fromhex(seed)).hexdigest()
     assert "Ann added a seed: `my lucky socks`" in before
+
+
+async def test_fairness_report_reads_plainly(db: object, clock: object) -> None:
+    from bot.desk import Caller
+    from storage.db import Database
+    from storage.service import Where, Who
+
+    assert isinstance(db, Database)
+    service = GameService(db, clock=clock, seeds=lambda: bytes(32))  # type: ignore[arg-type]
+    desk = Desk(service, Config())
+    ann = Caller(Where("g", "c"), Who("1" * 18, "Ann"))
+    await desk.text_command(ann, "new classic order=join")
+    await desk.text_command(ann, "start")
+    for _ in range(30):
+        await desk.text_command(ann, "roll")
+        await desk.text_command(ann, "roll 1 2 3 4 5")
+        await desk.text_command(ann, "roll 1 2 3 4 5")
+        game = await service.require_game_here("c")
+        await desk.text_command(ann, f"score {game.state.placements()[0].box}")
+        if await service.game_here("c") is None:
+            break
+    (reply,) = await desk.text_command(ann, "fairness game 1")
+    embed = reply.embeds[0]
+    assert embed.title == "Fairness: Yahtzee Game 1"
+    assert [f.name for f in embed.fields] == ["d1", "d2", "d3", "d4", "d5"]
+    assert all("expected about 6.5 each" in f.value for f in embed.fields)
+    assert all(
+        f.value.splitlines()[-1].startswith(("**looks fair", "**a little", "**unusually"))
+        for f in embed.fields
+    )
+    (nothing,) = await desk.text_command(ann, "fairness Nobody")
+    assert nothing.private and "No rolls yet for Nobody" in nothing.text
