@@ -5,9 +5,11 @@ The watchdog logs and flags edits and deletions of messages that made rolls.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 import re
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -91,16 +93,16 @@ class DieButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], templ
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         bot: RollkeeperBot = interaction.client
-        replies = await bot.desk.guard(
+        await bot.handle_interaction(
+            interaction,
             bot.desk.toggle(
                 bot.caller_from_interaction(interaction),
                 self.game,
                 self.version,
                 self.mask,
                 self.die,
-            )
+            ),
         )
-        await bot.answer_interaction(interaction, replies)
 
 
 class FirstRollButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_ROLL):
@@ -117,10 +119,11 @@ class FirstRollButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]],
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         bot: RollkeeperBot = interaction.client
-        replies = await bot.desk.guard(
-            bot.desk.roll_button(bot.caller_from_interaction(interaction), self.game, self.version)
+        await bot.handle_interaction(
+            interaction,
+            bot.desk.roll_button(bot.caller_from_interaction(interaction), self.game, self.version),
+            retire=True,
         )
-        await bot.answer_interaction(interaction, replies, retire=True)
 
 
 class RerollButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_REROLL):
@@ -143,12 +146,13 @@ class RerollButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], te
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         bot: RollkeeperBot = interaction.client
-        replies = await bot.desk.guard(
+        await bot.handle_interaction(
+            interaction,
             bot.desk.reroll(
                 bot.caller_from_interaction(interaction), self.game, self.version, self.mask
-            )
+            ),
+            retire=True,
         )
-        await bot.answer_interaction(interaction, replies, retire=True)
 
 
 class ScoreMenu(_Restored, discord.ui.DynamicItem[discord.ui.Select[Any]], template=_PICK):
@@ -173,12 +177,13 @@ class ScoreMenu(_Restored, discord.ui.DynamicItem[discord.ui.Select[Any]], templ
         bot: RollkeeperBot = interaction.client
         data: dict[str, Any] = dict(interaction.data or {})
         values = data.get("values") or [""]
-        replies = await bot.desk.guard(
+        await bot.handle_interaction(
+            interaction,
             bot.desk.pick(
                 bot.caller_from_interaction(interaction), self.game, self.version, str(values[0])
-            )
+            ),
+            retire=True,
         )
-        await bot.answer_interaction(interaction, replies, retire=True)
 
 
 class RollkeeperBot(discord.Client):
@@ -206,7 +211,21 @@ class RollkeeperBot(discord.Client):
         self.tree = app_commands.CommandTree(self)
         self.db: Database | None = None
         self._desk: Desk | None = None
+        self._inboxes: weakref.WeakValueDictionary[int, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
         _register_commands(self)
+
+    def inbox(self, channel_id: int | None) -> asyncio.Lock:
+        """One queue per channel: its commands are handled in the order they arrived (each
+        event runs as its own task; the lock is taken before the first await, and asyncio's
+        locks wake waiters first come, first served)."""
+        key = channel_id or 0
+        lock = self._inboxes.get(key)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._inboxes[key] = lock
+        return lock
 
     @property
     def desk(self) -> Desk:
@@ -285,9 +304,10 @@ class RollkeeperBot(discord.Client):
         text = self._command_text(message)
         if text is None or not text.strip():
             return
-        replies = await self.desk.text_command(self.caller_from_message(message), text)
-        for reply in replies:
-            await self._send(message.channel, reply, reference=message)
+        async with self.inbox(message.channel.id):
+            replies = await self.desk.text_command(self.caller_from_message(message), text)
+            for reply in replies:
+                await self._send(message.channel, reply, reference=message)
 
     async def _send(
         self, channel: Any, reply: Reply, reference: discord.Message | None = None
@@ -319,6 +339,14 @@ class RollkeeperBot(discord.Client):
                 users=[discord.Object(int(m)) for m in reply.mentions if m.isdigit()]
             )
         return kwargs
+
+    async def handle_interaction(
+        self, interaction: discord.Interaction[Any], work: Any, retire: bool = False
+    ) -> None:
+        """Run a slash command's or a component's desk call in the channel's order; answer."""
+        async with self.inbox(interaction.channel_id):
+            replies = await self.desk.guard(work, self.caller_from_interaction(interaction))
+            await self.answer_interaction(interaction, replies, retire=retire)
 
     async def answer_interaction(
         self, interaction: discord.Interaction[Any], replies: Sequence[Reply], retire: bool = False
@@ -390,8 +418,7 @@ def _register_commands(bot: RollkeeperBot) -> None:
     tree = bot.tree
 
     async def respond(interaction: discord.Interaction[Any], work: Any) -> None:
-        replies = await bot.desk.guard(work, bot.caller_from_interaction(interaction))
-        await bot.answer_interaction(interaction, replies)
+        await bot.handle_interaction(interaction, work)
 
     def caller(interaction: discord.Interaction[Any]) -> Caller:
         return bot.caller_from_interaction(interaction)

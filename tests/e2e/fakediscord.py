@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,7 @@ BOT = User(BOT_ID, "rollkeeper")
 @dataclass
 class FakeDiscord:
     users: list[User]
+    channels: list[int] = field(default_factory=lambda: [CHANNEL, OTHER_CHANNEL])
     messages: list[dict[str, Any]] = field(default_factory=list)
     interaction_replies: list[dict[str, Any]] = field(default_factory=list)
     commands: list[dict[str, Any]] = field(default_factory=list)
@@ -173,7 +175,7 @@ class FakeDiscord:
             "name": "Play by post",
             "owner_id": "1",
             "roles": [everyone, mod],
-            "channels": [self._channel(CHANNEL), self._channel(OTHER_CHANNEL)],
+            "channels": [self._channel(c) for c in self.channels],
             "members": [u.member() for u in [BOT, *self.users]],
             "member_count": len(self.users) + 1,
             "large": False,
@@ -331,6 +333,7 @@ class FakeDiscord:
             **extra,
         )
         message["allowed_mentions"] = body.get("allowed_mentions")
+        message["_received"] = time.perf_counter()
         async with self._changed:
             self.messages.append(message)
             self._changed.notify_all()

@@ -168,3 +168,22 @@ async def test_a_whole_game_by_buttons_alone(table: Table) -> None:
         await fake.choose("Gypsy", roll, menu, box)
         answers = await table.answers(start, "scored")
     assert "Gypsy** wins with 145!" in "\n".join(text_of(m) for m in answers)
+
+
+async def test_commands_typed_back_to_back_are_handled_in_order(table: Table) -> None:
+    """discord.py runs every event as its own task; a channel's commands must still be
+    handled in the order they were sent."""
+    fake = table.fake
+    table.dice.push(STRAIGHT * 3)
+    start = len(fake.messages)
+    for text in ("!new classic order=join", "!start", "!roll", "!score chance", "!roll"):
+        await fake.say("Gypsy", text)
+    answers = await table.answers(start, "Game Turn: Yahtzee Game 1 Turn 2")
+    said = "\n".join(text_of(m) for m in answers)
+    assert "no game" not in said and "hasn't started" not in said
+    assert (
+        said.index("is in")
+        < said.index("begins")
+        < said.index("Turn 1")
+        < said.index("scored **15** in Chance")
+    )

@@ -1,0 +1,283 @@
+"""Bot benchmark: the roll command through the real discord.py client against a fake Discord on
+loopback, next to its floor, and start-up with 100,000 open games.
+
+    python -m tests.bench.bot_bench [--rate 200] [--games 100] [--commands 3000]
+
+1. Latency, message in -> reply out (the fake stamps the MESSAGE_CREATE it sends and the reply
+   POST it receives), with every roll durably committed, at `--rate` commands/s spread over
+   `--games` one-player games (open loop: commands go out on schedule, whatever the replies).
+   The floor is a bare discord.py bot that answers the same messages after one SQLite commit of
+   one row with the same durability. Only `!roll` commands are timed; scores keep games going.
+2. A database holding 100,000 open games: time from process start to ready to serve (database
+   opened, service built, one command answered) and peak RSS, in a fresh process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+import discord
+
+from bot.config import Config
+from bot.discord_bot import RollkeeperBot
+from engine import make_rules
+from tests.e2e.fakediscord import FakeDiscord, User
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+class FloorBot(discord.Client):
+    """The least a durable dice bot can do: one row, one commit, one reply."""
+
+    def __init__(self, db_path: Path) -> None:
+        super().__init__(
+            intents=discord.Intents.default() | discord.Intents(message_content=True),
+            guild_ready_timeout=0.05,
+        )
+        self.db_path = db_path
+        self.db: aiosqlite.Connection | None = None
+
+    async def setup_hook(self) -> None:
+        self.db = await aiosqlite.connect(self.db_path)
+        for pragma in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL"):
+            await self.db.execute(pragma)
+        await self.db.execute(
+            "CREATE TABLE IF NOT EXISTS rolls (id INTEGER PRIMARY KEY, channel TEXT, content TEXT)"
+        )
+        await self.db.commit()
+
+    async def on_message(self, message: discord.Message) -> None:
+        if message.author.bot or self.db is None:
+            return
+        await self.db.execute(
+            "INSERT INTO rolls (channel, content) VALUES (?, ?)",
+            (str(message.channel.id), message.content),
+        )
+        await self.db.commit()
+        await message.channel.send("rolled (floor)")
+
+    async def close(self) -> None:
+        await super().close()
+        if self.db is not None:
+            await self.db.close()
+
+
+async def drive(
+    fake: FakeDiscord,
+    client: discord.Client,
+    users: list[User],
+    channels: list[int],
+    rate: float,
+    commands: int,
+) -> list[float]:
+    """Send commands on an open-loop schedule; return roll latencies in seconds."""
+    await client.login("fake-token")
+    task = asyncio.create_task(client.connect(reconnect=False))
+    await asyncio.wait_for(client.wait_until_ready(), 20)
+    boxes = make_rules("classic").box_ids
+    setup = [("!new classic order=join", "is in"), ("!start", "your turn")]
+    for user, channel in zip(users, channels, strict=True):
+        for text, _ in setup:
+            await fake.say(user.name, text, channel)
+    await asyncio.sleep(2.0)
+    sent: list[tuple[int, float, int]] = []  # channel, time, index of messages at send
+    turn = dict.fromkeys(channels, 0)
+    step = dict.fromkeys(channels, 0)
+    cycle = ["!roll", "!roll 1 2", "!roll 3", "!score"]
+    start = time.perf_counter()
+    for k in range(commands):
+        target = start + k / rate
+        delay = target - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        index = k % len(channels)
+        channel, user = channels[index], users[index]
+        text = cycle[step[channel]]
+        if text == "!score":
+            text = f"!score {boxes[turn[channel] % len(boxes)]}"
+            turn[channel] += 1
+            if turn[channel] % len(boxes) == 0:
+                step[channel] = -1  # the game ends: open the next one
+        step[channel] = (step[channel] + 1) % len(cycle)
+        at = time.perf_counter()
+        if text.startswith("!roll"):
+            sent.append((channel, at, len(fake.messages)))
+        await fake.say(user.name, text, channel)
+        if step[channel] == 0 and turn[channel] % len(boxes) == 0 and turn[channel]:
+            for again, _ in setup:
+                await fake.say(user.name, again, channel)
+    await asyncio.sleep(2.0)
+    latencies = []
+    for channel, at, first in sent:
+        reply = next(
+            (
+                m
+                for m in fake.messages[first:]
+                if m["channel_id"] == str(channel)
+                and "rolled" in (m.get("content") or "")
+                and m["_received"] > at
+            ),
+            None,
+        )
+        if reply is not None:
+            latencies.append(reply["_received"] - at)
+    await client.close()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
+    missing = len(sent) - len(latencies)
+    if missing:
+        print(f"warning: {missing} rolls got no reply")
+    return latencies
+
+
+async def latency(rate: float, games: int, commands: int, base: Path) -> dict[str, Any]:
+    users = [User(10_000 + n, f"p{n}") for n in range(games)]
+    channels = [20_000 + n for n in range(games)]
+    results: dict[str, Any] = {}
+    for name in ("floor", "rollkeeper"):
+        fake = FakeDiscord(users, channels=channels)
+        await fake.start()
+        try:
+            client: discord.Client = (
+                FloorBot(base / "floor.sqlite3")
+                if name == "floor"
+                else RollkeeperBot(Config(), base / "bot.sqlite3", guild_ready_timeout=0.05)
+            )
+            samples = await drive(fake, client, users, channels, rate, commands)
+        finally:
+            await fake.stop()
+        results[name] = {
+            "rolls": len(samples),
+            "p50_ms": pct(samples, 0.5) * 1000,
+            "p99_ms": pct(samples, 0.99) * 1000,
+            "max_ms": max(samples) * 1000,
+        }
+    results["p99_ratio"] = results["rollkeeper"]["p99_ms"] / results["floor"]["p99_ms"]
+    results["p50_ratio"] = results["rollkeeper"]["p50_ms"] / results["floor"]["p50_ms"]
+    return results
+
+
+STARTUP = r"""
+import asyncio, resource, sys, time
+t0 = time.perf_counter()
+from pathlib import Path
+from bot.config import Config
+from bot.desk import Caller, Desk
+from storage.db import Database
+from storage.service import GameService, Where, Who
+async def main():
+    db = await Database.open(Path(sys.argv[1]))
+    desk = Desk(GameService(db), Config())
+    replies = await desk.text_command(Caller(Where("g", "c77777"), Who("u77777", "P")), "status")
+    ready = time.perf_counter() - t0
+    assert "to play" in replies[0].embeds[0].description, replies
+    await db.close()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{ready} {rss}")
+asyncio.run(main())
+"""
+
+
+async def build_open_games(path: Path, count: int) -> float:
+    """`count` classic games in play, one per channel, each mid-game: written directly."""
+    from engine import GameState, Roll, ScriptedDice, Start, apply
+    from engine.codec import to_snapshot
+    from storage.db import Database
+
+    t0 = time.perf_counter()
+    db = await Database.open(path)
+    rows = []
+    for n in range(count):
+        rules = make_rules("classic", {"order": "join"})
+        state = GameState.started(rules, (f"u{n}",))
+        state, _ = apply(state, Roll(f"u{n}"), ScriptedDice([n % 6 + 1, 2, 3, 4, 5]))
+        rows.append(
+            (
+                "g",
+                f"c{n}",
+                n + 1,
+                "classic",
+                json.dumps(dict(rules.options)),
+                state.phase.value,
+                json.dumps(to_snapshot(state)),
+                json.dumps({f"u{n}": f"P{n}"}),
+                3,
+                f"u{n}",
+                "",
+                "",
+            )
+        )
+    del Start
+    async with db.transaction() as conn:
+        await conn.executemany(
+            "INSERT INTO games (guild_id, channel_id, number, preset, options, phase, snapshot, "
+            "names, version, created_by, created_at, updated_at, seed, commitment) VALUES "
+            "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
+            rows,
+        )
+    await db.close()
+    return time.perf_counter() - t0
+
+
+def startup(path: Path) -> dict[str, float]:
+    runs = []
+    for _ in range(3):
+        out = subprocess.run(
+            [sys.executable, "-c", STARTUP, str(path)], capture_output=True, text=True, check=True
+        )
+        ready, rss = (float(x) for x in out.stdout.split())
+        runs.append((ready, rss))
+    return {"ready_s": sorted(r for r, _ in runs)[1], "peak_rss_mb": max(m for _, m in runs)}
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=float, default=200)
+    parser.add_argument("--games", type=int, default=100)
+    parser.add_argument("--commands", type=int, default=3000)
+    parser.add_argument("--open-games", type=int, default=100_000)
+    parser.add_argument("--out", default="bench-results-bot.json")
+    args = parser.parse_args()
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        results["roll_latency"] = await latency(args.rate, args.games, args.commands, base)
+        results["build_open_games_s"] = await build_open_games(
+            base / "open.sqlite3", args.open_games
+        )
+        results["startup_with_open_games"] = {
+            "games": args.open_games,
+            **startup(base / "open.sqlite3"),
+        }
+    print(f"{'measure':45} {'value':>12}")
+    for key, value in results.items():
+        if isinstance(value, dict):
+            for sub, figure in value.items():
+                if isinstance(figure, dict):
+                    for name, number in figure.items():
+                        print(f"{key}.{sub}.{name:30} {number:>12,.2f}")
+                else:
+                    print(f"{key + '.' + sub:45} {figure:>12,.2f}")
+        else:
+            print(f"{key:45} {value:>12,.2f}")
+    Path(args.out).write_text(json.dumps(results, indent=1))
+    print(f"(figures written to {args.out}; self RSS {resource.getrusage(0).ru_maxrss // 1024} MB)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
