@@ -40,6 +40,9 @@ class Database:
         self.conn = conn
         self.path = path
         self._write_lock = asyncio.Lock()
+        # The roll log's last (id, hash), known to the only writer; None until first read and
+        # after any rolled-back transaction.
+        self.chain_head: tuple[int, str] | None = None
 
     @classmethod
     async def open(
@@ -112,6 +115,7 @@ class Database:
             try:
                 yield self.conn
             except BaseException:
+                self.chain_head = None
                 await self.conn.execute("ROLLBACK")
                 raise
             await self.conn.execute("COMMIT")

@@ -19,6 +19,8 @@ from typing import Any
 
 import aiosqlite
 
+from storage.db import Database
+
 GENESIS = "0" * 64
 
 # Actions, in the forum's words.
@@ -109,11 +111,14 @@ def encode_results(results: Sequence[tuple[str, int, str | None]]) -> str:
     return json.dumps([list(r) for r in results], separators=(",", ":"))
 
 
-async def append(conn: aiosqlite.Connection, entries: Sequence[LogEntry]) -> list[LogRow]:
-    """Chain and insert `entries`. Call inside a write transaction."""
-    async with conn.execute("SELECT last_id, last_hash FROM log_head") as cursor:
-        head = await cursor.fetchone()
-    last_id, prev = (int(head[0]), str(head[1])) if head else (0, GENESIS)
+async def append(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
+    """Chain and insert `entries`. Call inside `db.transaction()`; the `log_head` row follows by
+    trigger, and the database remembers the head for the next append."""
+    if db.chain_head is None:
+        async with db.conn.execute("SELECT last_id, last_hash FROM log_head") as cursor:
+            head = await cursor.fetchone()
+        db.chain_head = (int(head[0]), str(head[1])) if head else (0, GENESIS)
+    last_id, prev = db.chain_head
     rows = []
     bodies = []
     for entry in entries:
@@ -124,10 +129,11 @@ async def append(conn: aiosqlite.Connection, entries: Sequence[LogEntry]) -> lis
         rows.append(LogRow(**values, hash=digest))
         bodies.append((last_id, body, digest))
         prev = digest
-    await conn.executemany("INSERT INTO roll_log (id, body, hash) VALUES (?, ?, ?)", bodies)
-    await conn.execute(
-        "UPDATE log_head SET last_id = ?, last_hash = ? WHERE only_row = 1", (last_id, prev)
-    )
+    if len(bodies) == 1:
+        await db.conn.execute("INSERT INTO roll_log (id, body, hash) VALUES (?, ?, ?)", bodies[0])
+    else:
+        await db.conn.executemany("INSERT INTO roll_log (id, body, hash) VALUES (?, ?, ?)", bodies)
+    db.chain_head = (last_id, prev)
     return rows
 
 

@@ -9,6 +9,7 @@ import asyncio
 import json
 import secrets
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -67,6 +68,7 @@ class SeedRefusedError(RulesError):
 
 
 SEED_TEXT_MAX = 100
+CACHED_GAMES = 20_000  # open games kept in memory (least recently used ones are dropped)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +194,10 @@ class GameService:
         self.clock = clock
         self.randomness = randomness
         self.seeds = seeds
+        # Open games by channel, most recently used last; this process is the only writer, so
+        # a cached game is the stored game. Keys of started games (their seed never changes).
+        self._games: OrderedDict[str, StoredGame] = OrderedDict()
+        self._keys: dict[int, bytes] = {}
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     def _lock(self, channel_id: str) -> asyncio.Lock:
@@ -205,10 +211,30 @@ class GameService:
 
     async def game_here(self, channel_id: str) -> StoredGame | None:
         """The open (not finished) game in a channel, if any."""
+        cached = self._games.get(channel_id)
+        if cached is not None:
+            self._games.move_to_end(channel_id)
+            return cached
         sql = f"SELECT {_GAME_COLUMNS} FROM games WHERE channel_id = ? AND phase != 'over'"
         async with self.db.conn.execute(sql, (channel_id,)) as cursor:
             row = await cursor.fetchone()
-        return None if row is None else _game_from_row(row)
+        if row is None:
+            return None
+        game = _game_from_row(row)
+        self._remember(game)
+        return game
+
+    def _remember(self, game: StoredGame) -> None:
+        """Keep an open game in the cache (forget a finished one)."""
+        if game.state.is_over:
+            self._games.pop(game.channel_id, None)
+            self._keys.pop(game.id, None)
+            return
+        self._games[game.channel_id] = game
+        self._games.move_to_end(game.channel_id)
+        while len(self._games) > CACHED_GAMES:
+            _, dropped = self._games.popitem(last=False)
+            self._keys.pop(dropped.id, None)
 
     async def game_by_number(self, guild_id: str, number: int) -> StoredGame:
         sql = f"SELECT {_GAME_COLUMNS} FROM games WHERE guild_id = ? AND number = ?"
@@ -305,7 +331,8 @@ class GameService:
                             {"scheme": SCHEME, "label": game.label, "commitment": commit}
                         ),
                     )
-                    rows = await rolllog.append(conn, [committed])
+                    rows = await rolllog.append(self.db, [committed])
+            self._remember(game)
             return Outcome(game, events, tuple(rows))
 
     async def add_seed(self, where: Where, who: Who, text: str) -> LogRow:
@@ -329,7 +356,7 @@ class GameService:
                     "UPDATE games SET player_seeds = ? WHERE id = ?", (json.dumps(seeds), game.id)
                 )
                 (row,) = await rolllog.append(
-                    conn,
+                    self.db,
                     [
                         replace(
                             self._base_entry(game, where, who, now, None),
@@ -341,6 +368,7 @@ class GameService:
                         )
                     ],
                 )
+            self._remember(replace(game, player_seeds=tuple(seeds)))
             return row
 
     async def play(self, where: Where, who: Who, action: Action) -> Outcome:
@@ -426,7 +454,7 @@ class GameService:
                     "UPDATE channel_seeds SET rolls = rolls + 1 WHERE channel_id = ? AND day = ?",
                     (where.channel_id, day),
                 )
-                rows = await rolllog.append(conn, entries)
+                rows = await rolllog.append(self.db, entries)
                 await self._remember_message(conn, where, rows[-1])
             return rows[-1], result, [r for r in rows if r.action == "Seed reveal"]
 
@@ -503,11 +531,18 @@ class GameService:
     async def _game_dice(self, game: StoredGame, event: int) -> DiceSource:
         if self.dice is not None:
             return self.dice
-        async with self.db.conn.execute("SELECT seed FROM games WHERE id = ?", (game.id,)) as c:
-            row = await c.fetchone()
-        if row is None or row[0] is None:
-            raise RuntimeError(f"game {game.id} has no seed")
-        return HmacDice(game_key(bytes.fromhex(row[0]), game.player_seeds), game.label, event)
+        key = self._keys.get(game.id)
+        if key is None:
+            async with self.db.conn.execute(
+                "SELECT seed FROM games WHERE id = ?", (game.id,)
+            ) as cursor:
+                row = await cursor.fetchone()
+            if row is None or row[0] is None:
+                raise RuntimeError(f"game {game.id} has no seed")
+            key = game_key(bytes.fromhex(row[0]), game.player_seeds)
+            if game.state.phase is not Phase.LOBBY:  # seeds can no longer be added
+                self._keys[game.id] = key
+        return HmacDice(key, game.label, event)
 
     async def _act(self, where: Where, who: Who, action: Action, reason: str | None) -> Outcome:
         async with self._lock(where.channel_id):
@@ -554,10 +589,11 @@ class GameService:
                 raise RuntimeError(f"game {game.id} changed underneath us")
             if state.is_over and game.commitment is not None:
                 entries.append(await self._reveal(conn, updated, where, who, now))
-            rows = await rolllog.append(conn, entries) if entries else []
+            rows = await rolllog.append(self.db, entries) if entries else []
             rolled = [r for r in rows if r.action in ROLL_NAMES]
             if rolled:
                 await self._remember_message(conn, where, rolled[0])
+        self._remember(updated)
         return Outcome(updated, events, tuple(rows))
 
     async def _insert_action(
@@ -626,7 +662,7 @@ class GameService:
             reason=note[:1000],
         )
         async with self.db.transaction() as conn:
-            (row,) = await rolllog.append(conn, [entry])
+            (row,) = await rolllog.append(self.db, [entry])
         return row, original
 
     async def _latest_live_roll(self, game_id: int) -> int | None:
