@@ -700,12 +700,16 @@ class Desk:
         outcome = await self.service.play(caller.where, caller.who, action)
         return self._describe(outcome, caller)
 
-    def _controls(self, game: StoredGame, selected: int = 0) -> Controls | None:
+    def _controls(
+        self, game: StoredGame, selected: int = 0, placements: tuple[Placement, ...] | None = None
+    ) -> Controls | None:
         state = game.state
         if state.dice is None or state.is_over:
             return None
         options = []
-        ranked = sorted(state.placements(), key=lambda p: -p.gain)
+        ranked = sorted(
+            placements if placements is not None else state.placements(), key=lambda p: -p.gain
+        )
         for p in ranked[: SELECT_OPTIONS_MAX * 2]:
             value = p.box if state.rules.columns == 1 else f"{p.box}:{p.column}"
             options.append(
@@ -831,7 +835,8 @@ class Desk:
                 else "No rolls left: score now."
             )
         )
-        fields = self._placement_fields(state)
+        placements = state.placements()
+        fields = self._placement_fields(state, placements)
         embed = Embed(
             f"{label}: {name}, {action.lower()}",
             desc,
@@ -844,11 +849,10 @@ class Desk:
         return Reply(
             text=clip(text, CONTENT_MAX),
             embeds=(embed.fitted(),),
-            controls=self._controls(game) if current else None,
+            controls=self._controls(game, 0, placements) if current else None,
         )
 
-    def _placement_fields(self, state: GameState) -> list[Field]:
-        placements = state.placements()
+    def _placement_fields(self, state: GameState, placements: tuple[Placement, ...]) -> list[Field]:
         if not placements:
             return []
         groups: dict[int, list[Placement]] = {}

@@ -38,8 +38,13 @@ class DiceKind(StrEnum):
 
     @property
     def names(self) -> tuple[str, ...]:
-        prefix = "py" if self is DiceKind.PAINTED else "d"
-        return tuple(f"{prefix}{i}" for i in range(1, DICE_COUNT + 1))
+        return _DIE_NAMES[self]
+
+
+_DIE_NAMES = {
+    kind: tuple(f"{'py' if kind is DiceKind.PAINTED else 'd'}{i}" for i in range(1, DICE_COUNT + 1))
+    for kind in DiceKind
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,6 +108,17 @@ class Database:
                 await conn.execute(f"PRAGMA user_version = {number}")
 
     @asynccontextmanager
+    async def writing(self) -> AsyncIterator[aiosqlite.Connection]:
+        """The write lock without a transaction: for one self-contained statement (SQLite runs
+        each statement atomically in its own transaction)."""
+        async with self._write_lock:
+            try:
+                yield self.conn
+            except BaseException:
+                self.chain_head = None
+                raise
+
+    @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
         """One write transaction: committed when the block ends, rolled back if it raises."""
         async with self._write_lock:

@@ -111,6 +111,29 @@ def encode_results(results: Sequence[tuple[str, int, str | None]]) -> str:
     return json.dumps([list(r) for r in results], separators=(",", ":"))
 
 
+async def chain(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
+    """Give `entries` their ids and hashes after the log's current head, without writing.
+    Call under the database's write lock, and set `db.chain_head` once they are written."""
+    if db.chain_head is None:
+        async with db.conn.execute("SELECT last_id, last_hash FROM log_head") as cursor:
+            head = await cursor.fetchone()
+        db.chain_head = (int(head[0]), str(head[1])) if head else (0, GENESIS)
+    last_id, prev = db.chain_head
+    rows = []
+    for entry in entries:
+        last_id += 1
+        values: dict[str, Any] = {**asdict(entry), "id": last_id, "prev_hash": prev}
+        body = canonical([_hashed(c, values[c]) for c in CHAIN_COLUMNS])
+        prev = hashlib.sha256(body.encode()).hexdigest()
+        rows.append(LogRow(**values, hash=prev))
+    return rows
+
+
+def body_of(row: LogRow) -> str:
+    """The stored (and hashed) body of a chained row."""
+    return canonical([_hashed(c, getattr(row, c)) for c in CHAIN_COLUMNS])
+
+
 async def append(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
     """Chain and insert `entries`. Call inside `db.transaction()`; the `log_head` row follows by
     trigger, and the database remembers the head for the next append."""

@@ -568,31 +568,37 @@ class GameService:
             names = {**game.names, who.user_id: who.name}
         updated = replace(game, state=state, names=names, version=game.version + 1)
         entries = self._entries(updated, where, who, events, now, reason, corrects)
-        async with self.db.transaction() as conn:
-            await self._insert_action(
-                conn, game.id, updated.version, now, who, action, recording.faces
-            )
-            result = await conn.execute(
-                "UPDATE games SET snapshot = ?, phase = ?, names = ?, version = ?, "
-                "updated_at = ? WHERE id = ? AND version = ?",
+        if state.is_over and game.commitment is not None:
+            entries.append(await self._reveal(updated, where, who, now))
+        async with self.db.writing() as conn:
+            rows = await rolllog.chain(self.db, entries)
+            rolled = next((r for r in rows if r.action in ROLL_NAMES), None)
+            message_log_id = rolled.id if rolled is not None and where.message_id else None
+            await conn.execute(
+                "INSERT INTO apply_action (game_id, seq, at, actor_id, action, faces, snapshot, "
+                "phase, names, log_rows, message_id, channel_id, content, message_log_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
+                    game.id,
+                    updated.version,
+                    now,
+                    who.user_id,
+                    json.dumps(action_to_data(action)),
+                    json.dumps(recording.faces),
                     json.dumps(to_snapshot(state)),
                     state.phase.value,
                     json.dumps(names),
-                    updated.version,
-                    now,
-                    game.id,
-                    game.version,
+                    json.dumps(
+                        [[r.id, rolllog.body_of(r), r.hash] for r in rows], ensure_ascii=False
+                    ),
+                    where.message_id,
+                    where.channel_id,
+                    where.content or (rolled.dice if rolled else None),
+                    message_log_id,
                 ),
             )
-            if result.rowcount != 1:
-                raise RuntimeError(f"game {game.id} changed underneath us")
-            if state.is_over and game.commitment is not None:
-                entries.append(await self._reveal(conn, updated, where, who, now))
-            rows = await rolllog.append(self.db, entries) if entries else []
-            rolled = [r for r in rows if r.action in ROLL_NAMES]
-            if rolled:
-                await self._remember_message(conn, where, rolled[0])
+            if rows:
+                self.db.chain_head = (rows[-1].id, rows[-1].hash)
         self._remember(updated)
         return Outcome(updated, events, tuple(rows))
 
@@ -661,7 +667,7 @@ class GameService:
             corrects=log_id,
             reason=note[:1000],
         )
-        async with self.db.transaction() as conn:
+        async with self.db.transaction():
             (row,) = await rolllog.append(self.db, [entry])
         return row, original
 
@@ -697,11 +703,11 @@ class GameService:
             reason=reason,
         )
 
-    async def _reveal(
-        self, conn: aiosqlite.Connection, game: StoredGame, where: Where, who: Who, now: str
-    ) -> LogEntry:
+    async def _reveal(self, game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:
         """The game is over: its seed goes into the log for anyone to check."""
-        async with conn.execute("SELECT seed FROM games WHERE id = ?", (game.id,)) as cursor:
+        async with self.db.conn.execute(
+            "SELECT seed FROM games WHERE id = ?", (game.id,)
+        ) as cursor:
             row = await cursor.fetchone()
         seed = row[0] if row else None
         return replace(

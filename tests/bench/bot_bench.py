@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import resource
 import subprocess
@@ -29,8 +28,6 @@ from typing import Any
 import aiosqlite
 import discord
 
-from bot.config import Config
-from bot.discord_bot import RollkeeperBot
 from engine import make_rules
 from tests.e2e.fakediscord import FakeDiscord, User
 
@@ -78,48 +75,55 @@ class FloorBot(discord.Client):
 
 async def drive(
     fake: FakeDiscord,
-    client: discord.Client,
+    kind: str,
+    db_path: Path,
     users: list[User],
     channels: list[int],
     rate: float,
     commands: int,
 ) -> list[float]:
-    """Send commands on an open-loop schedule; return roll latencies in seconds."""
-    await client.login("fake-token")
-    task = asyncio.create_task(client.connect(reconnect=False))
-    await asyncio.wait_for(client.wait_until_ready(), 20)
-    boxes = make_rules("classic").box_ids
-    setup = [("!new classic order=join", "is in"), ("!start", "your turn")]
+    """Start the bot in its own process, send commands on an open-loop schedule, and return
+    roll latencies in seconds (both ends stamped here, on the fake's clock)."""
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.bench.bot_child",
+            kind,
+            f"{fake.base}/api/v10",
+            str(discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY),
+            str(db_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    await fake.ready()
+    await asyncio.sleep(1.0)
+    setup = ["!new classic order=join", "!start"]
     for user, channel in zip(users, channels, strict=True):
-        for text, _ in setup:
+        for text in setup:
             await fake.say(user.name, text, channel)
     await asyncio.sleep(2.0)
-    sent: list[tuple[int, float, int]] = []  # channel, time, index of messages at send
-    turn = dict.fromkeys(channels, 0)
-    step = dict.fromkeys(channels, 0)
-    cycle = ["!roll", "!roll 1 2", "!roll 3", "!score"]
+    # Each channel plays games back to back; every command, the next game's setup included,
+    # takes its slot in one paced schedule (round robin over the channels).
+    one_game = [
+        step
+        for box in make_rules("classic").box_ids
+        for step in ("!roll", "!roll 1 2", "!roll 3", f"!score {box}")
+    ] + setup
+    position = dict.fromkeys(channels, 0)
+    sent: list[tuple[int, float, int]] = []  # channel, time sent, messages so far
     start = time.perf_counter()
     for k in range(commands):
-        target = start + k / rate
-        delay = target - time.perf_counter()
+        delay = start + k / rate - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
-        index = k % len(channels)
-        channel, user = channels[index], users[index]
-        text = cycle[step[channel]]
-        if text == "!score":
-            text = f"!score {boxes[turn[channel] % len(boxes)]}"
-            turn[channel] += 1
-            if turn[channel] % len(boxes) == 0:
-                step[channel] = -1  # the game ends: open the next one
-        step[channel] = (step[channel] + 1) % len(cycle)
-        at = time.perf_counter()
+        channel, user = channels[k % len(channels)], users[k % len(channels)]
+        text = one_game[position[channel] % len(one_game)]
+        position[channel] += 1
         if text.startswith("!roll"):
-            sent.append((channel, at, len(fake.messages)))
+            sent.append((channel, time.perf_counter(), len(fake.messages)))
         await fake.say(user.name, text, channel)
-        if step[channel] == 0 and turn[channel] % len(boxes) == 0 and turn[channel]:
-            for again, _ in setup:
-                await fake.say(user.name, again, channel)
     await asyncio.sleep(2.0)
     latencies = []
     for channel, at, first in sent:
@@ -135,10 +139,8 @@ async def drive(
         )
         if reply is not None:
             latencies.append(reply["_received"] - at)
-    await client.close()
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task
+    child.terminate()
+    child.wait(10)
     missing = len(sent) - len(latencies)
     if missing:
         print(f"warning: {missing} rolls got no reply")
@@ -153,12 +155,9 @@ async def latency(rate: float, games: int, commands: int, base: Path) -> dict[st
         fake = FakeDiscord(users, channels=channels)
         await fake.start()
         try:
-            client: discord.Client = (
-                FloorBot(base / "floor.sqlite3")
-                if name == "floor"
-                else RollkeeperBot(Config(), base / "bot.sqlite3", guild_ready_timeout=0.05)
+            samples = await drive(
+                fake, name, base / f"{name}.sqlite3", users, channels, rate, commands
             )
-            samples = await drive(fake, client, users, channels, rate, commands)
         finally:
             await fake.stop()
         results[name] = {
@@ -182,11 +181,14 @@ from storage.db import Database
 from storage.service import GameService, Where, Who
 async def main():
     db = await Database.open(Path(sys.argv[1]))
-    desk = Desk(GameService(db), Config())
-    replies = await desk.text_command(Caller(Where("g", "c77777"), Who("u77777", "P")), "status")
-    ready = time.perf_counter() - t0
-    assert "to play" in replies[0].embeds[0].description, replies
-    await db.close()
+    try:
+        desk = Desk(GameService(db), Config())
+        n = sys.argv[2]
+        replies = await desk.text_command(Caller(Where("g", f"c{n}"), Who(f"u{n}", "P")), "status")
+        ready = time.perf_counter() - t0
+        assert "to play" in replies[0].embeds[0].description, replies
+    finally:
+        await db.close()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{ready} {rss}")
 asyncio.run(main())
@@ -234,11 +236,16 @@ async def build_open_games(path: Path, count: int) -> float:
     return time.perf_counter() - t0
 
 
-def startup(path: Path) -> dict[str, float]:
+def startup(path: Path, games: int) -> dict[str, float]:
+    """Median time to ready and the largest peak RSS over three fresh processes."""
     runs = []
     for _ in range(3):
         out = subprocess.run(
-            [sys.executable, "-c", STARTUP, str(path)], capture_output=True, text=True, check=True
+            [sys.executable, "-c", STARTUP, str(path), str(games * 7 // 9)],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
         )
         ready, rss = (float(x) for x in out.stdout.split())
         runs.append((ready, rss))
@@ -262,7 +269,7 @@ async def main() -> None:
         )
         results["startup_with_open_games"] = {
             "games": args.open_games,
-            **startup(base / "open.sqlite3"),
+            **startup(base / "open.sqlite3", args.open_games),
         }
     print(f"{'measure':45} {'value':>12}")
     for key, value in results.items():

@@ -198,3 +198,19 @@ async def test_free_rolls_are_logged(service: GameService, dice: QueueDice) -> N
     assert row.faces == [("d6", 4, None), ("d6", 1, None), ("d6", 6, None)]
     assert result.parts[0].total == 13
     assert (await verify(service.db.conn)).ok
+
+
+async def test_any_name_survives_the_log_byte_for_byte(
+    service: GameService, dice: QueueDice
+) -> None:
+    """Log bodies pass through SQLite's JSON functions on the way in: names with accents,
+    emoji outside the BMP, quotes, backslashes and control characters must hash the same."""
+    odd = Who("100000000000000003", 'Gÿpsy 💥 "the\\great"\t\u0007')
+    await service.new_game(Where("g", "odd"), odd, "painted-pyz", {"order": "join"})
+    await service.play(Where("g", "odd"), odd, Start())
+    dice.push([1, 2, 3, 4, 5])
+    outcome = await service.play(Where("g", "odd", message_id="9"), odd, Roll(odd.user_id))
+    (row,) = outcome.rows
+    stored = await rolllog.get(service.db.conn, row.id)
+    assert stored is not None and stored.user_name == odd.name and stored.hash == row.hash
+    assert (await verify(service.db.conn)).ok
