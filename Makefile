@@ -27,8 +27,11 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest
 
+# Bounded to a few minutes on 2 cores. Full scale: make bench LOG_ROWS=10000000
+LOG_ROWS ?= 1000000
 bench: $(STAMP)
-	$(BIN)/python -m tests.bench.storage_bench
+	$(BIN)/python -m tests.bench.bot_bench
+	$(BIN)/python -m tests.bench.storage_bench --rows $(LOG_ROWS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
