@@ -137,26 +137,13 @@ def body_of(row: LogRow) -> str:
 async def append(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
     """Chain and insert `entries`. Call inside `db.transaction()`; the `log_head` row follows by
     trigger, and the database remembers the head for the next append."""
-    if db.chain_head is None:
-        async with db.conn.execute("SELECT last_id, last_hash FROM log_head") as cursor:
-            head = await cursor.fetchone()
-        db.chain_head = (int(head[0]), str(head[1])) if head else (0, GENESIS)
-    last_id, prev = db.chain_head
-    rows = []
-    bodies = []
-    for entry in entries:
-        last_id += 1
-        values: dict[str, Any] = {**asdict(entry), "id": last_id, "prev_hash": prev}
-        body = canonical([_hashed(c, values[c]) for c in CHAIN_COLUMNS])
-        digest = hashlib.sha256(body.encode()).hexdigest()
-        rows.append(LogRow(**values, hash=digest))
-        bodies.append((last_id, body, digest))
-        prev = digest
-    if len(bodies) == 1:
-        await db.conn.execute("INSERT INTO roll_log (id, body, hash) VALUES (?, ?, ?)", bodies[0])
-    else:
-        await db.conn.executemany("INSERT INTO roll_log (id, body, hash) VALUES (?, ?, ?)", bodies)
-    db.chain_head = (last_id, prev)
+    rows = await chain(db, entries)
+    await db.conn.executemany(
+        "INSERT INTO roll_log (id, body, hash) VALUES (?, ?, ?)",
+        [(r.id, body_of(r), r.hash) for r in rows],
+    )
+    if rows:
+        db.chain_head = (rows[-1].id, rows[-1].hash)
     return rows
 
 
