@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import resource
 import statistics
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import aiosqlite
 import discord
 
 from engine import make_rules
+from tests.bench import report
 from tests.e2e.fakediscord import FakeDiscord, User
 
 
@@ -289,20 +289,7 @@ async def main() -> None:
             "games": args.open_games,
             **startup(base / "open.sqlite3", args.open_games),
         }
-    print(f"{'measure':45} {'value':>12}")
-    for key, value in results.items():
-        if isinstance(value, dict):
-            for sub, figure in value.items():
-                if isinstance(figure, dict):
-                    for name, number in figure.items():
-                        shown = number if isinstance(number, list) else f"{number:>12,.2f}"
-                        print(f"{key}.{sub}.{name:30} {shown}")
-                else:
-                    print(f"{key + '.' + sub:45} {figure:>12,.2f}")
-        else:
-            print(f"{key:45} {value:>12,.2f}")
-    Path(args.out).write_text(json.dumps(results, indent=1))
-    print(f"(figures written to {args.out}; self RSS {resource.getrusage(0).ru_maxrss // 1024} MB)")
+    report(results, args.out)
 
 
 if __name__ == "__main__":

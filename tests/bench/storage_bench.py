@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import json
 import random
 import tempfile
 import time
@@ -26,6 +25,7 @@ from storage import rolllog
 from storage.db import Database, Durability
 from storage.rolllog import GENESIS, LogQuery, canonical
 from storage.service import GameService, Where, Who, timestamp
+from tests.bench import report
 
 
 def pct(samples: list[float], q: float) -> float:
@@ -187,15 +187,7 @@ async def main() -> None:
             "users": users,
             **await history(base / "log.sqlite3", start, games, users),
         }
-    print(f"{'measure':45} {'value':>12}")
-    for key, value in results.items():
-        if isinstance(value, dict):
-            for sub, figure in value.items():
-                print(f"{key + '.' + sub:45} {figure:>12,.2f}")
-        else:
-            print(f"{key:45} {value:>12,.2f}")
-    Path(args.out).write_text(json.dumps(results, indent=1))
-    print(f"(figures written to {args.out})")
+    report(results, args.out)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine import Join, Roll, Score, Start
+from engine import Join, Roll, Score, Start, make_rules
 from engine.freeroll import parse_free_roll
 from storage.service import GameService, Where, Who
 from tests.conftest import FakeClock, QueueDice
@@ -128,21 +128,7 @@ async def test_fairness_export_verify_rolls_and_report(db_path: Path, tmp_path: 
     service = GameService(db, clock=FakeClock(), seeds=lambda: bytes(32))
     await service.new_game(WHERE, GYPSY, "classic", {"order": "join"})
     await service.play(WHERE, GYPSY, Start())
-    for box in [
-        "ones",
-        "twos",
-        "threes",
-        "fours",
-        "fives",
-        "sixes",
-        "three_of_a_kind",
-        "four_of_a_kind",
-        "full_house",
-        "small_straight",
-        "large_straight",
-        "yahtzee",
-        "chance",
-    ]:
+    for box in make_rules("classic").box_ids:
         await service.play(WHERE, GYPSY, Roll(GYPSY.user_id))
         await service.play(WHERE, GYPSY, Score(GYPSY.user_id, box))
     await db.close()

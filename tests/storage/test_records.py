@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from engine import make_rules
 from storage.records import RecordError, replay
 
 HEADER = {
@@ -116,21 +117,7 @@ def test_events_after_the_end_are_refused() -> None:
         "options": {"yahtzee_bonus": False},
     }
     rows: list[object] = [header]
-    for box in [
-        "ones",
-        "twos",
-        "threes",
-        "fours",
-        "fives",
-        "sixes",
-        "three_of_a_kind",
-        "four_of_a_kind",
-        "full_house",
-        "small_straight",
-        "large_straight",
-        "yahtzee",
-        "chance",
-    ]:
+    for box in make_rules("classic").box_ids:
         rows += [roll("a", **ALL5), {"player": "a", "score": box}]
     state = replay(lines(*rows)).state
     # sixes 30, 3k 30, 4k 30, yahtzee 50, chance 30; joker (forced) after the yahtzee box:
