@@ -58,7 +58,7 @@ from engine import (
 )
 from engine.freeroll import parse_free_roll
 from storage import audit, fairness
-from storage.rolllog import LogQuery, LogRow
+from storage.rolllog import ROLL_NAMES, LogQuery, LogRow
 from storage.service import GameService, Outcome, StoredGame, Where, Who
 
 log = logging.getLogger("rollkeeper.desk")
@@ -301,7 +301,7 @@ class Desk:
         seated = game is not None and caller.who.user_id in game.state.players
         if game is not None and (seated or not dice_text):
             names = parse_dice(dice_text, game.state.rules.dice)
-            return await self._play(caller, Roll(caller.who.user_id, names), game)
+            return await self._play(caller, Roll(caller.who.user_id, names))
         if not dice_text:
             raise UsageError(
                 "There's no game in this channel. Start one, or make a free roll.",
@@ -314,7 +314,7 @@ class Desk:
         names = parse_dice(dice_text, game.state.rules.dice)
         if not names:
             raise UsageError("Name the dice to keep, like `keep 1 2 5`.", hint="keep 1 2 5")
-        return await self._play(caller, Keep(caller.who.user_id, names), game)
+        return await self._play(caller, Keep(caller.who.user_id, names))
 
     async def _score_text(self, caller: Caller, rest: str) -> list[Reply]:
         words = rest.split()
@@ -384,15 +384,15 @@ class Desk:
         return [Reply(controls=controls, edit=True)]
 
     async def roll_button(self, caller: Caller, game_id: int, version: int) -> list[Reply]:
-        game = await self._button_game(caller, game_id, version)
-        return await self._play(caller, Roll(caller.who.user_id), game)
+        await self._button_game(caller, game_id, version)
+        return await self._play(caller, Roll(caller.who.user_id))
 
     async def reroll(self, caller: Caller, game_id: int, version: int, mask: int) -> list[Reply]:
         game = await self._button_game(caller, game_id, version)
         names = tuple(n for i, n in enumerate(game.state.rules.dice.names) if mask >> i & 1)
         if not names:
             raise UsageError("Tap the dice to reroll first, then Reroll.")
-        return await self._play(caller, Roll(caller.who.user_id, names), game)
+        return await self._play(caller, Roll(caller.who.user_id, names))
 
     async def pick(self, caller: Caller, game_id: int, version: int, value: str) -> list[Reply]:
         await self._button_game(caller, game_id, version)
@@ -694,9 +694,7 @@ class Desk:
             f"No player `{clip(text, 30)}` in {game.title}. Playing: {names}.", hint="status"
         )
 
-    async def _play(
-        self, caller: Caller, action: Action, game: StoredGame | None = None
-    ) -> list[Reply]:
+    async def _play(self, caller: Caller, action: Action) -> list[Reply]:
         outcome = await self.service.play(caller.where, caller.who, action)
         return self._describe(outcome, caller)
 
@@ -727,9 +725,7 @@ class Desk:
         """Turn what the engine did into messages, in the forum's words."""
         game = outcome.game
         state = game.state
-        roll_rows = [
-            r for r in outcome.rows if r.action.endswith("roll") and r.action != "Start roll"
-        ]
+        roll_rows = [r for r in outcome.rows if r.action in ROLL_NAMES]
         replies: list[Reply] = []
         lines: list[str] = []
         start_rolls: list[str] = []

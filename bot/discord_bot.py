@@ -200,7 +200,6 @@ class RollkeeperBot(discord.Client):
     ) -> None:
         intents = discord.Intents.default()
         intents.message_content = config.message_content
-        intents.members = False
         super().__init__(
             intents=intents, allowed_mentions=discord.AllowedMentions.none(), **options
         )

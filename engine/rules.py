@@ -85,9 +85,6 @@ class Rules:
     def joker_value(self, box_id: str) -> int | None:
         return dict(self.joker_values).get(box_id)
 
-    def option(self, name: str) -> str | None:
-        return dict(self.options).get(name)
-
     def resolve_box(self, text: str) -> str:
         """The canonical id of the box a player named, or a clear error listing the boxes."""
         wanted = normalise_name(text)
@@ -121,7 +118,6 @@ class _OptionSpec:
     name: str
     choices: tuple[str, ...]
     default: str
-    doc: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,13 +134,8 @@ class Preset:
 
 
 _BOOL = ("true", "false")
-_ORDER = _OptionSpec(
-    "order",
-    ("rolloff", "join"),
-    "rolloff",
-    "rolloff: start rolls decide who starts; join: join order",
-)
-_BONUS = _OptionSpec("yahtzee_bonus", _BOOL, "true", "+100 for each extra Yahtzee")
+_ORDER = _OptionSpec("order", ("rolloff", "join"), "rolloff")
+_BONUS = _OptionSpec("yahtzee_bonus", _BOOL, "true")
 
 PRESETS: tuple[Preset, ...] = (
     Preset(
@@ -152,7 +143,7 @@ PRESETS: tuple[Preset, ...] = (
         ("yahtzee", "standard", "official"),
         "Classic Yahtzee, official rules: 13 boxes, forced joker, Yahtzee bonus.",
         (
-            _OptionSpec("joker", ("forced", "free", "none"), "forced", "the Yahtzee joker rule"),
+            _OptionSpec("joker", ("forced", "free", "none"), "forced"),
             _BONUS,
             _ORDER,
         ),
@@ -161,15 +152,15 @@ PRESETS: tuple[Preset, ...] = (
         "triple",
         ("triple-yahtzee", "triple_yahtzee", "3x"),
         "Triple Yahtzee: three columns scored x1, x2 and x3, 39 turns.",
-        (_OptionSpec("joker", ("free", "none"), "free", "the Yahtzee joker rule"), _BONUS, _ORDER),
+        (_OptionSpec("joker", ("free", "none"), "free"), _BONUS, _ORDER),
     ),
     Preset(
         "painted",
         ("painted-yahtzee", "painted_yahtzee", "py"),
         "Painted Yahtzee: coloured dice py1-py5, 20 boxes, 1 to 6 rounds.",
         (
-            _OptionSpec("rounds", ("1", "2", "3", "4", "5", "6"), "1", "rounds of 20 turns"),
-            _OptionSpec("joker", ("free", "none"), "free", "the Yahtzee joker rule"),
+            _OptionSpec("rounds", ("1", "2", "3", "4", "5", "6"), "1"),
+            _OptionSpec("joker", ("free", "none"), "free"),
             _BONUS,
             _ORDER,
         ),
@@ -178,7 +169,7 @@ PRESETS: tuple[Preset, ...] = (
         "painted-pyz",
         ("pyz", "painted_pyz", "forum"),
         "Painted Yahtzee under the forum's PYZ rulebook: one round, Palette for chance.",
-        (_OptionSpec("joker", ("free", "none"), "free", "the Yahtzee joker rule"), _BONUS, _ORDER),
+        (_OptionSpec("joker", ("free", "none"), "free"), _BONUS, _ORDER),
     ),
 )
 

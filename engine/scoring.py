@@ -39,10 +39,6 @@ def is_card_full(card: Card) -> bool:
     return all(sheet.is_full for sheet in card)
 
 
-def filled_boxes(card: Card) -> int:
-    return sum(v is not None for sheet in card for v in sheet.scores)
-
-
 def sheet_position(rules: Rules, index: int) -> tuple[int, int]:
     """(round, column) of a sheet, both counted from 1."""
     return index // rules.columns + 1, index % rules.columns + 1

@@ -60,7 +60,6 @@ class Database:
         if str(target) != ":memory:":
             target.parent.mkdir(parents=True, exist_ok=True)
         conn = await aiosqlite.connect(target, isolation_level=None)
-        conn.row_factory = aiosqlite.Row
         try:
             for pragma in (
                 "PRAGMA journal_mode=WAL",

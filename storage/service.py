@@ -244,12 +244,6 @@ class GameService:
             raise NoSuchGameError(f"There is no game {number} in this server.", hint="games")
         return _game_from_row(row)
 
-    async def game_by_id(self, game_id: int) -> StoredGame | None:
-        sql = f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?"
-        async with self.db.conn.execute(sql, (game_id,)) as cursor:
-            row = await cursor.fetchone()
-        return None if row is None else _game_from_row(row)
-
     async def games_in(self, guild_id: str, limit: int = 25) -> list[StoredGame]:
         """The server's games, open ones first, newest first."""
         sql = (

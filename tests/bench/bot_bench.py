@@ -212,7 +212,7 @@ asyncio.run(main())
 
 async def build_open_games(path: Path, count: int) -> float:
     """`count` classic games in play, one per channel, each mid-game: written directly."""
-    from engine import GameState, Roll, ScriptedDice, Start, apply
+    from engine import GameState, Roll, ScriptedDice, apply
     from engine.codec import to_snapshot
     from storage.db import Database
 
@@ -239,7 +239,6 @@ async def build_open_games(path: Path, count: int) -> float:
                 "",
             )
         )
-    del Start
     async with db.transaction() as conn:
         await conn.executemany(
             "INSERT INTO games (guild_id, channel_id, number, preset, options, phase, snapshot, "
