@@ -166,10 +166,141 @@ MIGRATION_5 = [
     """,
 ]
 
+# 6: multi-day games. Each game's pace (turn deadline, what happens at it); each player's
+# settings across servers (time zone, quiet hours, direct messages, away); the clock of the
+# turn in play; its reminders (each fires once: a row per turn and kind, marked when done);
+# and an outbox of messages the bot owes, sent and marked one by one, so a message committed
+# before a crash is sent after the restart. `apply_action` now also moves these, in the same
+# statement as the action.
+MIGRATION_6 = [
+    "ALTER TABLE games ADD COLUMN deadline INTEGER",  # seconds a turn may take; NULL: none
+    "ALTER TABLE games ADD COLUMN policy TEXT NOT NULL DEFAULT 'wait'",
+    "ALTER TABLE games ADD COLUMN drop_after INTEGER NOT NULL DEFAULT 0",  # 0: never
+    """
+    CREATE TABLE people (
+        user_id     TEXT PRIMARY KEY,
+        tz          TEXT,
+        quiet       TEXT,
+        dm          INTEGER NOT NULL DEFAULT 0,
+        away_until  TEXT
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE seats (
+        user_id     TEXT NOT NULL,
+        game_id     INTEGER NOT NULL REFERENCES games (id),
+        PRIMARY KEY (user_id, game_id)
+    ) WITHOUT ROWID
+    """,
+    """
+    INSERT INTO seats (user_id, game_id)
+    SELECT json_extract(seat.value, '$.player'), games.id
+    FROM games, json_each(games.snapshot, '$.seats') AS seat
+    WHERE games.phase != 'over'
+    """,
+    """
+    CREATE TABLE turn_clocks (
+        game_id     INTEGER PRIMARY KEY REFERENCES games (id),
+        player      TEXT NOT NULL,
+        turn_seq    INTEGER NOT NULL,
+        started_at  TEXT NOT NULL,
+        due_at      TEXT,
+        misses      TEXT NOT NULL DEFAULT '{}'
+    )
+    """,
+    "CREATE INDEX turn_clocks_by_player ON turn_clocks (player)",
+    """
+    CREATE TABLE reminders (
+        id          INTEGER PRIMARY KEY,
+        game_id     INTEGER NOT NULL REFERENCES games (id),
+        turn_seq    INTEGER NOT NULL,
+        player      TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        due_at      TEXT NOT NULL,
+        state       TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (state IN ('pending', 'sent', 'skipped')),
+        done_at     TEXT,
+        note        TEXT,
+        UNIQUE (game_id, turn_seq, kind)
+    )
+    """,
+    "CREATE INDEX reminders_due ON reminders (due_at) WHERE state = 'pending'",
+    """
+    CREATE TABLE outbox (
+        id          INTEGER PRIMARY KEY,
+        created_at  TEXT NOT NULL,
+        channel_id  TEXT,
+        user_id     TEXT,
+        payload     TEXT NOT NULL,
+        state       TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'failed')),
+        done_at     TEXT,
+        error       TEXT,
+        CHECK ((channel_id IS NULL) != (user_id IS NULL))
+    )
+    """,
+    "CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending'",
+    "DROP TRIGGER apply_action_insert",
+    "DROP VIEW apply_action",
+    """
+    CREATE VIEW apply_action AS SELECT
+        NULL AS game_id, NULL AS seq, NULL AS at, NULL AS actor_id, NULL AS action,
+        NULL AS faces, NULL AS snapshot, NULL AS phase, NULL AS names, NULL AS log_rows,
+        NULL AS message_id, NULL AS channel_id, NULL AS content, NULL AS message_log_id,
+        NULL AS players, NULL AS clock, NULL AS fired, NULL AS outbox
+    """,
+    # `players`: the seated players when they changed (JSON list). `clock`: the turn's new
+    # clock ({player, turn_seq, started_at, due_at, misses, reminders: [[kind, due_at]...]}, or
+    # {} when the game is over). `fired`: the reminder this action carries out. `outbox`:
+    # messages to send ([[channel_id, user_id, payload]...]).
+    """
+    CREATE TRIGGER apply_action_insert INSTEAD OF INSERT ON apply_action
+    BEGIN
+        SELECT RAISE(ABORT, 'the game changed underneath this action')
+        WHERE (SELECT version FROM games WHERE id = NEW.game_id) IS NOT NEW.seq - 1;
+        INSERT INTO game_actions (game_id, seq, at, actor_id, action, faces)
+        VALUES (NEW.game_id, NEW.seq, NEW.at, NEW.actor_id, NEW.action, NEW.faces);
+        UPDATE games SET snapshot = NEW.snapshot, phase = NEW.phase, names = NEW.names,
+                         version = NEW.seq, updated_at = NEW.at
+        WHERE id = NEW.game_id;
+        INSERT INTO roll_log (id, body, hash)
+        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'),
+               json_extract(value, '$[2]')
+        FROM json_each(NEW.log_rows) ORDER BY key;
+        INSERT OR IGNORE INTO message_rolls (message_id, channel_id, content, log_id)
+        SELECT NEW.message_id, NEW.channel_id, NEW.content, NEW.message_log_id
+        WHERE NEW.message_id IS NOT NULL AND NEW.message_log_id IS NOT NULL;
+        DELETE FROM seats WHERE game_id = NEW.game_id AND NEW.players IS NOT NULL;
+        INSERT INTO seats (user_id, game_id)
+        SELECT value, NEW.game_id FROM json_each(NEW.players) WHERE NEW.players IS NOT NULL;
+        UPDATE reminders SET state = 'sent', done_at = NEW.at WHERE id = NEW.fired;
+        DELETE FROM reminders
+        WHERE NEW.clock IS NOT NULL AND game_id = NEW.game_id AND state = 'pending';
+        DELETE FROM turn_clocks
+        WHERE NEW.clock IS NOT NULL AND game_id = NEW.game_id
+          AND json_extract(NEW.clock, '$.player') IS NULL;
+        INSERT OR REPLACE INTO turn_clocks (game_id, player, turn_seq, started_at, due_at, misses)
+        SELECT NEW.game_id, json_extract(NEW.clock, '$.player'),
+               json_extract(NEW.clock, '$.turn_seq'), json_extract(NEW.clock, '$.started_at'),
+               json_extract(NEW.clock, '$.due_at'), json_extract(NEW.clock, '$.misses')
+        WHERE json_extract(NEW.clock, '$.player') IS NOT NULL;
+        INSERT OR IGNORE INTO reminders (game_id, turn_seq, player, kind, due_at)
+        SELECT NEW.game_id, json_extract(NEW.clock, '$.turn_seq'),
+               json_extract(NEW.clock, '$.player'), json_extract(value, '$[0]'),
+               json_extract(value, '$[1]')
+        FROM json_each(NEW.clock, '$.reminders') WHERE NEW.clock IS NOT NULL;
+        INSERT INTO outbox (created_at, channel_id, user_id, payload)
+        SELECT NEW.at, json_extract(value, '$[0]'), json_extract(value, '$[1]'),
+               json_extract(value, '$[2]')
+        FROM json_each(NEW.outbox) WHERE NEW.outbox IS NOT NULL ORDER BY key;
+    END
+    """,
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
     MIGRATION_3,
     MIGRATION_4,
     MIGRATION_5,
+    MIGRATION_6,
 ]

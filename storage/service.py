@@ -12,8 +12,8 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
 
 import aiosqlite
 
@@ -33,17 +33,32 @@ from engine import (
     RollOffRolled,
     RollVoided,
     RulesError,
+    Score,
     Skip,
     TurnSkipped,
+    TurnStarted,
     VoidRoll,
     apply,
     make_rules,
 )
+from engine.autoplay import next_action
 from engine.codec import action_to_data, from_snapshot, to_snapshot
 from engine.fairdice import SCHEME, HmacDice, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
+from engine.timing import REMINDER_KINDS, TURN_PING, WAIT, allowed_time, wait_interval
 from storage import rolllog
 from storage.db import Database
+from storage.pace import (
+    Pace,
+    Policy,
+    Prefs,
+    TurnClock,
+    clock_data,
+    clock_from_row,
+    parse_moment,
+    plan,
+    prefs_from_row,
+)
 from storage.rolllog import FREE_ROLL, ROLL_NAMES, START_ROLL, LogEntry, LogRow
 
 
@@ -69,6 +84,7 @@ class SeedRefusedError(RulesError):
 
 SEED_TEXT_MAX = 100
 CACHED_GAMES = 20_000  # open games kept in memory (least recently used ones are dropped)
+CACHED_PEOPLE = 50_000  # players' settings kept in memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +106,10 @@ class Who:
     name: str
 
 
+BOT = Who("rollkeeper", "rollkeeper")  # the actor of what the bot does by itself
+NO_DEADLINE = Pace()
+
+
 @dataclass(frozen=True, slots=True)
 class StoredGame:
     """A game as stored: its place, its number in the server, the state and players' names."""
@@ -104,6 +124,8 @@ class StoredGame:
     created_at: str
     commitment: str | None = None
     player_seeds: tuple[str, ...] = ()
+    pace: Pace = NO_DEADLINE
+    clock: TurnClock | None = None
 
     @property
     def label(self) -> str:
@@ -128,6 +150,53 @@ class Outcome:
     game: StoredGame
     events: tuple[Event, ...]
     rows: tuple[LogRow, ...]
+    hushed: tuple[str, ...] = ()  # players whose turn mention waits for their quiet hours to end
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """A message the bot owes: to a channel, or to a user directly; `payload` is the reply as
+    the bot layer encoded it."""
+
+    payload: str
+    channel_id: str | None = None
+    user_id: str | None = None
+
+
+Announce = Callable[[Outcome], list[Outgoing]]
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """A message in the outbox; its id makes the send idempotent (Discord's nonce)."""
+
+    id: int
+    message: Outgoing
+
+
+@dataclass(frozen=True, slots=True)
+class DueReminder:
+    id: int
+    game_id: int
+    channel_id: str
+    turn_seq: int
+    player: str
+    kind: str
+    due_at: datetime
+
+
+class Herald(Protocol):
+    """Words for what the bot says by itself (the bot layer renders them)."""
+
+    def reminder(
+        self, game: StoredGame, clock: TurnClock, kind: str, prefs: Prefs, now: datetime
+    ) -> list[Outgoing]: ...
+
+    def waiting(
+        self, game: StoredGame, clock: TurnClock, count: int, now: datetime
+    ) -> list[Outgoing]: ...
+
+    def policy(self, outcome: Outcome) -> list[Outgoing]: ...
 
 
 class _NoDice:
@@ -145,6 +214,12 @@ def _sides_of(die: str) -> int:
     return 6 if die.startswith("py") else int(die[1:])
 
 
+def _outbox_json(outgoing: Sequence[Outgoing]) -> str | None:
+    if not outgoing:
+        return None
+    return json.dumps([[o.channel_id, o.user_id, o.payload] for o in outgoing], ensure_ascii=False)
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -154,9 +229,11 @@ def timestamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-_GAME_COLUMNS = (
-    "id, guild_id, channel_id, number, snapshot, names, version, created_at, commitment, "
-    "player_seeds"
+_GAME_SELECT = (
+    "SELECT g.id, g.guild_id, g.channel_id, g.number, g.snapshot, g.names, g.version, "
+    "g.created_at, g.commitment, g.player_seeds, g.deadline, g.policy, g.drop_after, "
+    "c.player, c.turn_seq, c.started_at, c.due_at, c.misses "
+    "FROM games g LEFT JOIN turn_clocks c ON c.game_id = g.id"
 )
 
 
@@ -172,6 +249,12 @@ def _game_from_row(row: Sequence[Any]) -> StoredGame:
         created_at=str(row[7]),
         commitment=row[8],
         player_seeds=tuple(json.loads(row[9] or "[]")),
+        pace=Pace(
+            timedelta(seconds=row[10]) if row[10] is not None else None,
+            Policy(row[11]),
+            int(row[12]),
+        ),
+        clock=clock_from_row(row[13:18]),
     )
 
 
@@ -199,6 +282,9 @@ class GameService:
         self._games: OrderedDict[str, StoredGame] = OrderedDict()
         self._keys: dict[int, bytes] = {}
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self._people: OrderedDict[str, Prefs] = OrderedDict()
+        # Set when reminders or messages may have become due: the timekeeper wakes up.
+        self.wakeup = asyncio.Event()
 
     def _lock(self, channel_id: str) -> asyncio.Lock:
         lock = self._locks.get(channel_id)
@@ -215,7 +301,7 @@ class GameService:
         if cached is not None:
             self._games.move_to_end(channel_id)
             return cached
-        sql = f"SELECT {_GAME_COLUMNS} FROM games WHERE channel_id = ? AND phase != 'over'"
+        sql = f"{_GAME_SELECT} WHERE g.channel_id = ? AND g.phase != 'over'"
         async with self.db.conn.execute(sql, (channel_id,)) as cursor:
             row = await cursor.fetchone()
         if row is None:
@@ -237,7 +323,7 @@ class GameService:
             self._keys.pop(dropped.id, None)
 
     async def game_by_number(self, guild_id: str, number: int) -> StoredGame:
-        sql = f"SELECT {_GAME_COLUMNS} FROM games WHERE guild_id = ? AND number = ?"
+        sql = f"{_GAME_SELECT} WHERE g.guild_id = ? AND g.number = ?"
         async with self.db.conn.execute(sql, (guild_id, number)) as cursor:
             row = await cursor.fetchone()
         if row is None:
@@ -246,10 +332,7 @@ class GameService:
 
     async def games_in(self, guild_id: str, limit: int = 25) -> list[StoredGame]:
         """The server's games, open ones first, newest first."""
-        sql = (
-            f"SELECT {_GAME_COLUMNS} FROM games WHERE guild_id = ? "
-            "ORDER BY phase = 'over', id DESC LIMIT ?"
-        )
+        sql = f"{_GAME_SELECT} WHERE g.guild_id = ? ORDER BY g.phase = 'over', g.id DESC LIMIT ?"
         async with self.db.conn.execute(sql, (guild_id, limit)) as cursor:
             return [_game_from_row(r) for r in await cursor.fetchall()]
 
@@ -265,7 +348,12 @@ class GameService:
     # ---- writing ----------------------------------------------------------------------------
 
     async def new_game(
-        self, where: Where, who: Who, preset: str, options: dict[str, object]
+        self,
+        where: Where,
+        who: Who,
+        preset: str,
+        options: dict[str, object],
+        pace: Pace = NO_DEADLINE,
     ) -> Outcome:
         """Open a lobby in the channel with its creator seated."""
         rules = make_rules(preset, options)
@@ -294,7 +382,8 @@ class GameService:
                 cursor = await conn.execute(
                     "INSERT INTO games (guild_id, channel_id, number, preset, options, phase, "
                     "snapshot, names, version, created_by, created_at, updated_at, seed, "
-                    "commitment) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?)",
+                    "commitment, deadline, policy, drop_after) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         where.guild_id,
                         where.channel_id,
@@ -309,12 +398,27 @@ class GameService:
                         now,
                         seed.hex() if seed is not None else None,
                         commit,
+                        int(pace.deadline.total_seconds()) if pace.deadline else None,
+                        pace.policy.value,
+                        pace.drop_after,
                     ),
                 )
                 game_id = int(cursor.lastrowid or 0)
                 await self._insert_action(conn, game_id, 1, now, who, Join(who.user_id), [])
+                await conn.execute(
+                    "INSERT INTO seats (user_id, game_id) VALUES (?, ?)", (who.user_id, game_id)
+                )
                 game = StoredGame(
-                    game_id, where.guild_id, where.channel_id, number, state, names, 1, now, commit
+                    game_id,
+                    where.guild_id,
+                    where.channel_id,
+                    number,
+                    state,
+                    names,
+                    1,
+                    now,
+                    commit,
+                    pace=pace,
                 )
                 rows: list[LogRow] = []
                 if commit is not None:
@@ -551,27 +655,43 @@ class GameService:
         action: Action,
         reason: str | None,
         corrects: int | None,
+        *,
+        fired: int | None = None,
+        announce: Announce | None = None,
+        automatic: bool = False,
     ) -> Outcome:
+        """Apply and store one action. `fired`: the reminder this action carries out (marked
+        done with it); `announce`: messages owed for it, queued in the same statement;
+        `automatic`: the bot acted because a deadline passed (a missed turn)."""
         recording = RecordingDice(await self._game_dice(game, game.version + 1))
         state, events = apply(game.state, action, recording)
-        now = timestamp(self.clock())
+        moment = self.clock()
+        now = timestamp(moment)
         names = game.names
         if game.names.get(who.user_id) != who.name and (
             who.user_id in state.players or who.user_id in game.names
         ):
             names = {**game.names, who.user_id: who.name}
         updated = replace(game, state=state, names=names, version=game.version + 1)
+        clock_json, clock, hushed = await self._next_clock(game, updated, events, who, automatic)
+        updated = replace(updated, clock=clock)
         entries = self._entries(updated, where, who, events, now, reason, corrects)
         if state.is_over and game.commitment is not None:
             entries.append(await self._reveal(updated, where, who, now))
+        players = None
+        if set(state.players) != set(game.state.players) or state.is_over:
+            players = json.dumps([] if state.is_over else list(state.players))
         async with self.db.writing() as conn:
             rows = await rolllog.chain(self.db, entries)
+            outcome = Outcome(updated, events, tuple(rows), hushed)
+            outgoing = announce(outcome) if announce is not None else []
             rolled = next((r for r in rows if r.action in ROLL_NAMES), None)
             message_log_id = rolled.id if rolled is not None and where.message_id else None
             await conn.execute(
                 "INSERT INTO apply_action (game_id, seq, at, actor_id, action, faces, snapshot, "
-                "phase, names, log_rows, message_id, channel_id, content, message_log_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "phase, names, log_rows, message_id, channel_id, content, message_log_id, "
+                "players, clock, fired, outbox) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     game.id,
                     updated.version,
@@ -589,12 +709,55 @@ class GameService:
                     where.channel_id,
                     where.content or (rolled.dice if rolled else None),
                     message_log_id,
+                    players,
+                    clock_json,
+                    fired,
+                    _outbox_json(outgoing),
                 ),
             )
             if rows:
                 self.db.chain_head = (rows[-1].id, rows[-1].hash)
         self._remember(updated)
-        return Outcome(updated, events, tuple(rows))
+        if clock_json is not None or outgoing:
+            self.wakeup.set()
+        return outcome
+
+    async def _next_clock(
+        self,
+        old: StoredGame,
+        new: StoredGame,
+        events: Sequence[Event],
+        who: Who,
+        automatic: bool,
+    ) -> tuple[str | None, TurnClock | None, tuple[str, ...]]:
+        """The turn clock after an action: (what to store, or None to leave it; the clock; the
+        players whose turn mention is owed until their quiet hours end)."""
+        state = new.state
+        if state.is_over:
+            return (json.dumps({}) if old.clock is not None else None), None, ()
+        if state.phase is not Phase.PLAYING or not any(isinstance(e, TurnStarted) for e in events):
+            return None, old.clock, ()
+        misses = dict(old.clock.misses) if old.clock is not None else {}
+        previous = old.state.current_player
+        if previous is not None:
+            if automatic:
+                misses[previous] = misses.get(previous, 0) + 1
+            elif who.user_id == previous:
+                misses.pop(previous, None)
+        misses = {p: n for p, n in misses.items() if p in state.players}
+        player = state.current_player
+        assert player is not None
+        moment = self.clock()
+        prefs = await self.prefs(player)
+        start = prefs.away_until if prefs.away_until and prefs.away(moment) else moment
+        deadline = new.pace.deadline
+        clock = TurnClock(
+            player, new.version, start, start + deadline if deadline else None, misses
+        )
+        ping_now = not prefs.is_quiet(moment)
+        reminders = plan(clock, new.pace, prefs, ping_now)
+        data = clock_data(clock, reminders, timestamp)
+        return json.dumps(data), clock, (() if ping_now else (player,))
 
     async def _insert_action(
         self,
@@ -787,3 +950,349 @@ class GameService:
                 case GameEnded(early=True) if reason is not None:
                     entries.append(replace(base, action="End game"))
         return entries
+
+    # ---- multi-day games: players' settings, turn clocks, reminders, the outbox -----------
+
+    async def prefs(self, user_id: str) -> Prefs:
+        """A player's settings (time zone, quiet hours, direct messages, away)."""
+        cached = self._people.get(user_id)
+        if cached is not None:
+            self._people.move_to_end(user_id)
+            return cached
+        async with self.db.conn.execute(
+            "SELECT tz, quiet, dm, away_until FROM people WHERE user_id = ?", (user_id,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        prefs = prefs_from_row(user_id, row)
+        self._people[user_id] = prefs
+        while len(self._people) > CACHED_PEOPLE:
+            self._people.popitem(last=False)
+        return prefs
+
+    async def set_prefs(self, prefs: Prefs) -> list[StoredGame]:
+        """Store a player's settings and move the reminders of their turns in play to fit
+        (an away spell moves their deadlines too). Returns the games whose clock moved."""
+        old = await self.prefs(prefs.user_id)
+        now = self.clock()
+        # Away spells pause deadlines: the clock moves by how much later the player is back.
+        was_back = old.away_until if old.away(now) and old.away_until else now
+        now_back = prefs.away_until if prefs.away(now) and prefs.away_until else now
+        shift = now_back - was_back
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                "INSERT OR REPLACE INTO people (user_id, tz, quiet, dm, away_until) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    prefs.user_id,
+                    prefs.tz,
+                    str(prefs.quiet) if prefs.quiet else None,
+                    int(prefs.dm),
+                    timestamp(prefs.away_until) if prefs.away_until else None,
+                ),
+            )
+        self._people[prefs.user_id] = prefs
+        async with self.db.conn.execute(
+            "SELECT g.channel_id FROM turn_clocks c JOIN games g ON g.id = c.game_id "
+            "WHERE c.player = ? AND g.phase = 'playing'",
+            (prefs.user_id,),
+        ) as cursor:
+            channels = [str(r[0]) for r in await cursor.fetchall()]
+        moved = []
+        for channel_id in channels:
+            async with self._lock(channel_id):
+                game = await self.game_here(channel_id)
+                if game is None or game.clock is None or game.clock.player != prefs.user_id:
+                    continue
+                moved.append(await self._replan(game, game.clock.shifted(shift), prefs))
+        self.wakeup.set()
+        return moved
+
+    async def _replan(self, game: StoredGame, clock: TurnClock, prefs: Prefs) -> StoredGame:
+        """Store a moved clock and plan its reminders again; reminders already sent stay sent
+        (one row per turn and kind), and the moderators' reminders after a deadline stay."""
+        async with self.db.conn.execute(
+            "SELECT kind FROM reminders WHERE game_id = ? AND turn_seq = ?",
+            (game.id, clock.turn_seq),
+        ) as cursor:
+            kinds = {str(r[0]) for r in await cursor.fetchall()}
+        reminders = plan(clock, game.pace, prefs, ping_now=TURN_PING not in kinds)
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                "UPDATE turn_clocks SET started_at = ?, due_at = ? WHERE game_id = ?",
+                (
+                    timestamp(clock.started_at),
+                    timestamp(clock.due_at) if clock.due_at else None,
+                    game.id,
+                ),
+            )
+            await conn.execute(
+                "DELETE FROM reminders WHERE game_id = ? AND state = 'pending' "
+                "AND kind NOT LIKE 'wait%'",
+                (game.id,),
+            )
+            await conn.executemany(
+                "INSERT OR IGNORE INTO reminders (game_id, turn_seq, player, kind, due_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [
+                    (game.id, clock.turn_seq, clock.player, r.kind, timestamp(r.at))
+                    for r in reminders
+                ],
+            )
+        updated = replace(game, clock=clock)
+        self._remember(updated)
+        return updated
+
+    async def set_pace(self, where: Where, moderator: Who, pace: Pace, reason: str) -> StoredGame:
+        """A moderator changes the game's deadline or policy: logged with who and why; the
+        turn in play gets the new deadline, counted from when it began."""
+        async with self._lock(where.channel_id):
+            game = await self.require_game_here(where.channel_id)
+            now = timestamp(self.clock())
+            entry = replace(
+                self._base_entry(game, where, moderator, now, reason),
+                action="Deadline changed",
+                dice=pace.describe(),
+            )
+            async with self.db.transaction() as conn:
+                await conn.execute(
+                    "UPDATE games SET deadline = ?, policy = ?, drop_after = ? WHERE id = ?",
+                    (
+                        int(pace.deadline.total_seconds()) if pace.deadline else None,
+                        pace.policy.value,
+                        pace.drop_after,
+                        game.id,
+                    ),
+                )
+                await rolllog.append(self.db, [entry])
+            updated = replace(game, pace=pace)
+            self._remember(updated)
+            clock = game.clock
+            if clock is not None:
+                due = clock.started_at + pace.deadline if pace.deadline else None
+                prefs = await self.prefs(clock.player)
+                updated = await self._replan(updated, replace(clock, due_at=due), prefs)
+            self.wakeup.set()
+            return updated
+
+    async def my_games(self, user_id: str, limit: int = 50) -> list[StoredGame]:
+        """Every open game a player sits in, in every server: the soonest deadline first."""
+        sql = (
+            f"{_GAME_SELECT} JOIN seats s ON s.game_id = g.id "
+            "WHERE s.user_id = ? AND g.phase != 'over' "
+            "ORDER BY c.due_at IS NULL, c.due_at, g.id LIMIT ?"
+        )
+        async with self.db.conn.execute(sql, (user_id, limit)) as cursor:
+            return [_game_from_row(r) for r in await cursor.fetchall()]
+
+    async def next_due(self) -> datetime | None:
+        """When the earliest pending reminder falls due."""
+        async with self.db.conn.execute(
+            "SELECT MIN(due_at) FROM reminders WHERE state = 'pending'"
+        ) as cursor:
+            row = await cursor.fetchone()
+        return parse_moment(row[0]) if row and row[0] else None
+
+    async def due_reminders(self, limit: int = 200) -> list[DueReminder]:
+        """Pending reminders whose time has come, oldest first."""
+        async with self.db.conn.execute(
+            "SELECT r.id, r.game_id, g.channel_id, r.turn_seq, r.player, r.kind, r.due_at "
+            "FROM reminders r JOIN games g ON g.id = r.game_id "
+            "WHERE r.state = 'pending' AND r.due_at <= ? ORDER BY r.due_at, r.id LIMIT ?",
+            (timestamp(self.clock()), limit),
+        ) as cursor:
+            rows = await cursor.fetchall()
+        return [
+            DueReminder(
+                int(r[0]), int(r[1]), str(r[2]), int(r[3]), str(r[4]), str(r[5]), parse_moment(r[6])
+            )
+            for r in rows
+        ]
+
+    async def fire(self, due: DueReminder, herald: Herald) -> str:
+        """Carry out one due reminder, once: a reminder's messages are queued in the outbox in
+        the same transaction that marks it sent; a deadline's policy acts through the one road,
+        marking the reminder in the same statement. Returns what happened, in words."""
+        async with self._lock(due.channel_id):
+            game = await self.game_here(due.channel_id)
+            clock = game.clock if game is not None and game.id == due.game_id else None
+            if game is None or clock is None or clock.turn_seq != due.turn_seq:
+                await self._settle(due, "skipped", "the turn is over")
+                return "skipped: the turn is over"
+            now = self.clock()
+            prefs = await self.prefs(due.player)
+            if due.kind in REMINDER_KINDS:
+                return await self._remind(game, clock, due, prefs, now, herald)
+            if game.pace.policy is Policy.WAIT or due.kind.startswith(WAIT):
+                return await self._wait(game, clock, due, herald)
+            if game.pace.policy is Policy.SKIP:
+                return await self._skip_missed(game, clock, due, herald)
+            return await self._autoplay(game, due, herald)
+
+    async def _remind(
+        self,
+        game: StoredGame,
+        clock: TurnClock,
+        due: DueReminder,
+        prefs: Prefs,
+        now: datetime,
+        herald: Herald,
+    ) -> str:
+        async with self.db.conn.execute(
+            "SELECT kind FROM reminders WHERE game_id = ? AND turn_seq = ? AND state = 'pending' "
+            "AND due_at <= ? AND id != ?",
+            (game.id, due.turn_seq, timestamp(now), due.id),
+        ) as cursor:
+            also_due = {str(r[0]) for r in await cursor.fetchall()}
+        later = [k for k in REMINDER_KINDS[REMINDER_KINDS.index(due.kind) + 1 :] if k in also_due]
+        if later and due.kind != TURN_PING:
+            await self._settle(due, "skipped", f"superseded by {later[-1]}")
+            return f"skipped: superseded by {later[-1]}"
+        if prefs.away(now):
+            await self._settle(due, "skipped", "the player is away")
+            return "skipped: away"
+        if prefs.is_quiet(now):
+            moved = allowed_time(
+                now, quiet=prefs.quiet, zone=prefs.zone, earliest=now, latest=clock.due_at
+            )
+            if moved is None or moved <= now:
+                await self._settle(due, "skipped", "quiet hours until the deadline")
+                return "skipped: quiet hours"
+            async with self.db.transaction() as conn:
+                await conn.execute(
+                    "UPDATE reminders SET due_at = ? WHERE id = ?", (timestamp(moved), due.id)
+                )
+            return f"moved to {timestamp(moved)}: quiet hours"
+        outgoing = herald.reminder(game, clock, due.kind, prefs, now)
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                "UPDATE reminders SET state = 'sent', done_at = ? WHERE id = ?",
+                (timestamp(now), due.id),
+            )
+            await self._queue(conn, outgoing, now)
+        return "sent"
+
+    async def _wait(
+        self, game: StoredGame, clock: TurnClock, due: DueReminder, herald: Herald
+    ) -> str:
+        """Policy `wait`: nothing changes in the game; the moderators are told, and told again
+        every `wait_interval` until someone acts."""
+        now = self.clock()
+        count = int(due.kind.partition(":")[2] or 0) + 1
+        deadline = game.pace.deadline or timedelta(days=1)
+        entry = replace(
+            self._base_entry(
+                game,
+                Where(game.guild_id, game.channel_id),
+                BOT,
+                timestamp(now),
+                f"turn deadline passed (policy wait, reminder {count})",
+            ),
+            turn_label=game.turn_label(game.state.seat(clock.player).turns + 1),
+            action="Deadline passed",
+            dice=game.name(clock.player),
+        )
+        outgoing = herald.waiting(game, clock, count, now)
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                "UPDATE reminders SET state = 'sent', done_at = ? WHERE id = ?",
+                (timestamp(now), due.id),
+            )
+            await conn.execute(
+                "INSERT OR IGNORE INTO reminders (game_id, turn_seq, player, kind, due_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    game.id,
+                    clock.turn_seq,
+                    clock.player,
+                    f"{WAIT}:{count}",
+                    timestamp(now + wait_interval(deadline)),
+                ),
+            )
+            await rolllog.append(self.db, [entry])
+            await self._queue(conn, outgoing, now)
+        return f"waiting (reminder {count} to the moderators)"
+
+    async def _skip_missed(
+        self, game: StoredGame, clock: TurnClock, due: DueReminder, herald: Herald
+    ) -> str:
+        """Policy `skip`: the turn passes; at `drop_after` misses in a row the player is
+        dropped (their card leaves the game, as when a moderator removes them)."""
+        missed = clock.misses.get(clock.player, 0) + 1
+        where = Where(game.guild_id, game.channel_id)
+        if game.pace.drop_after and missed >= game.pace.drop_after:
+            action: Action = Kick(clock.player)
+            reason = f"dropped: missed {missed} turns in a row (policy skip)"
+        else:
+            action, reason = Skip(), "turn deadline passed (policy skip)"
+        await self._commit(
+            game,
+            where,
+            BOT,
+            action,
+            reason,
+            None,
+            fired=due.id,
+            announce=herald.policy,
+            automatic=True,
+        )
+        return reason
+
+    async def _autoplay(self, game: StoredGame, due: DueReminder, herald: Herald) -> str:
+        """Policy `autoplay`: the bot plays the rest of the turn by the documented strategy
+        (engine/autoplay.py), one logged action at a time; the last one marks the deadline
+        done, so a crash part-way resumes where it stopped."""
+        where = Where(game.guild_id, game.channel_id)
+        reason = "automatic play: turn deadline passed (policy autoplay)"
+        steps = 0
+        while True:
+            action = next_action(game.state)
+            last = isinstance(action, Score)
+            outcome = await self._commit(
+                game,
+                where,
+                BOT,
+                action,
+                reason,
+                None,
+                fired=due.id if last else None,
+                announce=herald.policy,
+                automatic=last,
+            )
+            game = outcome.game
+            steps += 1
+            if last:
+                return f"played automatically ({steps} actions)"
+
+    async def _settle(self, due: DueReminder, state: str, note: str) -> None:
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                "UPDATE reminders SET state = ?, done_at = ?, note = ? WHERE id = ?",
+                (state, timestamp(self.clock()), note, due.id),
+            )
+
+    @staticmethod
+    async def _queue(
+        conn: aiosqlite.Connection, outgoing: Sequence[Outgoing], now: datetime
+    ) -> None:
+        await conn.executemany(
+            "INSERT INTO outbox (created_at, channel_id, user_id, payload) VALUES (?, ?, ?, ?)",
+            [(timestamp(now), o.channel_id, o.user_id, o.payload) for o in outgoing],
+        )
+
+    async def outbox(self, limit: int = 50) -> list[Queued]:
+        """Messages owed, oldest first."""
+        async with self.db.conn.execute(
+            "SELECT id, channel_id, user_id, payload FROM outbox WHERE state = 'pending' "
+            "ORDER BY id LIMIT ?",
+            (limit,),
+        ) as cursor:
+            rows = await cursor.fetchall()
+        return [Queued(int(r[0]), Outgoing(str(r[3]), r[1], r[2])) for r in rows]
+
+    async def delivered(self, queued: Queued, error: str | None = None) -> None:
+        """Mark a message sent (or failed for good, with why)."""
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                "UPDATE outbox SET state = ?, done_at = ?, error = ? WHERE id = ?",
+                ("failed" if error else "sent", timestamp(self.clock()), error, queued.id),
+            )
