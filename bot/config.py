@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import os
 import tomllib
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from engine import RulesError, make_rules
+from engine.timing import OFF_WORDS, parse_duration
 from storage.db import Durability
+from storage.pace import Pace, Policy
 
 DEFAULT_CONFIG = Path("config.toml")
 TOKEN_ENV = "DISCORD_TOKEN"
@@ -29,6 +32,82 @@ class ConsoleConfig(BaseModel):
     moderators: list[str] = Field(default_factory=lambda: ["Mod"])
 
 
+DEADLINE_LEAST = timedelta(minutes=10)
+DEADLINE_MOST = timedelta(days=30)
+AWAY_MOST = timedelta(days=60)
+
+
+def read_deadline(text: str) -> timedelta | None:
+    """`48h` -> 48 hours; `off` -> no deadline. Raises a RulesError naming the range."""
+    if text.strip().lower() in OFF_WORDS:
+        return None
+    return parse_duration(
+        text, least=DEADLINE_LEAST, most=DEADLINE_MOST, example="new classic deadline=48h"
+    )
+
+
+def _check_deadline(value: str) -> str:
+    try:
+        read_deadline(value)
+    except RulesError as exc:
+        raise ValueError(exc.message) from None
+    return value
+
+
+class ServerTurns(BaseModel):
+    """One server's own turn defaults; what is left out comes from [turns]."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    deadline: str | None = None
+    policy: Policy | None = None
+    drop_after: Annotated[int, Field(ge=0, le=50)] | None = None
+
+    @field_validator("deadline")
+    @classmethod
+    def _deadline(cls, value: str | None) -> str | None:
+        return None if value is None else _check_deadline(value)
+
+
+class TurnsConfig(BaseModel):
+    """Deadlines for multi-day games: the defaults of `!new`, per server if wanted."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    deadline: str = "48h"
+    policy: Policy = Policy.WAIT
+    drop_after: Annotated[int, Field(ge=0, le=50)] = 3
+    max_away: str = "14d"
+    servers: dict[str, ServerTurns] = Field(default_factory=dict)
+
+    @field_validator("deadline")
+    @classmethod
+    def _deadline(cls, value: str) -> str:
+        return _check_deadline(value)
+
+    @field_validator("max_away")
+    @classmethod
+    def _max_away(cls, value: str) -> str:
+        try:
+            parse_duration(value, least=timedelta(hours=1), most=AWAY_MOST, example="14d")
+        except RulesError as exc:
+            raise ValueError(exc.message) from None
+        return value
+
+    def pace(self, guild_id: str) -> Pace:
+        """The pace a new game in this server gets unless `!new` says otherwise."""
+        server = self.servers.get(guild_id, ServerTurns())
+        return Pace(
+            read_deadline(server.deadline or self.deadline),
+            server.policy or self.policy,
+            self.drop_after if server.drop_after is None else server.drop_after,
+        )
+
+    @property
+    def away_limit(self) -> timedelta:
+        return parse_duration(self.max_away, least=timedelta(hours=1), most=AWAY_MOST, example="")
+
+
 class Config(BaseModel):
     """Every key is documented in config.example.toml."""
 
@@ -42,6 +121,7 @@ class Config(BaseModel):
     message_content: bool = True
     defaults: dict[str, dict[str, str | int | bool]] = Field(default_factory=dict)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
+    turns: TurnsConfig = Field(default_factory=TurnsConfig)
 
     @field_validator("prefix")
     @classmethod

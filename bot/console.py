@@ -7,6 +7,7 @@ Replies print as text (embeds rendered as text). Reads piped input and stops at 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import sys
 from pathlib import Path
@@ -16,7 +17,8 @@ from bot.config import Config
 from bot.desk import Caller, Desk
 from bot.replies import Embed, Reply
 from storage.db import Database
-from storage.service import GameService, Where, Who
+from bot.timekeeper import Timekeeper
+from storage.service import GameService, Outgoing, Where, Who
 
 _LINE = re.compile(r"^\s*([^:]{1,32}?)\s*:\s?(.*)$")
 _MARKUP = re.compile(r"\*\*|__|^-# ", re.MULTILINE)
@@ -56,11 +58,23 @@ def render_reply(reply: Reply) -> str:
 class Console:
     """The console channel over one database."""
 
-    def __init__(self, desk: Desk, config: Config) -> None:
+    def __init__(self, desk: Desk, config: Config, stdout: TextIO = sys.stdout) -> None:
         self.desk = desk
         self.config = config
+        self.stdout = stdout
         self.where = Where(config.console.guild, config.console.channel)
         self.moderators = {m.casefold() for m in config.console.moderators}
+
+    async def deliver(self, message: Outgoing, reply: Reply, nonce: str) -> None:
+        """The timekeeper's transport: reminders and deadline news print like any reply;
+        a direct message says whom it is for."""
+        text = render_reply(reply)
+        if message.user_id is not None:
+            text = f"(direct message to {message.user_id.removeprefix('console:')}) {text}"
+        elif message.channel_id != self.where.channel_id:
+            text = f"(in #{message.channel_id}) {text}"
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
 
     async def post(self, line: str) -> list[Reply] | None:
         """One input line; None when it is not a command (chat is ignored, as in a channel)."""
@@ -80,9 +94,12 @@ async def run_console(
     config: Config, db_path: Path, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
 ) -> int:
     db = await Database.open(db_path, config.durability)
+    service = GameService(db)
+    desk = Desk(service, config)
+    console = Console(desk, config, stdout)
+    keeper = Timekeeper(service, desk.pacing, console)
+    timekeeping = asyncio.create_task(keeper.run(), name="timekeeper")
     try:
-        service = GameService(db)
-        console = Console(Desk(service, config), config)
         interactive = stdin.isatty()
         if interactive:
             game = await service.game_here(console.where.channel_id)
@@ -111,5 +128,8 @@ async def run_console(
                 stdout.write(render_reply(reply) + "\n")
             stdout.flush()
     finally:
+        timekeeping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await timekeeping
         await db.close()
     return 0

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from bot.config import Config
+from bot.pacing import Pacing, mention, pace_from_options, time_left
 from bot.replies import (
     CONTENT_MAX,
     SELECT_OPTIONS_MAX,
@@ -57,9 +58,10 @@ from engine import (
     sheet_totals,
 )
 from engine.freeroll import parse_free_roll
+from engine.timing import format_duration
 from storage import audit, fairness
 from storage.rolllog import ROLL_NAMES, LogQuery, LogRow
-from storage.service import GameService, Outcome, StoredGame, Where, Who
+from storage.service import BOT, GameService, Outcome, StoredGame, Where, Who
 
 log = logging.getLogger("rollkeeper.desk")
 COLOURS = {"classic": 0xC0392B, "triple": 0x2471A3, "painted": 0x8E44AD, "painted-pyz": 0x1E8449}
@@ -118,14 +120,33 @@ HELP: dict[str, CommandHelp] = {
         "fairness [game N | player | channel]",
         "How even the dice have been: counts per face, and a plain-words verdict.",
     ),
-    "status": CommandHelp("status", "Whose turn, which roll, the dice on the table, the options."),
+    "status": CommandHelp(
+        "status", "Whose turn, which roll, the dice on the table, the options, the time left."
+    ),
     "games": CommandHelp("games", "The games in this server."),
+    "mygames": CommandHelp(
+        "mygames", "Every game you're in, in every server: whose turn, and the time left."
+    ),
+    "tz": CommandHelp(
+        "tz [zone]", "Your time zone, for quiet hours and deadlines: `tz Europe/Berlin`."
+    ),
+    "quiet": CommandHelp(
+        "quiet <from-to>|off",
+        "No reminders in these hours, your time: `quiet 23:00-08:00`.",
+    ),
+    "dm": CommandHelp(
+        "dm on|off", "Direct messages when your turn starts and at half time (off by default)."
+    ),
+    "away": CommandHelp(
+        "away <time>", "Pause your turn deadlines while you're away: `away 3d` (everyone sees it)."
+    ),
+    "back": CommandHelp("back", "End your away time early: your deadlines run again."),
     "help": CommandHelp("help [command]", "This list, or one command in detail."),
     "mod": CommandHelp(
-        "mod log|verify|export|void|skip|kick|end ...",
+        "mod log|verify|export|void|skip|kick|end|deadline ...",
         "Moderators: `mod log [game] [player]`, `mod verify`, `mod export [game]`, "
         "`mod void <roll-id> <reason>`, `mod skip <reason>`, `mod kick <player> <reason>`, "
-        "`mod end <reason>`.",
+        "`mod end <reason>`, `mod deadline <time|off> [wait|autoplay|skip] <reason>`.",
     ),
 }
 ALIASES = {
@@ -139,6 +160,9 @@ ALIASES = {
     "stat": "status",
     "list": "games",
     "reroll": "roll",
+    "my": "mygames",
+    "timezone": "tz",
+    "zone": "tz",
 }
 _MENTION = re.compile(r"^<@!?(\d+)>$")
 
@@ -177,6 +201,7 @@ class Desk:
         self.service = service
         self.config = config
         self.prefix = config.prefix
+        self.pacing = Pacing(self)
         self._text: dict[str, Callable[[Caller, str], Awaitable[list[Reply]]]] = {
             "new": self._new_text,
             "join": lambda c, _: self.join(c),
@@ -190,6 +215,12 @@ class Desk:
             "seed": self.seed,
             "fairness": self.fairness,
             "games": lambda c, _: self.games(c),
+            "mygames": lambda c, _: self.pacing.mygames(c),
+            "tz": self.pacing.tz,
+            "quiet": self.pacing.quiet,
+            "dm": self.pacing.dm,
+            "away": self.pacing.away,
+            "back": lambda c, _: self.pacing.back(c),
             "help": lambda c, rest: self.help(c, rest),
             "mod": self._mod_text,
         }
@@ -263,14 +294,16 @@ class Desk:
 
     async def new(self, caller: Caller, variant: str, options: dict[str, object]) -> list[Reply]:
         preset = find_preset(variant)
+        options = dict(options)
+        pace = pace_from_options(self.config.turns.pace(caller.where.guild_id), options)
         chosen = {**self.config.defaults.get(preset.name, {}), **options}
-        outcome = await self.service.new_game(caller.where, caller.who, preset.name, chosen)
+        outcome = await self.service.new_game(caller.where, caller.who, preset.name, chosen, pace)
         game = outcome.game
         rules = game.state.rules
         opts = ", ".join(f"{k}={v}" for k, v in rules.options)
         text = (
-            f"**{game.title}**: {rules.title} ({opts}). {caller.who.name} is in. "
-            f"Others: `{self.prefix}join`. When everyone is in: `{self.prefix}start`."
+            f"**{game.title}**: {rules.title} ({opts}; {pace.describe()}). {caller.who.name} "
+            f"is in. Others: `{self.prefix}join`. When everyone is in: `{self.prefix}start`."
         )
         if game.commitment:
             text += (
@@ -422,6 +455,7 @@ class Desk:
         fields = [
             Field("Players", "\n".join(lines) or "nobody yet"),
             Field("Options", ", ".join(f"{k}={v}" for k, v in rules.options)),
+            await self.pacing.clock_field(game),
         ]
         if state.phase is Phase.LOBBY:
             desc = f"Waiting for players. `{self.prefix}join`, then `{self.prefix}start`."
@@ -561,18 +595,21 @@ class Desk:
             return await self.mod_kick(caller, player, reason)
         if sub == "end":
             return await self.mod_end(caller, args)
+        if sub == "deadline":
+            return await self.pacing.mod_deadline(caller, args)
         raise UsageError(
-            "Moderator commands: log, verify, export, void, skip, kick, end.", hint="help mod"
+            "Moderator commands: log, verify, export, void, skip, kick, end, deadline.",
+            hint="help mod",
         )
 
-    def _require_moderator(self, caller: Caller) -> None:
+    def require_moderator(self, caller: Caller) -> None:
         if not caller.is_moderator:
             role = self.config.moderator_role
             who = f"the {role} role or " if role else ""
             raise NotModeratorError(f"Only moderators ({who}Manage Messages) can do that.")
 
     @staticmethod
-    def _require_reason(reason: str, example: str) -> str:
+    def require_reason(reason: str, example: str) -> str:
         if not reason.strip():
             raise UsageError("Say why: every override is logged with a reason.", hint=example)
         return reason.strip()
@@ -580,7 +617,7 @@ class Desk:
     async def mod_log(
         self, caller: Caller, game_number: int | None, player: str | None, before: int | None = None
     ) -> list[Reply]:
-        self._require_moderator(caller)
+        self.require_moderator(caller)
         game_id = None
         title = "Roll log: this server"
         if game_number is not None:
@@ -615,7 +652,7 @@ class Desk:
         return [Reply(embeds=(embed,), private=True)]
 
     async def mod_verify(self, caller: Caller) -> list[Reply]:
-        self._require_moderator(caller)
+        self.require_moderator(caller)
         report = await audit.verify(self.service.db.conn)
         if report.problem is None:
             text = (
@@ -627,7 +664,7 @@ class Desk:
         return [Reply(text=text, private=True)]
 
     async def mod_export(self, caller: Caller, game_number: int | None) -> list[Reply]:
-        self._require_moderator(caller)
+        self.require_moderator(caller)
         if game_number is None:
             game = await self.service.require_game_here(caller.where.channel_id)
         else:
@@ -651,31 +688,31 @@ class Desk:
         ]
 
     async def mod_void(self, caller: Caller, roll_id: int, reason: str) -> list[Reply]:
-        self._require_moderator(caller)
-        why = self._require_reason(reason, f"mod void {roll_id} typed twice")
+        self.require_moderator(caller)
+        why = self.require_reason(reason, f"mod void {roll_id} typed twice")
         outcome = await self.service.void(caller.where, caller.who, roll_id, why)
-        return self._describe(outcome, caller)
+        return self.describe(outcome, caller)
 
     async def mod_skip(self, caller: Caller, reason: str) -> list[Reply]:
-        self._require_moderator(caller)
-        why = self._require_reason(reason, "mod skip away this week")
-        return self._describe(
+        self.require_moderator(caller)
+        why = self.require_reason(reason, "mod skip away this week")
+        return self.describe(
             await self.service.moderate(caller.where, caller.who, Skip(), why), caller
         )
 
     async def mod_kick(self, caller: Caller, player: str, reason: str) -> list[Reply]:
-        self._require_moderator(caller)
+        self.require_moderator(caller)
         game = await self.service.require_game_here(caller.where.channel_id)
         who = self._find_player(game, player)
-        why = self._require_reason(reason, f"mod kick {player or 'NAME'} left the server")
-        return self._describe(
+        why = self.require_reason(reason, f"mod kick {player or 'NAME'} left the server")
+        return self.describe(
             await self.service.moderate(caller.where, caller.who, Kick(who), why), caller
         )
 
     async def mod_end(self, caller: Caller, reason: str) -> list[Reply]:
-        self._require_moderator(caller)
-        why = self._require_reason(reason, "mod end abandoned")
-        return self._describe(
+        self.require_moderator(caller)
+        why = self.require_reason(reason, "mod end abandoned")
+        return self.describe(
             await self.service.moderate(caller.where, caller.who, EndGame(), why), caller
         )
 
@@ -696,7 +733,7 @@ class Desk:
 
     async def _play(self, caller: Caller, action: Action) -> list[Reply]:
         outcome = await self.service.play(caller.where, caller.who, action)
-        return self._describe(outcome, caller)
+        return self.describe(outcome, caller)
 
     def _controls(
         self, game: StoredGame, selected: int = 0, placements: tuple[Placement, ...] | None = None
@@ -721,7 +758,7 @@ class Desk:
             game.id, game.version, state.dice, selected, state.rolls_used < 3, tuple(options)
         )
 
-    def _describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
+    def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
         """Turn what the engine did into messages, in the forum's words."""
         game = outcome.game
         state = game.state
@@ -761,15 +798,7 @@ class Desk:
                     if lines:
                         replies.append(Reply(text=clip("\n".join(lines), CONTENT_MAX)))
                         lines = []
-                    who = f"<@{player}>" if player.isdigit() else game.name(player)
-                    replies.append(
-                        Reply(
-                            text=f"{who}, your turn: {game.turn_label(turn)}. "
-                            f"`{self.prefix}roll` or the button when ready.",
-                            mentions=(player,),
-                            roll_button=RollButton(game.id, game.version),
-                        )
-                    )
+                    replies.append(self._turn_started(outcome, player, turn))
                 case DiceRolled():
                     row = roll_rows.pop(0) if roll_rows else None
                     replies.append(self._roll_reply(game, event, row))
@@ -802,6 +831,37 @@ class Desk:
         if lines:
             replies.append(Reply(text=clip("\n".join(lines), CONTENT_MAX)))
         return replies
+
+    def describe_for_bot(self, outcome: Outcome) -> list[Reply]:
+        """The messages for what the bot did by itself (a deadline's policy)."""
+        game = outcome.game
+        caller = Caller(Where(game.guild_id, game.channel_id), BOT, is_moderator=True)
+        return self.describe(outcome, caller)
+
+    def _turn_started(self, outcome: Outcome, player: str, turn: int) -> Reply:
+        """`@player, your turn`: the mention waits when it is night for them (quiet hours),
+        and an away player's clock starts when they are back."""
+        game = outcome.game
+        now = self.service.clock()
+        text = f"{game.name(player)}'s turn" if player in outcome.hushed else None
+        if text is None:
+            text = f"{mention(player, game)}, your turn"
+        text += f": {game.turn_label(turn)}. `{self.prefix}roll` or the button when ready."
+        clock = game.clock
+        if player in outcome.hushed:
+            text += " (Quiet hours for them: I'll mention them when those end.)"
+        if clock is not None and clock.player == player and clock.started_at > now:
+            text += (
+                f" They're away: the turn clock starts when they're back "
+                f"({format_duration(clock.started_at - now)})."
+            )
+        elif clock is not None and clock.due_at is not None:
+            text += f" {time_left(clock, now).capitalize()}."
+        return Reply(
+            text=text,
+            mentions=() if player in outcome.hushed else (player,),
+            roll_button=RollButton(game.id, game.version),
+        )
 
     def _roll_reply(self, game: StoredGame, event: DiceRolled, row: LogRow | None) -> Reply:
         state = game.state

@@ -6,13 +6,16 @@ The watchdog logs and flags edits and deletions of messages that made rolls.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import logging
 import re
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import available_timezones
 
 import discord
 from discord import app_commands
@@ -20,11 +23,14 @@ from discord import app_commands
 from bot.config import Config
 from bot.desk import HELP, Caller, Desk
 from bot.replies import Controls, Embed, Reply
+from bot.timekeeper import Timekeeper, UndeliverableError
 from engine import PRESETS
 from storage.db import Database
-from storage.service import GameService, Where, Who
+from storage.pace import Policy
+from storage.service import GameService, Outgoing, Where, Who, utc_now
 
 log = logging.getLogger("rollkeeper.discord")
+POLICIES = [p.value for p in Policy]
 
 _TOGGLE = r"rk:t:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+):(?P<die>\d)"
 _REROLL = r"rk:r:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+)"
@@ -195,6 +201,7 @@ class RollkeeperBot(discord.Client):
         db_path: Path,
         *,
         dice: Any = None,
+        clock: Callable[[], datetime] = utc_now,
         sync_commands: bool = True,
         **options: Any,
     ) -> None:
@@ -206,6 +213,9 @@ class RollkeeperBot(discord.Client):
         self.config = config
         self.db_path = db_path
         self.dice = dice  # None: every die derives from the committed seeds (fairdice.py)
+        self.clock = clock
+        self.timekeeper: Timekeeper | None = None
+        self._timekeeping: asyncio.Task[None] | None = None
         self.sync_commands = sync_commands
         self.tree = app_commands.CommandTree(self)
         self.db: Database | None = None
@@ -233,12 +243,45 @@ class RollkeeperBot(discord.Client):
 
     async def setup_hook(self) -> None:
         self.db = await Database.open(self.db_path, self.config.durability)
-        self._desk = Desk(GameService(self.db, self.dice), self.config)
+        self._desk = Desk(GameService(self.db, self.dice, self.clock), self.config)
+        self.timekeeper = Timekeeper(self._desk.service, self._desk.pacing, self)
         self.add_dynamic_items(DieButton, RerollButton, ScoreMenu, FirstRollButton)
         if self.sync_commands:
             await self.tree.sync()
 
+    async def on_ready(self) -> None:
+        """Reminders, deadlines and owed messages run once the gateway is up (and carry on
+        across reconnects); what fell due while the bot was down goes out now, once."""
+        if self._timekeeping is None and self.timekeeper is not None:
+            self._timekeeping = asyncio.create_task(self.timekeeper.run(), name="timekeeper")
+
+    async def deliver(self, message: Outgoing, reply: Reply, nonce: str) -> None:
+        """The timekeeper's transport: a channel message or a direct message, with a nonce
+        Discord uses to drop a repeat of the same message."""
+        kwargs = self._message_kwargs(reply)
+        try:
+            if message.user_id is not None:
+                if not message.user_id.isdigit():
+                    raise UndeliverableError(f"not a Discord user: {message.user_id}")
+                user_id = int(message.user_id)
+                user = self.get_user(user_id) or await self.fetch_user(user_id)
+                await user.send(nonce=nonce, **kwargs)
+            else:
+                assert message.channel_id is not None
+                if not message.channel_id.isdigit():
+                    raise UndeliverableError(f"not a Discord channel: {message.channel_id}")
+                channel_id = int(message.channel_id)
+                channel = self.get_channel(channel_id) or await self.fetch_channel(channel_id)
+                await channel.send(nonce=nonce, **kwargs)  # type: ignore[union-attr]
+        except (discord.Forbidden, discord.NotFound) as exc:
+            raise UndeliverableError(exc.text or str(exc)) from None
+
     async def close(self) -> None:
+        if self._timekeeping is not None:
+            self._timekeeping.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._timekeeping
+            self._timekeeping = None
         await super().close()
         if self.db is not None:
             await self.db.close()
@@ -333,9 +376,10 @@ class RollkeeperBot(discord.Client):
             kwargs["files"] = [
                 discord.File(io.BytesIO(f.data), filename=f.filename) for f in reply.files
             ]
-        if reply.mentions:
+        if reply.mentions or reply.roles:
             kwargs["allowed_mentions"] = discord.AllowedMentions(
-                users=[discord.Object(int(m)) for m in reply.mentions if m.isdigit()]
+                users=[discord.Object(int(m)) for m in reply.mentions if m.isdigit()],
+                roles=[discord.Object(int(r)) for r in reply.roles if r.isdigit()],
             )
         return kwargs
 
@@ -541,6 +585,47 @@ def _register_commands(bot: RollkeeperBot) -> None:
             interaction, bot.desk.help(caller(interaction), command.value if command else "")
         )
 
+    async def zone_choices(
+        _: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        wanted = current.replace(" ", "_").lower()
+        names = sorted(n for n in available_timezones() if wanted in n.lower())
+        return [app_commands.Choice(name=n, value=n) for n in names[:25]]
+
+    @tree.command(name="tz", description="Your time zone, for quiet hours and deadlines")
+    @app_commands.describe(zone="Like Europe/Berlin; leave empty to see your settings")
+    @app_commands.autocomplete(zone=zone_choices)
+    async def tz(interaction: discord.Interaction[Any], zone: str | None = None) -> None:
+        await respond(interaction, bot.desk.pacing.tz(caller(interaction), zone or ""))
+
+    @tree.command(name="quiet", description="No reminders in these hours (your time)")
+    @app_commands.describe(hours="Like 23:00-08:00, or off")
+    async def quiet(interaction: discord.Interaction[Any], hours: str) -> None:
+        await respond(interaction, bot.desk.pacing.quiet(caller(interaction), hours))
+
+    @tree.command(name="dm", description="Direct messages when your turn starts and at half time")
+    @app_commands.choices(
+        setting=[
+            app_commands.Choice(name="on", value="on"),
+            app_commands.Choice(name="off", value="off"),
+        ]
+    )
+    async def dm(interaction: discord.Interaction[Any], setting: app_commands.Choice[str]) -> None:
+        await respond(interaction, bot.desk.pacing.dm(caller(interaction), setting.value))
+
+    @tree.command(name="away", description="Pause your turn deadlines while you're away")
+    @app_commands.describe(time="How long, like 3d or 12h")
+    async def away(interaction: discord.Interaction[Any], time: str) -> None:
+        await respond(interaction, bot.desk.pacing.away(caller(interaction), time))
+
+    @tree.command(name="back", description="End your away time: your deadlines run again")
+    async def back(interaction: discord.Interaction[Any]) -> None:
+        await respond(interaction, bot.desk.pacing.back(caller(interaction)))
+
+    @tree.command(name="mygames", description="Every game you're in, with the time left")
+    async def mygames(interaction: discord.Interaction[Any]) -> None:
+        await respond(interaction, bot.desk.pacing.mygames(caller(interaction)))
+
     mod = app_commands.Group(
         name="mod",
         description="Moderator tools",
@@ -588,6 +673,29 @@ def _register_commands(bot: RollkeeperBot) -> None:
     @mod.command(name="end", description="End this channel's game now")
     async def mod_end(interaction: discord.Interaction[Any], reason: str) -> None:
         await respond(interaction, bot.desk.mod_end(caller(interaction), reason))
+
+    @mod.command(name="deadline", description="Change this game's turn deadline or policy")
+    @app_commands.describe(
+        time="Like 24h or 2d, or off",
+        reason="Why (logged)",
+        policy="At the deadline: wait, autoplay or skip",
+        drop_after="Under skip: missed turns in a row before a player is dropped (0: never)",
+    )
+    @app_commands.choices(policy=[app_commands.Choice(name=p, value=p) for p in POLICIES])
+    async def mod_deadline(
+        interaction: discord.Interaction[Any],
+        time: str,
+        reason: str,
+        policy: app_commands.Choice[str] | None = None,
+        drop_after: app_commands.Range[int, 0, 50] | None = None,
+    ) -> None:
+        words = [time]
+        if policy is not None:
+            words.append(policy.value)
+        if drop_after is not None:
+            words.append(f"drop_after={drop_after}")
+        text = " ".join([*words, reason])
+        await respond(interaction, bot.desk.pacing.mod_deadline(caller(interaction), text))
 
     tree.add_command(mod)
 

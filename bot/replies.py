@@ -6,6 +6,7 @@ values, 4,096-char descriptions, 6,000 characters per message); `fit` enforces t
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 
 from engine import DieFace
@@ -134,5 +135,52 @@ class Reply:
     roll_button: RollButton | None = None
     private: bool = False
     files: tuple[Attachment, ...] = ()
-    mentions: tuple[str, ...] = ()
+    mentions: tuple[str, ...] = ()  # user ids this message may ping
+    roles: tuple[str, ...] = ()  # role ids this message may ping
     edit: bool = False  # replace the message the caller clicked, instead of a new one
+
+
+def encode(reply: Reply) -> str:
+    """A reply the bot sends by itself, as JSON for the outbox: text, embeds, mentions and a
+    Roll button (the parts such messages use)."""
+    data: dict[str, object] = {
+        "text": reply.text,
+        "mentions": list(reply.mentions),
+        "roles": list(reply.roles),
+    }
+    if reply.embeds:
+        data["embeds"] = [
+            {
+                "title": e.title,
+                "description": e.description,
+                "fields": [[f.name, f.value, f.inline] for f in e.fields],
+                "colour": e.colour,
+                "footer": e.footer,
+            }
+            for e in reply.embeds
+        ]
+    if reply.roll_button is not None:
+        data["roll_button"] = [reply.roll_button.game_id, reply.roll_button.version]
+    return json.dumps(data, ensure_ascii=False)
+
+
+def decode(payload: str) -> Reply:
+    data = json.loads(payload)
+    embeds = tuple(
+        Embed(
+            e["title"],
+            e["description"],
+            tuple(Field(n, v, i) for n, v, i in e["fields"]),
+            e["colour"],
+            e["footer"],
+        )
+        for e in data.get("embeds", ())
+    )
+    button = data.get("roll_button")
+    return Reply(
+        text=data.get("text", ""),
+        embeds=embeds,
+        mentions=tuple(data.get("mentions", ())),
+        roles=tuple(data.get("roles", ())),
+        roll_button=RollButton(button[0], button[1]) if button else None,
+    )

@@ -48,8 +48,8 @@ def parse_duration(text: str, *, least: timedelta, most: timedelta, example: str
 
 
 def format_duration(span: timedelta) -> str:
-    """`2d 4h`, `35m`, `0m`: two units at most, rounded down to the minute."""
-    minutes = max(0, int(span.total_seconds() // 60))
+    """`2d 4h`, `35m`, `0m`: two units at most, to the nearest minute."""
+    minutes = max(0, round(span.total_seconds() / 60))
     days, rest = divmod(minutes, 24 * 60)
     hours, mins = divmod(rest, 60)
     parts = [f"{days}d"] if days else []
@@ -163,6 +163,8 @@ NEAR_END = "near"  # the deadline is near: a channel mention (and a direct messa
 DEADLINE = "deadline"  # the deadline: the game's policy
 WAIT = "wait"  # after the deadline under `wait`: the moderators are reminded again
 REMINDER_KINDS = (TURN_DM, TURN_PING, HALF_TIME, NEAR_END)
+# When several are overdue at once (the bot was down), only the most urgent goes out.
+ESCALATION = {TURN_DM: 0, TURN_PING: 0, HALF_TIME: 1, NEAR_END: 2}
 NEAR_END_AT_MOST = timedelta(hours=6)
 
 

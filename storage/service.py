@@ -34,6 +34,7 @@ from engine import (
     RollVoided,
     RulesError,
     Score,
+    Scored,
     Skip,
     TurnSkipped,
     TurnStarted,
@@ -45,7 +46,14 @@ from engine.autoplay import next_action
 from engine.codec import action_to_data, from_snapshot, to_snapshot
 from engine.fairdice import SCHEME, HmacDice, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
-from engine.timing import REMINDER_KINDS, TURN_PING, WAIT, allowed_time, wait_interval
+from engine.timing import (
+    ESCALATION,
+    REMINDER_KINDS,
+    TURN_PING,
+    WAIT,
+    allowed_time,
+    wait_interval,
+)
 from storage import rolllog
 from storage.db import Database
 from storage.pace import (
@@ -945,6 +953,19 @@ class GameService:
                             dice=game.name(player),
                         )
                     )
+                case Scored(player=player, turn=turn, placement=placement) if reason is not None:
+                    # Players' own scores live in the game's actions; one made for them (by a
+                    # deadline's autoplay) is logged where moderators look.
+                    entries.append(
+                        replace(
+                            base,
+                            user_id=player,
+                            user_name=game.name(player),
+                            turn_label=game.turn_label(turn),
+                            action="Score",
+                            dice=f"{placement.box} {placement.points}",
+                        )
+                    )
                 case PlayerLeft(player=player, kicked=True):
                     entries.append(replace(base, action="Kick", dice=game.name(player)))
                 case GameEnded(early=True) if reason is not None:
@@ -1113,6 +1134,12 @@ class GameService:
         the same transaction that marks it sent; a deadline's policy acts through the one road,
         marking the reminder in the same statement. Returns what happened, in words."""
         async with self._lock(due.channel_id):
+            async with self.db.conn.execute(
+                "SELECT 1 FROM reminders WHERE id = ? AND state = 'pending' AND due_at <= ?",
+                (due.id, timestamp(self.clock())),
+            ) as cursor:
+                if await cursor.fetchone() is None:
+                    return "already done or moved"
             game = await self.game_here(due.channel_id)
             clock = game.clock if game is not None and game.id == due.game_id else None
             if game is None or clock is None or clock.turn_seq != due.turn_seq:
@@ -1143,10 +1170,11 @@ class GameService:
             (game.id, due.turn_seq, timestamp(now), due.id),
         ) as cursor:
             also_due = {str(r[0]) for r in await cursor.fetchall()}
-        later = [k for k in REMINDER_KINDS[REMINDER_KINDS.index(due.kind) + 1 :] if k in also_due]
-        if later and due.kind != TURN_PING:
-            await self._settle(due, "skipped", f"superseded by {later[-1]}")
-            return f"skipped: superseded by {later[-1]}"
+        later = [k for k in also_due if ESCALATION.get(k, 0) > ESCALATION[due.kind]]
+        if later:  # after downtime, only the most urgent of the overdue reminders goes out
+            urgent = max(later, key=lambda k: ESCALATION[k])
+            await self._settle(due, "skipped", f"superseded by {urgent}")
+            return "skipped: superseded"
         if prefs.away(now):
             await self._settle(due, "skipped", "the player is away")
             return "skipped: away"

@@ -1,0 +1,340 @@
+"""Multi-day games at the desk: players' settings (`tz`, `quiet`, `dm`, `away`, `back`),
+`mygames`, the moderators' `mod deadline`, and the words of everything the bot says by itself
+(turn reminders, deadlines), which go through the outbox (see bot/timekeeper.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from bot.config import read_deadline
+from bot.replies import CONTENT_MAX, Field, Reply, clip, encode, pack
+from engine import Phase
+from engine.timing import (
+    HALF_TIME,
+    NEAR_END,
+    OFF_WORDS,
+    TURN_DM,
+    TURN_PING,
+    QuietHours,
+    format_duration,
+    parse_duration,
+)
+from storage.pace import Pace, PaceError, Policy, Prefs, TurnClock, find_zone, parse_policy
+from storage.service import Outcome, Outgoing, StoredGame
+
+if TYPE_CHECKING:
+    from bot.desk import Caller, Desk  # the desk builds its Pacing: imported for types only
+
+POLICY_WORDS = {
+    Policy.WAIT: "the game waits and the moderators are told",
+    Policy.AUTOPLAY: "the bot plays the turn for them",
+    Policy.SKIP: "the turn is skipped",
+}
+PACE_KEYS = ("deadline", "policy", "drop_after", "drop")
+
+
+def jump_link(game: StoredGame) -> str:
+    return f"https://discord.com/channels/{game.guild_id}/{game.channel_id}"
+
+
+def channel_ref(channel_id: str) -> str:
+    return f"<#{channel_id}>" if channel_id.isdigit() else f"#{channel_id}"
+
+
+def mention(player: str, game: StoredGame) -> str:
+    return f"<@{player}>" if player.isdigit() else game.name(player)
+
+
+def time_left(clock: TurnClock | None, now: datetime) -> str:
+    """`20h 5m left`, `overdue by 2h`, or `` when the turn has no deadline."""
+    if clock is None or clock.due_at is None:
+        return ""
+    left = clock.due_at - now
+    if left.total_seconds() < 0:
+        return f"overdue by {format_duration(-left)}"
+    return f"{format_duration(left)} left"
+
+
+def pace_from_options(base: Pace, options: dict[str, object]) -> Pace:
+    """`deadline=`, `policy=`, `drop_after=` taken out of `!new`'s options (in place)."""
+    pace = base
+    if "deadline" in options:
+        pace = replace(pace, deadline=read_deadline(str(options.pop("deadline"))))
+    if "policy" in options:
+        pace = replace(pace, policy=parse_policy(str(options.pop("policy"))))
+    for key in ("drop_after", "drop"):
+        if key in options:
+            pace = replace(pace, drop_after=_count(str(options.pop(key))))
+    return pace
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) > 50:
+        raise PaceError(
+            f"`drop_after` is a number of missed turns from 0 (never) to 50, not "
+            f"`{clip(text, 10)}`.",
+            hint="new classic policy=skip drop_after=3",
+        )
+    return int(text)
+
+
+class Pacing:
+    """The desk's multi-day commands and the bot's own messages."""
+
+    def __init__(self, desk: Desk) -> None:
+        self.desk = desk
+        self.service = desk.service
+        self.config = desk.config
+        self.prefix = desk.prefix
+
+    # ---- players' settings -------------------------------------------------------------------
+
+    def _settings_text(self, prefs: Prefs, now: datetime) -> str:
+        zone = prefs.tz or "UTC (not set)"
+        local = now.astimezone(prefs.zone).strftime("%H:%M")
+        quiet = str(prefs.quiet) if prefs.quiet else "none"
+        away = "here"
+        if prefs.away_until is not None and prefs.away(now):
+            away = f"away until {prefs.local(prefs.away_until)}"
+        return (
+            f"Time zone **{zone}** (your time now {local}) · quiet hours **{quiet}** · direct "
+            f"messages **{'on' if prefs.dm else 'off'}** · {away}."
+        )
+
+    async def tz(self, caller: Caller, text: str) -> list[Reply]:
+        prefs = await self.service.prefs(caller.who.user_id)
+        now = self.service.clock()
+        if text.strip():
+            prefs = replace(prefs, tz=find_zone(text))
+            await self.service.set_prefs(prefs)
+            intro = "Saved."
+        else:
+            intro = f"Set yours with `{self.prefix}tz Europe/Berlin`."
+        return [Reply(text=f"{intro} {self._settings_text(prefs, now)}", private=True)]
+
+    async def quiet(self, caller: Caller, text: str) -> list[Reply]:
+        prefs = await self.service.prefs(caller.who.user_id)
+        now = self.service.clock()
+        words = text.strip().lower()
+        if not words:
+            raise PaceError(
+                "Say when you don't want reminders, in your time zone: `quiet 23:00-08:00`, or "
+                "`quiet off`.",
+                hint="quiet 23:00-08:00",
+            )
+        quiet = None if words in OFF_WORDS else QuietHours.parse(words)
+        prefs = replace(prefs, quiet=quiet)
+        await self.service.set_prefs(prefs)
+        note = "" if prefs.tz else f" Your time zone is UTC until you set `{self.prefix}tz`."
+        return [Reply(text=f"Saved.{note} {self._settings_text(prefs, now)}", private=True)]
+
+    async def dm(self, caller: Caller, text: str) -> list[Reply]:
+        word = text.strip().lower()
+        if word not in ("on", "off", "yes", "no"):
+            raise PaceError(
+                "Direct messages when your turn starts and at half time: `dm on` or `dm off`.",
+                hint="dm on",
+            )
+        prefs = replace(await self.service.prefs(caller.who.user_id), dm=word in ("on", "yes"))
+        await self.service.set_prefs(prefs)
+        return [
+            Reply(text=f"Saved. {self._settings_text(prefs, self.service.clock())}", private=True)
+        ]
+
+    async def away(self, caller: Caller, text: str) -> list[Reply]:
+        limit = self.config.turns.away_limit
+        word = text.strip().split()[0] if text.strip() else ""
+        if not word:
+            raise PaceError(
+                f"Say for how long, up to {format_duration(limit)}: `away 3d`, `away 12h`.",
+                hint="away 3d",
+            )
+        span = parse_duration(word, least=timedelta(hours=1), most=limit, example="away 3d")
+        now = self.service.clock()
+        prefs = replace(await self.service.prefs(caller.who.user_id), away_until=now + span)
+        moved = await self.service.set_prefs(prefs)
+        assert prefs.away_until is not None
+        text = (
+            f"🌴 {caller.who.name} is away for {format_duration(span)}, until "
+            f"{prefs.local(prefs.away_until)}: their turn deadlines are paused and no "
+            f"reminders go out. `{self.prefix}back` to return early."
+        )
+        if moved:
+            text += " Paused: " + ", ".join(g.title for g in moved) + "."
+        return [Reply(text=clip(text, CONTENT_MAX))]
+
+    async def back(self, caller: Caller) -> list[Reply]:
+        prefs = await self.service.prefs(caller.who.user_id)
+        now = self.service.clock()
+        if not prefs.away(now):
+            raise PaceError("You're not marked away.", hint="mygames")
+        moved = await self.service.set_prefs(replace(prefs, away_until=None))
+        text = f"👋 {caller.who.name} is back: their turn deadlines run again."
+        for game in moved:
+            text += f"\n{game.title}: {time_left(game.clock, now) or 'no deadline'}."
+        return [Reply(text=clip(text, CONTENT_MAX))]
+
+    async def mygames(self, caller: Caller) -> list[Reply]:
+        games = await self.service.my_games(caller.who.user_id)
+        if not games:
+            return [
+                Reply(
+                    text=f"You're not in any game. `{self.prefix}games` lists this server's.",
+                    private=True,
+                )
+            ]
+        now = self.service.clock()
+        lines = []
+        for g in games:
+            where = channel_ref(g.channel_id)
+            current = g.state.current_player
+            if g.state.phase is Phase.LOBBY:
+                state = "gathering players"
+            elif current == caller.who.user_id:
+                state = "**your turn**"
+            else:
+                state = f"{g.name(current or '')} to play"
+            left = time_left(g.clock, now)
+            lines.append(f"**{g.title}** in {where}: {state}{' · ' + left if left else ''}")
+        prefs = await self.service.prefs(caller.who.user_id)
+        embeds = pack(
+            "Your games",
+            [Field("Games", "\n".join(lines[i : i + 10])) for i in range(0, len(lines), 10)],
+            0x5865F2,
+            footer=self._settings_text(prefs, now).replace("**", ""),
+        )
+        return [Reply(embeds=tuple(embeds), private=True)]
+
+    # ---- moderators --------------------------------------------------------------------------
+
+    async def mod_deadline(self, caller: Caller, text: str) -> list[Reply]:
+        """`mod deadline 24h [wait|autoplay|skip] [drop_after=N] <reason>`."""
+        self.desk.require_moderator(caller)
+        example = "mod deadline 24h skip holiday season"
+        words = text.split()
+        if not words:
+            raise PaceError(
+                "Say the new deadline (or `off`), optionally a policy, then why.", hint=example
+            )
+        game = await self.service.require_game_here(caller.where.channel_id)
+        pace = replace(game.pace, deadline=read_deadline(words.pop(0)))
+        if words and words[0].lower() in {p.value for p in Policy}:
+            pace = replace(pace, policy=Policy(words.pop(0).lower()))
+        if words and words[0].lower().startswith(("drop_after=", "drop=")):
+            pace = replace(pace, drop_after=_count(words.pop(0).partition("=")[2]))
+        reason = self.desk.require_reason(" ".join(words), example)
+        updated = await self.service.set_pace(caller.where, caller.who, pace, reason)
+        left = time_left(updated.clock, self.service.clock())
+        return [
+            Reply(
+                text=f"⏱ {caller.who.name} set {game.title} to {pace.describe()} ({reason})."
+                + (f" This turn: {left}." if left else "")
+            )
+        ]
+
+    # ---- status ------------------------------------------------------------------------------
+
+    async def clock_field(self, game: StoredGame) -> Field:
+        now = self.service.clock()
+        lines = [game.pace.describe().capitalize() + "."]
+        clock = game.clock
+        if clock is not None and game.state.phase is Phase.PLAYING:
+            prefs = await self.service.prefs(clock.player)
+            left = time_left(clock, now)
+            if clock.due_at is not None:
+                lines.append(
+                    f"{game.name(clock.player)}: {left} (due {prefs.local(clock.due_at)})."
+                )
+            missed = clock.misses.get(clock.player)
+            if missed:
+                lines.append(f"Missed in a row: {missed}.")
+        for player in game.state.players:
+            prefs = await self.service.prefs(player)
+            if prefs.away(now) and prefs.away_until is not None:
+                lines.append(
+                    f"🌴 {game.name(player)} is away until {prefs.local(prefs.away_until)}."
+                )
+        return Field("Turn clock", "\n".join(lines))
+
+    # ---- what the bot says by itself (the service's Herald) ----------------------------------
+
+    def reminder(
+        self, game: StoredGame, clock: TurnClock, kind: str, prefs: Prefs, now: datetime
+    ) -> list[Outgoing]:
+        player = clock.player
+        turn = game.turn_label(game.state.seat(player).turns + 1)
+        left = time_left(clock, now)
+        at_deadline = POLICY_WORDS[game.pace.policy]
+        due = f" (due {prefs.local(clock.due_at)})" if clock.due_at else ""
+        channel = channel_ref(game.channel_id)
+        if kind == TURN_DM:
+            return [
+                self._dm(
+                    player,
+                    f"🎲 Your turn in **{game.title}** ({channel}): {turn}."
+                    f"{' ' + left.capitalize() + due + '.' if left else ''} Jump in: "
+                    f"{jump_link(game)}",
+                )
+            ]
+        if kind == TURN_PING:
+            return [
+                self._channel(
+                    game,
+                    f"{mention(player, game)}, your turn is waiting: {turn}."
+                    f"{' ' + left.capitalize() + '.' if left else ''} "
+                    f"`{self.prefix}roll` when ready.",
+                    player,
+                )
+            ]
+        if kind == HALF_TIME:
+            text = (
+                f"⏳ Half your time for {turn} is gone: {left}{due}. At the deadline "
+                f"{at_deadline}. `{self.prefix}away 3d` if you need a break."
+            )
+            if prefs.dm:
+                return [self._dm(player, f"{text} Jump in: {jump_link(game)}")]
+            return [self._channel(game, f"{mention(player, game)}: {text}", player)]
+        if kind == NEAR_END:
+            text = f"⏰ {left} for {turn}{due}; then {at_deadline}."
+            out = [self._channel(game, f"{mention(player, game)}, {text}", player)]
+            if prefs.dm:
+                out.append(self._dm(player, f"{text} Jump in: {jump_link(game)}"))
+            return out
+        raise ValueError(f"not a reminder: {kind}")
+
+    def waiting(
+        self, game: StoredGame, clock: TurnClock, count: int, now: datetime
+    ) -> list[Outgoing]:
+        role = self.config.moderator_role
+        mods = f"<@&{role}>" if role and role.isdigit() else "Moderators"
+        late = format_duration(now - clock.due_at) if clock.due_at else ""
+        name = game.name(clock.player)
+        text = (
+            f"⌛ {mods}: {name}'s turn in {game.title} passed its deadline"
+            f"{' ' + late + ' ago' if late and late != '0m' else ''} (policy wait). "
+            f"`{self.prefix}mod skip <reason>`, `{self.prefix}mod kick {name} <reason>`, or "
+            f"`{self.prefix}mod deadline <time> <reason>` to give more time."
+        )
+        reply = Reply(
+            text=text,
+            mentions=(clock.player,),
+            roles=(role,) if role and role.isdigit() else (),
+        )
+        return [Outgoing(encode(reply), channel_id=game.channel_id)]
+
+    def policy(self, outcome: Outcome) -> list[Outgoing]:
+        """The messages for what a deadline policy did (skip, drop, an automatic move)."""
+        game = outcome.game
+        replies = [replace(r, controls=None) for r in self.desk.describe_for_bot(outcome)]
+        return [Outgoing(encode(r), channel_id=game.channel_id) for r in replies if not r.private]
+
+    def _channel(self, game: StoredGame, text: str, player: str) -> Outgoing:
+        reply = Reply(text=clip(text, CONTENT_MAX), mentions=(player,))
+        return Outgoing(encode(reply), channel_id=game.channel_id)
+
+    @staticmethod
+    def _dm(player: str, text: str) -> Outgoing:
+        return Outgoing(encode(Reply(text=clip(text, CONTENT_MAX))), user_id=player)

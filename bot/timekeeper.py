@@ -1,0 +1,128 @@
+"""The timekeeper: fires due reminders and deadlines, then sends what the outbox holds.
+
+Everything it acts on is in the database, so a restart (or hours of downtime) loses nothing:
+a reminder is marked done in the same transaction that queues its messages, a deadline in the
+same statement as the action it causes, and each queued message is sent, then marked sent.
+A message whose send was cut off by a crash is sent again with the same nonce, which Discord
+uses to drop the duplicate. The clock is the service's (injected): tests move it and call
+`tick()` instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from bot.pacing import Pacing
+from bot.replies import Reply, decode
+from storage.service import GameService, Outgoing, Queued
+
+log = logging.getLogger("rollkeeper.timekeeper")
+
+IDLE_WAIT = 60.0  # seconds between looks at the database when nothing is due sooner
+RETRY_WAIT = 30.0  # after a transient delivery failure
+BATCH = 200
+
+
+class UndeliverableError(Exception):
+    """A message that can never be delivered (direct messages closed, channel gone)."""
+
+
+class Transport(Protocol):
+    async def deliver(self, message: Outgoing, reply: Reply, nonce: str) -> None:
+        """Send one message; raise UndeliverableError for a failure retrying cannot fix."""
+
+
+@dataclass
+class TickReport:
+    """What one tick did (for logs and tests)."""
+
+    fired: list[str] = field(default_factory=list)
+    sent: int = 0
+    failed: int = 0
+    retry: bool = False
+
+
+def nonce_of(queued: Queued) -> str:
+    """The message's nonce: the same on every attempt (Discord allows 25 characters)."""
+    return f"rk-{queued.id}"
+
+
+class Timekeeper:
+    def __init__(self, service: GameService, pacing: Pacing, transport: Transport) -> None:
+        self.service = service
+        self.pacing = pacing
+        self.transport = transport
+        self._ticking = asyncio.Lock()  # one tick at a time: a message is sent once
+
+    async def tick(self) -> TickReport:
+        """Fire every due reminder, then deliver the outbox."""
+        async with self._ticking:
+            return await self._tick()
+
+    async def _tick(self) -> TickReport:
+        report = TickReport()
+        while True:
+            due = await self.service.due_reminders(BATCH)
+            for reminder in due:
+                try:
+                    what = await self.service.fire(reminder, self.pacing)
+                except Exception:
+                    log.exception("reminder %s (%s) failed; will retry", reminder.id, reminder.kind)
+                    report.retry = True
+                    break
+                report.fired.append(f"{reminder.kind}: {what}")
+            if report.retry or len(due) < BATCH:
+                break
+        await self.deliver(report)
+        return report
+
+    async def deliver(self, report: TickReport) -> None:
+        while True:
+            queued = await self.service.outbox(BATCH)
+            for item in queued:
+                try:
+                    await self.transport.deliver(
+                        item.message, decode(item.message.payload), nonce_of(item)
+                    )
+                except UndeliverableError as exc:
+                    log.warning("message %s cannot be delivered: %s", item.id, exc)
+                    await self.service.delivered(item, error=str(exc)[:500])
+                    report.failed += 1
+                    continue
+                except Exception:
+                    log.exception("message %s: delivery failed; will retry", item.id)
+                    report.retry = True
+                    return
+                await self.service.delivered(item)
+                report.sent += 1
+            if len(queued) < BATCH:
+                return
+
+    async def run(self) -> None:
+        """Tick whenever something may be due: woken by the service, or at the next due time
+        (looking at least every IDLE_WAIT seconds)."""
+        while True:
+            self.service.wakeup.clear()
+            try:
+                report = await self.tick()
+            except Exception:
+                log.exception("timekeeper tick failed")
+                report = TickReport(retry=True)
+            if report.fired or report.sent or report.failed:
+                log.info(
+                    "timekeeper: %d fired, %d sent, %d undeliverable",
+                    len(report.fired),
+                    report.sent,
+                    report.failed,
+                )
+            wait = RETRY_WAIT if report.retry else IDLE_WAIT
+            upcoming = None if report.retry else await self.service.next_due()
+            if upcoming is not None:
+                until = (upcoming - self.service.clock()).total_seconds()
+                wait = min(wait, max(until, 0.0) + 0.05)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.service.wakeup.wait(), wait)
