@@ -16,8 +16,8 @@ from typing import TextIO
 from bot.config import Config
 from bot.desk import Caller, Desk
 from bot.replies import Embed, Reply
-from storage.db import Database
 from bot.timekeeper import Timekeeper
+from storage.db import Database
 from storage.service import GameService, Outgoing, Where, Who
 
 _LINE = re.compile(r"^\s*([^:]{1,32}?)\s*:\s?(.*)$")

@@ -47,6 +47,7 @@ from engine.codec import action_to_data, from_snapshot, to_snapshot
 from engine.fairdice import SCHEME, HmacDice, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
 from engine.timing import (
+    DEADLINE,
     ESCALATION,
     REMINDER_KINDS,
     TURN_PING,
@@ -1028,9 +1029,20 @@ class GameService:
         self.wakeup.set()
         return moved
 
-    async def _replan(self, game: StoredGame, clock: TurnClock, prefs: Prefs) -> StoredGame:
+    async def _replan(
+        self, game: StoredGame, clock: TurnClock, prefs: Prefs, rearm: bool = False
+    ) -> StoredGame:
         """Store a moved clock and plan its reminders again; reminders already sent stay sent
-        (one row per turn and kind), and the moderators' reminders after a deadline stay."""
+        (one row per turn and kind), and the moderators' reminders after a deadline stay.
+        `rearm` (a moderator set a new deadline): a deadline that already passed counts again
+        (its passing is in the roll log)."""
+        if rearm:
+            async with self.db.transaction() as conn:
+                await conn.execute(
+                    "DELETE FROM reminders WHERE game_id = ? AND turn_seq = ? "
+                    "AND (kind = ? OR kind LIKE 'wait%')",
+                    (game.id, clock.turn_seq, DEADLINE),
+                )
         async with self.db.conn.execute(
             "SELECT kind FROM reminders WHERE game_id = ? AND turn_seq = ?",
             (game.id, clock.turn_seq),
@@ -1091,7 +1103,7 @@ class GameService:
             if clock is not None:
                 due = clock.started_at + pace.deadline if pace.deadline else None
                 prefs = await self.prefs(clock.player)
-                updated = await self._replan(updated, replace(clock, due_at=due), prefs)
+                updated = await self._replan(updated, replace(clock, due_at=due), prefs, rearm=True)
             self.wakeup.set()
             return updated
 
@@ -1175,6 +1187,9 @@ class GameService:
             urgent = max(later, key=lambda k: ESCALATION[k])
             await self._settle(due, "skipped", f"superseded by {urgent}")
             return "skipped: superseded"
+        if clock.due_at is not None and now >= clock.due_at:
+            await self._settle(due, "skipped", "the deadline has passed")
+            return "skipped: too late"
         if prefs.away(now):
             await self._settle(due, "skipped", "the player is away")
             return "skipped: away"

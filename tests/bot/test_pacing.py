@@ -407,3 +407,16 @@ async def test_settings_are_kept_across_restarts(party: Party) -> None:
     await party.restart()
     (reply,) = await party.say("101", "tz")
     assert "Europe/Berlin" in reply.text and "22:30-07:15" in reply.text and "**on**" in reply.text
+
+
+async def test_a_new_deadline_after_the_old_one_passed_counts_again(party: Party) -> None:
+    await start_game(party, "deadline=2h policy=wait", ("101", "102"))
+    party.clock.advance(hours=2)
+    assert any("passed its deadline" in s.reply.text for s in await party.tick())
+    await party.ok("900", "mod deadline 6h skip give them a day", mod=True)  # type: ignore[arg-type]
+    party.clock.advance(hours=3, minutes=59)  # 5h59m into the turn: nothing yet
+    assert not [s for s in await party.tick() if "skipped Berlin" in s.reply.text]
+    party.clock.advance(minutes=1)
+    assert [s for s in await party.tick() if "skipped Berlin" in s.reply.text]
+    party.clock.advance(hours=1)  # the old policy's reminders to the moderators are gone
+    assert not [s for s in await party.tick() if "passed its deadline" in s.reply.text]

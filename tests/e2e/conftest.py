@@ -13,7 +13,7 @@ import pytest
 
 from bot.config import Config
 from bot.discord_bot import RollkeeperBot
-from tests.conftest import QueueDice
+from tests.conftest import FakeClock, QueueDice
 from tests.e2e.fakediscord import CHANNEL, FakeDiscord, User, text_of
 
 PLAYERS = [
@@ -34,6 +34,7 @@ class Table:
     db_path: Path
     config: Config
     task: asyncio.Task[None]
+    clock: FakeClock
 
     def check_alive(self) -> None:
         """Fail with the bot's own error if its gateway task died."""
@@ -64,13 +65,15 @@ class Table:
     async def restart(self) -> None:
         """Stop the bot and start a new process-like instance on the same database."""
         await stop_bot(self.bot, self.task)
-        self.bot, self.task = await start_bot(self.fake, self.config, self.db_path, self.dice)
+        self.bot, self.task = await start_bot(
+            self.fake, self.config, self.db_path, self.dice, self.clock
+        )
 
 
 async def start_bot(
-    fake: FakeDiscord, config: Config, db_path: Path, dice: QueueDice
+    fake: FakeDiscord, config: Config, db_path: Path, dice: QueueDice, clock: FakeClock
 ) -> tuple[RollkeeperBot, asyncio.Task[None]]:
-    bot = RollkeeperBot(config, db_path, dice=dice, guild_ready_timeout=0.05)
+    bot = RollkeeperBot(config, db_path, dice=dice, clock=clock, guild_ready_timeout=0.05)
     await bot.login("fake-token")
     task = asyncio.create_task(bot.connect(reconnect=False))
     await asyncio.wait_for(bot.wait_until_ready(), 10)
@@ -95,8 +98,9 @@ async def table(tmp_path: Path, dice: QueueDice, config: Config) -> AsyncIterato
     fake = FakeDiscord(PLAYERS)
     await fake.start()
     db_path = tmp_path / "bot.sqlite3"
-    bot, task = await start_bot(fake, config, db_path, dice)
-    table = Table(fake, bot, dice, db_path, config, task)
+    clock = FakeClock()
+    bot, task = await start_bot(fake, config, db_path, dice, clock)
+    table = Table(fake, bot, dice, db_path, config, task, clock)
     try:
         yield table
         table.check_alive()

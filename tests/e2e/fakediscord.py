@@ -82,6 +82,8 @@ class FakeDiscord:
         self._saved: tuple[str, yarl.URL] | None = None
         self._interactions: dict[str, dict[str, Any]] = {}
         self.intents = 0
+        self.dm_channels: dict[int, int] = {}  # user id -> their DM channel with the bot
+        self.closed_dms: set[int] = set()  # users who don't accept direct messages
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -90,6 +92,8 @@ class FakeDiscord:
         app.router.add_get("/gateway", self._gateway)
         api = "/api/v10"
         app.router.add_get(api + "/users/@me", self._me)
+        app.router.add_post(api + "/users/@me/channels", self._open_dm)
+        app.router.add_get(api + "/users/{user}", self._get_user)
         app.router.add_get(api + "/gateway", self._gateway_url)
         app.router.add_get(api + "/oauth2/applications/@me", self._application)
         app.router.add_get(api + "/applications/@me", self._application)
@@ -285,6 +289,33 @@ class FakeDiscord:
             }
         )
 
+    async def _get_user(self, request: web.Request) -> web.Response:
+        wanted = int(request.match_info["user"])
+        user = next((u for u in self.users if u.id == wanted), None)
+        if user is None:
+            return self._json({"message": "Unknown User", "code": 10013}, status=404)
+        return self._json(user.payload())
+
+    def _dm_channel(self, user: User) -> dict[str, Any]:
+        channel = self.dm_channels.setdefault(user.id, 9_000_000 + user.id)
+        return {
+            "id": str(channel),
+            "type": 1,
+            "recipients": [user.payload()],
+            "last_message_id": None,
+        }
+
+    async def _open_dm(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        wanted = int(body["recipient_id"])
+        user = next(u for u in self.users if u.id == wanted)
+        return self._json(self._dm_channel(user))
+
+    def dms_to(self, name: str) -> list[dict[str, Any]]:
+        """The direct messages the bot sent a user."""
+        channel = self.dm_channels.get(self.user(name).id)
+        return [m for m in self.messages if channel and m["channel_id"] == str(channel)]
+
     async def _gateway_url(self, _: web.Request) -> web.Response:
         return self._json({"url": str(discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY)})
 
@@ -341,7 +372,20 @@ class FakeDiscord:
 
     async def _create_message(self, request: web.Request) -> web.Response:
         body, files = await self._body(request)
-        message = await self._record(int(request.match_info["channel"]), body, files)
+        channel = int(request.match_info["channel"])
+        recipient = next((u for u, c in self.dm_channels.items() if c == channel), None)
+        if recipient in self.closed_dms:
+            return self._json(
+                {"message": "Cannot send messages to this user", "code": 50007}, status=403
+            )
+        nonce = body.get("nonce")
+        if nonce and body.get("enforce_nonce"):  # Discord drops a repeat with the same nonce
+            for earlier in self.messages:
+                if earlier.get("nonce") == nonce and earlier["channel_id"] == str(channel):
+                    return self._json(earlier)
+        message = await self._record(channel, body, files, nonce=nonce)
+        if recipient is not None:
+            message.pop("guild_id", None)
         return self._json(message)
 
     async def _edit_message(self, request: web.Request) -> web.Response:
