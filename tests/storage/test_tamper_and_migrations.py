@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import Roll, Score, Start
+from engine import GameState, Join, Roll, Score, Start, apply, make_rules
+from engine.codec import action_to_data, to_snapshot
 from engine.freeroll import parse_free_roll
 from storage import rolllog
 from storage.audit import verify
@@ -190,6 +191,51 @@ async def test_an_older_file_upgrades_without_loss(db_path: Path, tmp_path: Path
         service = GameService(db, queue, FakeClock())
         row, _, _ = await service.free_roll(WHERE, ANN, parse_free_roll("d6"))
         assert row.id == 2 and row.prev_hash == digest
+        assert (await verify(db.conn)).ok
+    finally:
+        await db.close()
+
+
+async def test_games_in_play_before_deadlines_carry_on_after_the_upgrade(db_path: Path) -> None:
+    """A schema-5 file with a game in play: after migration 6 the game has no deadline, its
+    players are found by `mygames`, and its next turn gets a clock."""
+    queue = QueueDice()
+    v5 = sqlite3.connect(db_path, isolation_level=None)
+    for migration in MIGRATIONS[:5]:
+        for statement in migration:
+            v5.execute(statement)
+    v5.execute("PRAGMA user_version = 5")
+    v5.close()
+    # The opening as the old release stored it: the game row and its actions.
+    rules = make_rules("classic", {"order": "join"})
+    state = GameState.new(rules)
+    for action in (Join("1"), Join("2"), Start()):
+        state, _ = apply(state, action, queue)
+    v5 = sqlite3.connect(db_path, isolation_level=None)
+    v5.execute(
+        "INSERT INTO games (guild_id, channel_id, number, preset, options, phase, snapshot, "
+        "names, version, created_by, created_at, updated_at) VALUES "
+        "('g', 'c', 1, 'classic', ?, 'playing', ?, ?, 3, '1', 't', 't')",
+        (json.dumps(dict(rules.options)), json.dumps(to_snapshot(state)),
+         json.dumps({"1": "Ann", "2": "Bo"})),
+    )  # fmt: skip
+    for seq, action in enumerate((Join("1"), Join("2"), Start()), start=1):
+        v5.execute(
+            "INSERT INTO game_actions VALUES (1, ?, 't', '1', ?, '[]')",
+            (seq, json.dumps(action_to_data(action))),
+        )
+    v5.close()
+    db = await Database.open(db_path)
+    try:
+        assert await db.version() == LATEST
+        service = GameService(db, queue, FakeClock())
+        (game,) = await service.my_games("2")
+        assert game.pace.deadline is None and game.clock is None
+        queue.push([6, 6, 6, 1, 2])
+        await service.play(Where("g", "c"), Who("1", "Ann"), Roll("1"))
+        outcome = await service.play(Where("g", "c"), Who("1", "Ann"), Score("1", "chance"))
+        assert outcome.game.clock is not None and outcome.game.clock.player == "2"
+        assert outcome.game.clock.due_at is None
         assert (await verify(db.conn)).ok
     finally:
         await db.close()
