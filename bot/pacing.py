@@ -318,11 +318,7 @@ class Pacing:
             f"`{self.prefix}mod skip <reason>`, `{self.prefix}mod kick {name} <reason>`, or "
             f"`{self.prefix}mod deadline <time> <reason>` to give more time."
         )
-        reply = Reply(
-            text=text,
-            mentions=(clock.player,),
-            roles=(role,) if role and role.isdigit() else (),
-        )
+        reply = Reply(text=text, roles=(role,) if role and role.isdigit() else ())
         return [Outgoing(encode(reply), channel_id=game.channel_id)]
 
     def policy(self, outcome: Outcome) -> list[Outgoing]:

@@ -192,6 +192,7 @@ MIGRATION_6 = [
         PRIMARY KEY (user_id, game_id)
     ) WITHOUT ROWID
     """,
+    "CREATE INDEX seats_by_game ON seats (game_id)",
     """
     INSERT INTO seats (user_id, game_id)
     SELECT json_extract(seat.value, '$.player'), games.id
