@@ -47,9 +47,17 @@ from engine.game import (
     TurnSkipped,
     TurnStarted,
     VoidRoll,
-    apply,
 )
-from engine.rules import PRESETS, JokerMode, Preset, Rules, TurnOrder, find_preset, make_rules
+from engine.rules import (
+    DICE_PRESETS,
+    PRESETS,
+    JokerMode,
+    Preset,
+    Rules,
+    TurnOrder,
+    find_preset,
+    make_rules,
+)
 from engine.scoring import (
     Card,
     Placement,
@@ -59,12 +67,18 @@ from engine.scoring import (
     placements,
     sheet_totals,
 )
+from engine.table import AnyAction, AnyEvent, AnyRules, AnyState, apply, make_game_rules, new_state
 
 __all__ = [
     "COLOURS",
+    "DICE_PRESETS",
     "MAX_ROLLS",
     "PRESETS",
     "Action",
+    "AnyAction",
+    "AnyEvent",
+    "AnyRules",
+    "AnyState",
     "Box",
     "Card",
     "DiceKind",
@@ -113,7 +127,9 @@ __all__ = [
     "colour_of",
     "find_preset",
     "is_yahtzee",
+    "make_game_rules",
     "make_rules",
+    "new_state",
     "parse_dice",
     "placements",
     "sheet_totals",

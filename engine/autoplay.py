@@ -12,14 +12,20 @@ being absent:
 
 It picks one action at a time from the state, so a turn the player had begun (one or two
 rolls made) is finished from where they left it.
+
+In card games the stand-in stays (keeps the cards dealt) and, at the showdown, declares the
+open hand worth most (the first on the table on a tie), or crosses off the rank hand worth
+least when it must; in `continuous` it puts down the best open hand or passes.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from engine.game import MAX_ROLLS, Action, GameState, Keep, Roll, Score
+from engine.cardgame import CardState, Declare, Stage, Stay
+from engine.game import MAX_ROLLS, GameState, Keep, Roll, Score
 from engine.scoring import Placement
+from engine.table import AnyAction, AnyState
 
 GOOD_ENOUGH = 25
 
@@ -31,11 +37,13 @@ def best_placement(state: GameState) -> Placement:
     return min(legal, key=lambda p: (-p.gain, p.sheet, order.index(p.box)))
 
 
-def next_action(state: GameState) -> Action:
+def next_action(state: AnyState) -> AnyAction:
     """The strategy's next action for the current player. The game must be in play."""
     player = state.current_player
     if player is None:
         raise ValueError("autoplay needs a game in play")
+    if isinstance(state, CardState):
+        return _card_action(state, player)
     dice = state.dice
     if dice is None:
         return Roll(player)
@@ -47,3 +55,23 @@ def next_action(state: GameState) -> Action:
             return Keep(player, tuple(d.die for d in dice if d.face == face))
     column = best.column if state.rules.columns > 1 else None
     return Score(player, best.box, column)
+
+
+def _card_action(state: CardState, player: str) -> AnyAction:
+    available = state.available(player)
+    if state.rules.continuous:
+        return Declare(player, available[0].hand) if available else Stay(player)
+    if state.stage is Stage.TURNS:
+        return Stay(player)
+    if available:
+        return Declare(player, available[0].hand)
+    choices = state.cross_off_choices(player)
+    order = state.rules.hands
+    return Declare(player, min(choices, key=order.index))
+
+
+def ends_turn(state: AnyState, action: AnyAction) -> bool:
+    """Does `action` end the current player's turn (so a deadline is then dealt with)?"""
+    if isinstance(state, CardState):
+        return not (state.rules.one_at_a_time and type(action).__name__ == "Exchange")
+    return isinstance(action, Score)

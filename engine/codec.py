@@ -8,8 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.cardgame import (
+    CARD_PRESET,
+    CardSeat,
+    CardState,
+    Declare,
+    Done,
+    Exchange,
+    Stage,
+    Stay,
+    make_card_rules,
+)
+from engine.cards import DECK
 from engine.game import (
-    Action,
     EndGame,
     GameState,
     Join,
@@ -27,12 +38,15 @@ from engine.game import (
 )
 from engine.rules import make_rules
 from engine.scoring import Sheet
+from engine.table import AnyAction, AnyState
 
 SNAPSHOT_VERSION = 1
 
 
-def to_snapshot(state: GameState) -> dict[str, Any]:
+def to_snapshot(state: AnyState) -> dict[str, Any]:
     """Everything needed to rebuild `state`, as JSON-ready data."""
+    if isinstance(state, CardState):
+        return _card_snapshot(state)
     return {
         "v": SNAPSHOT_VERSION,
         "preset": state.rules.preset,
@@ -56,8 +70,10 @@ class SnapshotError(ValueError):
     """A stored snapshot that does not describe a valid game."""
 
 
-def from_snapshot(data: dict[str, Any]) -> GameState:
+def from_snapshot(data: dict[str, Any]) -> AnyState:
     """Rebuild a game from `to_snapshot` data, checking its shape against the rules."""
+    if data.get("preset") == CARD_PRESET:
+        return _card_from_snapshot(data)
     try:
         if data["v"] != SNAPSHOT_VERSION:
             raise SnapshotError(f"snapshot version {data['v']} is not {SNAPSHOT_VERSION}")
@@ -90,7 +106,7 @@ def from_snapshot(data: dict[str, Any]) -> GameState:
     return state
 
 
-_ACTION_TYPES: dict[str, type[Action]] = {
+_ACTION_TYPES: dict[str, type[AnyAction]] = {
     "join": Join,
     "leave": Leave,
     "start": Start,
@@ -101,11 +117,15 @@ _ACTION_TYPES: dict[str, type[Action]] = {
     "kick": Kick,
     "void": VoidRoll,
     "end": EndGame,
+    "exchange": Exchange,
+    "stay": Stay,
+    "done": Done,
+    "declare": Declare,
 }
 _ACTION_NAMES = {cls: name for name, cls in _ACTION_TYPES.items()}
 
 
-def action_to_data(action: Action) -> dict[str, Any]:
+def action_to_data(action: AnyAction) -> dict[str, Any]:
     """`{"type": "roll", "player": "...", "dice": [...]}` and the like."""
     data: dict[str, Any] = {"type": _ACTION_NAMES[type(action)]}
     for name in action.__slots__:
@@ -114,7 +134,7 @@ def action_to_data(action: Action) -> dict[str, Any]:
     return data
 
 
-def action_from_data(data: dict[str, Any]) -> Action:
+def action_from_data(data: dict[str, Any]) -> AnyAction:
     """The action `action_to_data` wrote; a `SnapshotError` for anything else."""
     try:
         cls = _ACTION_TYPES[data["type"]]
@@ -124,3 +144,98 @@ def action_from_data(data: dict[str, Any]) -> Action:
         return cls(**fields)
     except (KeyError, TypeError) as exc:
         raise SnapshotError(f"malformed action {data!r}: {exc}") from exc
+
+
+# ---- card games ----------------------------------------------------------------------------
+
+
+def _card_snapshot(state: CardState) -> dict[str, Any]:
+    return {
+        "v": SNAPSHOT_VERSION,
+        "preset": CARD_PRESET,
+        "options": dict(state.rules.options),
+        "phase": state.phase.value,
+        "current": state.current,
+        "dealer": state.dealer,
+        "round": state.round,
+        "stage": state.stage.value,
+        "stock": list(state.stock),
+        "discard": list(state.discard),
+        "closed": list(state.closed),
+        "final_rounds": state.final_rounds,
+        "special_scored": state.special_scored,
+        "picks": state.picks,
+        "picked": list(state.picked),
+        "shuffles": [list(o) for o in state.shuffles],
+        "history": [list(o) for o in state.history],
+        "ended_early": state.ended_early,
+        "seats": [
+            {
+                "player": s.player,
+                "hand": list(s.hand),
+                "turns": s.turns,
+                "round_turns": s.round_turns,
+                "stayed": s.stayed,
+                "declared": s.declared,
+                "scores": [[h, p] for h, p in s.scores],
+                "crossed": list(s.crossed),
+            }
+            for s in state.seats
+        ],
+    }
+
+
+def _cards(values: Any) -> tuple[str, ...]:
+    cards = tuple(str(c) for c in values)
+    if any(c not in DECK for c in cards):
+        raise SnapshotError("a card that is not in the deck")
+    return cards
+
+
+def _card_from_snapshot(data: dict[str, Any]) -> CardState:
+    try:
+        if data["v"] != SNAPSHOT_VERSION:
+            raise SnapshotError(f"snapshot version {data['v']} is not {SNAPSHOT_VERSION}")
+        rules = make_card_rules(data["options"])
+        seats = tuple(
+            CardSeat(
+                player=str(raw["player"]),
+                hand=_cards(raw["hand"]),
+                turns=int(raw["turns"]),
+                round_turns=int(raw["round_turns"]),
+                stayed=bool(raw["stayed"]),
+                declared=bool(raw["declared"]),
+                scores=tuple((str(h), int(p)) for h, p in raw["scores"]),
+                crossed=tuple(str(h) for h in raw["crossed"]),
+            )
+            for raw in data["seats"]
+        )
+        state = CardState(
+            rules=rules,
+            phase=Phase(data["phase"]),
+            seats=seats,
+            current=int(data["current"]),
+            dealer=int(data["dealer"]),
+            round=int(data["round"]),
+            stage=Stage(data["stage"]),
+            stock=_cards(data["stock"]),
+            discard=_cards(data["discard"]),
+            closed=tuple(str(h) for h in data["closed"]),
+            final_rounds=None if data["final_rounds"] is None else int(data["final_rounds"]),
+            special_scored=data["special_scored"],
+            picks=int(data["picks"]),
+            picked=_cards(data["picked"]),
+            shuffles=tuple(_cards(o) for o in data["shuffles"]),
+            history=tuple(_cards(o) for o in data["history"]),
+            ended_early=bool(data["ended_early"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, SnapshotError):
+            raise
+        raise SnapshotError(f"malformed snapshot: {exc}") from exc
+    held = [c for s in state.seats for c in s.hand] + [*state.stock, *state.discard]
+    if state.phase is Phase.PLAYING and sorted(held) != sorted(DECK):
+        raise SnapshotError("the cards in hands, stock and discard pile are not one deck")
+    if state.seats and not 0 <= state.current < len(state.seats):
+        raise SnapshotError("the current seat is out of range")
+    return state

@@ -171,7 +171,21 @@ PRESETS: tuple[Preset, ...] = (
         "Painted Yahtzee under the forum's PYZ rulebook: one round, Palette for chance.",
         (_OptionSpec("joker", ("free", "none"), "free"), _BONUS, _ORDER),
     ),
+    Preset(
+        "card",
+        ("cards", "card-yahtzee", "card_yahtzee", "deck"),
+        "Card Yahtzee: 7 to Ace plus two Jokers, poker hands on a shared table, 2-4 players.",
+        (
+            _OptionSpec("variant", ("standard", "mini", "continuous"), "standard"),
+            _OptionSpec("crossing_off_always", _BOOL, "false"),
+            _OptionSpec("three_times_only", _BOOL, "false"),
+            _OptionSpec("one_at_a_time", _BOOL, "false"),
+            _OptionSpec("rank_bonus_255", _BOOL, "false"),
+            _ORDER,
+        ),
+    ),
 )
+DICE_PRESETS = tuple(p for p in PRESETS if p.name != "card")
 
 
 def find_preset(name: str) -> Preset:
@@ -210,6 +224,8 @@ def _normalise_value(spec: _OptionSpec, value: object) -> str:
 def make_rules(preset_name: str, options: Mapping[str, object] | None = None) -> Rules:
     """Rules for a preset with options applied; unknown options and bad values are refused."""
     preset = find_preset(preset_name)
+    if preset.name == "card":
+        raise ValueError("card rules come from engine.table.make_game_rules")
     chosen = {o.name: o.default for o in preset.options}
     for raw_name, value in (options or {}).items():
         name = normalise_name(raw_name)

@@ -14,19 +14,22 @@ from dataclasses import dataclass
 import aiosqlite
 
 from engine import (
+    AnyEvent,
+    AnyState,
     DieFace,
-    Event,
     GameStarted,
-    GameState,
     RollVoided,
     RulesError,
     ScriptedDice,
     ScriptExhaustedError,
     apply,
-    make_rules,
+    make_game_rules,
+    new_state,
 )
+from engine.cardgame import CardState
 from engine.codec import SnapshotError, action_from_data, to_snapshot
 from storage import rolllog
+from storage.cardrecords import card_record_lines
 from storage.records import event_line, header_line
 from storage.rolllog import ChainProblem, LogQuery, LogRow
 
@@ -68,12 +71,12 @@ async def verify(conn: aiosqlite.Connection) -> VerifyReport:
 
 async def _replay_actions(
     conn: aiosqlite.Connection, game_id: int, preset: str, options: str
-) -> tuple[GameState, dict[int, list[int]], list[tuple[int, tuple[Event, ...]]]]:
+) -> tuple[AnyState, dict[int, list[int]], list[tuple[int, tuple[AnyEvent, ...]]]]:
     """Replay a game's stored actions; returns the state, the faces each action drew, and
     every (seq, event). Raises ValueError naming the action that does not replay."""
-    state = GameState.new(make_rules(preset, json.loads(options)))
+    state = new_state(make_game_rules(preset, json.loads(options)))
     drawn: dict[int, list[int]] = {}
-    events: list[tuple[int, tuple[Event, ...]]] = []
+    events: list[tuple[int, tuple[AnyEvent, ...]]] = []
     expected = 1
     sql = "SELECT seq, action, faces FROM game_actions WHERE game_id = ? ORDER BY seq"
     async with conn.execute(sql, (game_id,)) as cursor:
@@ -108,11 +111,19 @@ async def _verify_game(conn: aiosqlite.Connection, game_id: int) -> str | None:
     if to_snapshot(state) != json.loads(row[2]):
         return "its stored state differs from replaying its actions"
     logged: dict[int, list[int]] = {}
+    revealed: list[tuple[str, ...]] = []
     async for log_row in rolllog.rows_for_game(conn, game_id):
+        if log_row.action == "Deck reveal":
+            revealed.extend(tuple(order.split()) for order in log_row.dice.split(" | "))
         if log_row.game_seq is not None and log_row.action not in ("Void",):
             faces = [face for _, face, _ in log_row.faces]
             if faces:
                 logged.setdefault(log_row.game_seq, []).extend(faces)
+    if isinstance(state, CardState):
+        # Shuffles are checked through the revealed deck orders; start rolls by their faces.
+        if revealed != list(state.history[: len(revealed)]):
+            return "a revealed deck order differs from the shuffles the game made"
+        drawn = {seq: drawn[seq][: len(logged[seq])] for seq in logged if seq in drawn}
     for seq in sorted(set(drawn) | set(logged)):
         if drawn.get(seq) != logged.get(seq):
             shown, drew = logged.get(seq), drawn.get(seq)
@@ -148,6 +159,10 @@ async def export_record(conn: aiosqlite.Connection, game_id: int) -> list[str]:
         raise LookupError(f"there is no game {game_id}")
     state, _, events = await _replay_actions(conn, game_id, row[0], row[1])
     names = json.loads(row[2])
+    if isinstance(state, CardState):
+        seated = next((e.order for _, p in events for e in p if isinstance(e, GameStarted)), ())
+        every = [e for _, produced in events for e in produced]
+        return card_record_lines(state, every, _unique_names(seated, names))
     rules = state.rules
     order: tuple[str, ...] | None = None
     name: Callable[[str], str] = _unique_names((), names)
@@ -163,7 +178,7 @@ async def export_record(conn: aiosqlite.Connection, game_id: int) -> list[str]:
             if isinstance(event, RollVoided):
                 lines.pop()  # the voided roll is the last line: no score can follow it
                 continue
-            line = event_line(rules, event, name)
+            line = event_line(rules, event, name)  # type: ignore[arg-type]
             if line is not None:
                 lines.append(line)
     if order is None:

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 
 from engine import (
     Action,
+    AnyEvent,
+    AnyState,
     DiceRolled,
     EndGame,
     Event,
@@ -30,10 +32,10 @@ from engine import (
     ScriptedDice,
     Skip,
     TurnSkipped,
-    apply,
     find_preset,
     make_rules,
 )
+from engine.game import apply
 
 FORMAT = "yahtzee-record/1"
 
@@ -141,8 +143,8 @@ def parse_header(line: str, number: int = 1) -> Rules:
 class Replay:
     """A record played through the engine: the final state and every event it produced."""
 
-    state: GameState
-    events: tuple[Event, ...]
+    state: AnyState
+    events: tuple[AnyEvent, ...]
 
 
 def _lines(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
@@ -158,6 +160,11 @@ def replay(lines: Iterable[str]) -> Replay:
         number, first = next(numbered)
     except StopIteration:
         raise RecordError(1, "the record is empty: it needs a header line") from None
+    from storage.cardrecords import is_card_record, replay_cards  # it builds on this module
+
+    if is_card_record(first):
+        cards, card_events = replay_cards([*[""] * (number - 1), first, *(t for _, t in numbered)])
+        return Replay(cards, card_events)
     rules = parse_header(first, number)
     players = tuple(json.loads(first)["players"])
     state = GameState.started(rules, players)

@@ -18,13 +18,13 @@ from typing import Any, Protocol
 import aiosqlite
 
 from engine import (
-    Action,
+    AnyAction,
+    AnyEvent,
+    AnyState,
     DiceRolled,
     DiceSource,
     EndGame,
-    Event,
     GameEnded,
-    GameState,
     Join,
     Kick,
     Phase,
@@ -33,16 +33,28 @@ from engine import (
     RollOffRolled,
     RollVoided,
     RulesError,
-    Score,
     Scored,
     Skip,
     TurnSkipped,
     TurnStarted,
     VoidRoll,
     apply,
-    make_rules,
+    make_game_rules,
+    new_state,
 )
-from engine.autoplay import next_action
+from engine.autoplay import ends_turn, next_action
+from engine.cardgame import (
+    CardsExchanged,
+    CardState,
+    HandDeclared,
+    NoHand,
+    RoundDealt,
+    RoundEnded,
+    ShowdownBegan,
+    Stayed,
+    StockRefilled,
+)
+from engine.cards import DECK, HAND_BY_ID, show_all
 from engine.codec import action_to_data, from_snapshot, to_snapshot
 from engine.fairdice import SCHEME, HmacDice, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
@@ -115,6 +127,7 @@ class Who:
     name: str
 
 
+SHUFFLE = list(range(len(DECK), 1, -1))  # the die sizes of a deck shuffle (Fisher-Yates)
 BOT = Who("rollkeeper", "rollkeeper")  # the actor of what the bot does by itself
 NO_DEADLINE = Pace()
 
@@ -127,7 +140,7 @@ class StoredGame:
     guild_id: str
     channel_id: str
     number: int
-    state: GameState
+    state: AnyState
     names: dict[str, str]
     version: int
     created_at: str
@@ -157,7 +170,7 @@ class Outcome:
     """What an action did: the game after it, the engine's events and the log rows written."""
 
     game: StoredGame
-    events: tuple[Event, ...]
+    events: tuple[AnyEvent, ...]
     rows: tuple[LogRow, ...]
     hushed: tuple[str, ...] = ()  # players whose turn mention waits for their quiet hours to end
 
@@ -365,7 +378,7 @@ class GameService:
         pace: Pace = NO_DEADLINE,
     ) -> Outcome:
         """Open a lobby in the channel with its creator seated."""
-        rules = make_rules(preset, options)
+        rules = make_game_rules(preset, options)
         async with self._lock(where.channel_id):
             existing = await self.game_here(where.channel_id)
             if existing is not None:
@@ -375,7 +388,7 @@ class GameService:
                     "end it.",
                     hint="status",
                 )
-            lobby = GameState.new(rules)
+            lobby = new_state(rules)
             state, events = apply(lobby, Join(who.user_id), RecordingDice(_NO_DICE))
             now = timestamp(self.clock())
             names = {who.user_id: who.name}
@@ -478,11 +491,13 @@ class GameService:
             self._remember(replace(game, player_seeds=tuple(seeds)))
             return row
 
-    async def play(self, where: Where, who: Who, action: Action) -> Outcome:
+    async def play(self, where: Where, who: Who, action: AnyAction) -> Outcome:
         """A player's action in the channel's game."""
         return await self._act(where, who, action, reason=None)
 
-    async def moderate(self, where: Where, moderator: Who, action: Action, reason: str) -> Outcome:
+    async def moderate(
+        self, where: Where, moderator: Who, action: AnyAction, reason: str
+    ) -> Outcome:
         """A moderator's override (skip, kick, end): logged with who and why."""
         if not isinstance(action, Skip | Kick | EndGame):
             raise TypeError(f"not a moderator action: {action!r}")
@@ -492,6 +507,12 @@ class GameService:
         """Void the current turn's latest roll (named by its log id): the player rolls again."""
         async with self._lock(where.channel_id):
             game = await self.require_game_here(where.channel_id)
+            if isinstance(game.state, CardState):
+                raise VoidRefusedError(
+                    "Card games have no rolls to void: a moderator can skip a turn or end the "
+                    "game.",
+                    hint="mod skip <reason>",
+                )
             latest = await self._latest_live_roll(game.id)
             target = await rolllog.get(self.db.conn, roll_id)
             if target is None or target.game_id != game.id or target.action not in ROLL_NAMES:
@@ -651,7 +672,7 @@ class GameService:
                 self._keys[game.id] = key
         return HmacDice(key, game.label, event)
 
-    async def _act(self, where: Where, who: Who, action: Action, reason: str | None) -> Outcome:
+    async def _act(self, where: Where, who: Who, action: AnyAction, reason: str | None) -> Outcome:
         async with self._lock(where.channel_id):
             game = await self.require_game_here(where.channel_id)
             return await self._commit(game, where, who, action, reason, None)
@@ -661,7 +682,7 @@ class GameService:
         game: StoredGame,
         where: Where,
         who: Who,
-        action: Action,
+        action: AnyAction,
         reason: str | None,
         corrects: int | None,
         *,
@@ -685,6 +706,22 @@ class GameService:
         clock_json, clock, hushed = await self._next_clock(game, updated, events, who, automatic)
         updated = replace(updated, clock=clock)
         entries = self._entries(updated, where, who, events, now, reason, corrects)
+        if (
+            isinstance(state, CardState)
+            and state.is_over
+            and not any(isinstance(e, RoundEnded) for e in events)
+            and state.history
+        ):
+            # Ended mid-round (or continuous): every deck order not yet shown is revealed now.
+            orders = state.history if state.rules.continuous else state.shuffles
+            entries.append(
+                replace(
+                    self._base_entry(updated, where, who, now, None),
+                    turn_label=self._card_round(updated),
+                    action="Deck reveal",
+                    dice=" | ".join(" ".join(order) for order in orders),
+                )
+            )
         if state.is_over and game.commitment is not None:
             entries.append(await self._reveal(updated, where, who, now))
         players = None
@@ -735,7 +772,7 @@ class GameService:
         self,
         old: StoredGame,
         new: StoredGame,
-        events: Sequence[Event],
+        events: Sequence[AnyEvent],
         who: Who,
         automatic: bool,
     ) -> tuple[str | None, TurnClock | None, tuple[str, ...]]:
@@ -775,7 +812,7 @@ class GameService:
         seq: int,
         now: str,
         who: Who,
-        action: Action,
+        action: AnyAction,
         faces: list[int],
     ) -> None:
         await conn.execute(
@@ -869,6 +906,12 @@ class GameService:
             reason=reason,
         )
 
+    @staticmethod
+    def _card_round(game: StoredGame) -> str:
+        state = game.state
+        number = state.round if isinstance(state, CardState) else 0
+        return f"{game.title} Round {number}"
+
     async def _reveal(self, game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:
         """The game is over: its seed goes into the log for anyone to check."""
         async with self.db.conn.execute(
@@ -895,7 +938,7 @@ class GameService:
         game: StoredGame,
         where: Where,
         who: Who,
-        events: Sequence[Event],
+        events: Sequence[AnyEvent],
         now: str,
         reason: str | None,
         corrects: int | None,
@@ -965,6 +1008,98 @@ class GameService:
                             turn_label=game.turn_label(turn),
                             action="Score",
                             dice=f"{placement.box} {placement.points}",
+                        )
+                    )
+                case RoundDealt(round=number, dealer=dealer):
+                    # The deck order stays secret until the round ends (Deck reveal below).
+                    entries.append(
+                        replace(
+                            base,
+                            turn_label=f"{game.title} Round {number}",
+                            action="Deal",
+                            dice=f"round {number}, dealt by {game.name(dealer)}",
+                            randomness=self._randomness(
+                                game.label, game.version, draws, game.commitment, SHUFFLE
+                            ),
+                        )
+                    )
+                    draws += len(SHUFFLE)
+                case StockRefilled(cards=count, kept=kept):
+                    sides = list(range(count, 1, -1))
+                    entries.append(
+                        replace(
+                            base,
+                            turn_label=self._card_round(game),
+                            action="Reshuffle",
+                            dice=f"{count} cards from the discard pile (its top {kept} stay)",
+                            randomness=self._randomness(
+                                game.label, game.version, draws, game.commitment, sides
+                            ),
+                        )
+                    )
+                    draws += len(sides)
+                case CardsExchanged(player=player, put_aside=aside, from_discard=taken):
+                    count = event.from_stock
+                    entries.append(
+                        replace(
+                            base,
+                            user_id=player,
+                            user_name=game.name(player),
+                            turn_label=self._card_round(game),
+                            action="Exchange",
+                            dice=f"put aside {show_all(aside)}; from the discard pile "
+                            f"{show_all(taken) or 'none'}; from the stock {count}",
+                        )
+                    )
+                case Stayed(player=player, passed=passed):
+                    entries.append(
+                        replace(
+                            base,
+                            user_id=player,
+                            user_name=game.name(player),
+                            turn_label=self._card_round(game),
+                            action="Pass" if passed else "Stay",
+                        )
+                    )
+                case ShowdownBegan(hands=hands):
+                    entries.append(
+                        replace(
+                            base,
+                            turn_label=self._card_round(game),
+                            action="Showdown",
+                            dice="; ".join(f"{game.name(p)}: {show_all(c)}" for p, c in hands),
+                        )
+                    )
+                case HandDeclared(player=player, hand=hand, points=points):
+                    label = HAND_BY_ID[hand].label
+                    crossed = "crossed off " if event.crossed_off else ""
+                    entries.append(
+                        replace(
+                            base,
+                            user_id=player,
+                            user_name=game.name(player),
+                            turn_label=self._card_round(game),
+                            action="Declare",
+                            dice=f"{crossed}{label} {points}: {show_all(event.cards)}",
+                        )
+                    )
+                case NoHand(player=player):
+                    entries.append(
+                        replace(
+                            base,
+                            user_id=player,
+                            user_name=game.name(player),
+                            turn_label=self._card_round(game),
+                            action="No hand",
+                        )
+                    )
+                case RoundEnded(round=number, shuffles=shuffles):
+                    entries.append(
+                        replace(
+                            base,
+                            turn_label=f"{game.title} Round {number}",
+                            action="Deck reveal",
+                            dice=" | ".join(" ".join(order) for order in shuffles),
                         )
                     )
                 case PlayerLeft(player=player, kicked=True):
@@ -1263,7 +1398,7 @@ class GameService:
         missed = clock.misses.get(clock.player, 0) + 1
         where = Where(game.guild_id, game.channel_id)
         if game.pace.drop_after and missed >= game.pace.drop_after:
-            action: Action = Kick(clock.player)
+            action: AnyAction = Kick(clock.player)
             reason = f"dropped: missed {missed} turns in a row (policy skip)"
         else:
             action, reason = Skip(), "turn deadline passed (policy skip)"
@@ -1289,7 +1424,7 @@ class GameService:
         steps = 0
         while True:
             action = next_action(game.state)
-            last = isinstance(action, Score)
+            last = ends_turn(game.state, action)
             outcome = await self._commit(
                 game,
                 where,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import PRESETS, GameState, Phase, RandomDice, ScriptedDice, apply, make_rules
+from engine import DICE_PRESETS, GameState, Phase, RandomDice, ScriptedDice, apply, make_rules
 from engine.autoplay import next_action
 from engine.game import Keep, Roll, Score
 from engine.timing import (
@@ -172,7 +172,7 @@ def test_no_reminder_is_planned_in_quiet_hours(
         )
 
 
-@pytest.mark.parametrize("preset", [p.name for p in PRESETS])
+@pytest.mark.parametrize("preset", [p.name for p in DICE_PRESETS])
 def test_autoplay_plays_whole_games_by_the_rules(preset: str) -> None:
     rules = make_rules(preset, {"order": "join"})
     state = GameState.started(rules, ("a", "b"))

@@ -1,0 +1,939 @@
+"""Card Yahtzee (rule text 004, read with RULINGS.md "card"): rounds of dealing, two turns each
+of staying or exchanging cards, a showdown where each player names a hand, and a shared table
+of hands that get crossed out; then the end game of three-turn rounds for the special hands.
+
+Same shape as the dice engine: `apply_card(state, action, source) -> (state, events)` over
+frozen dataclasses, every shuffle drawn from the injected source (Fisher-Yates, as
+engine/fairdice.py specifies), every refusal a `RulesError` that changes nothing.
+
+Our readings where the texts leave something open (also in the README):
+- The roll-off (or the join order) picks who plays first; the seat before them deals round 1.
+  Cards are dealt one at a time from the player after the dealer.
+- At the showdown players declare in turn order (the player after the dealer first), each
+  seeing what was declared before them. A player whose cards make an open hand must score one;
+  a player with nothing to score and nothing to cross off passes automatically.
+- A normal hand is crossed out for everyone once two different players have scored (or
+  crossed off) it; a rank hand once every player has.
+- `one_at_a_time`: each pick-up is `discard <card> [from discard]`, up to five a turn; the
+  turn ends with `done` (or `stay`, which also ends the player's round).
+- `continuous`: a turn is an exchange, a pass (`stay`), or putting the hand down to score
+  (`declare`): the cards go under the discard pile and five are drawn. When the stock runs
+  out the discard pile is shuffled into a new stock, leaving its top five. The game ends when
+  a player has scored every hand, or every hand is crossed out.
+- A player who leaves (or is removed) puts their cards under the discard pile; with fewer than
+  two players left the game ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+
+from engine.boxes import normalise_name
+from engine.cards import (
+    DECK,
+    HAND_BY_ID,
+    HAND_SIZE,
+    HANDS,
+    MINI_HANDS,
+    Best,
+    CardError,
+    evaluate,
+    hand_id,
+    pick_from_hand,
+    shuffled,
+)
+from engine.dice import DiceSource
+from engine.errors import (
+    AlreadyJoinedError,
+    GameAlreadyStartedError,
+    GameFullError,
+    GameNotStartedError,
+    GameOverError,
+    InvalidOptionError,
+    NoPlayersError,
+    NotInGameError,
+    NotYourTurnError,
+    RulesError,
+)
+from engine.game import (
+    EndGame,
+    GameEnded,
+    GameStarted,
+    Join,
+    Kick,
+    Leave,
+    Phase,
+    PlayerJoined,
+    PlayerLeft,
+    RollOffRolled,
+    Skip,
+    Start,
+    TurnSkipped,
+    TurnStarted,
+)
+from engine.rules import TurnOrder, _normalise_value, find_preset
+
+CARD_PRESET = "card"
+MIN_PLAYERS = 2
+MAX_PLAYERS = 4
+RANK_BONUS_AT = 255
+RANK_BONUS = 100
+THREE_TIMES = 3
+CONTINUOUS_KEEP = 5  # cards left on the discard pile when it is shuffled into a new stock
+
+
+class UnknownHandError(RulesError):
+    """A hand name the table does not have."""
+
+
+class CardTurnError(RulesError):
+    """A move that this moment of the round does not allow."""
+
+
+# ---- rules -----------------------------------------------------------------------------------
+
+CARD_OPTIONS = find_preset(CARD_PRESET).options
+
+
+@dataclass(frozen=True, slots=True)
+class CardRules:
+    """Everything the card engine needs to know: the variant and the text's options."""
+
+    variant: str = "standard"
+    crossing_off_always: bool = False
+    three_times_only: bool = False
+    one_at_a_time: bool = False
+    rank_bonus_255: bool = False
+    order: TurnOrder = TurnOrder.ROLLOFF
+    options: tuple[tuple[str, str], ...] = ()
+    preset: str = CARD_PRESET
+    title: str = "Card Yahtzee"
+    turn_label: str = "Cards"
+    max_players: int = MAX_PLAYERS
+
+    @property
+    def hands(self) -> tuple[str, ...]:
+        if self.variant == "mini":
+            return MINI_HANDS
+        return tuple(h.id for h in HANDS)
+
+    @property
+    def continuous(self) -> bool:
+        return self.variant == "continuous"
+
+    def special(self, hand: str) -> bool:
+        """Five of a kind and royal flush: never crossed out (except in `continuous`)."""
+        return HAND_BY_ID[hand].special and not self.continuous
+
+    def label(self, hand: str) -> str:
+        return HAND_BY_ID[hand].label
+
+    def resolve_hand(self, text: str) -> str:
+        found = hand_id(text)
+        if found is None or found not in self.hands:
+            names = ", ".join(self.hands)
+            raise UnknownHandError(
+                f"There is no hand `{text.strip()[:30]}` in {self.title}"
+                f"{' (mini)' if self.variant == 'mini' else ''}. The hands are: {names}.",
+                hint="declare full house",
+            )
+        return found
+
+
+def make_card_rules(options: Mapping[str, object] | None = None) -> CardRules:
+    chosen = {o.name: o.default for o in CARD_OPTIONS}
+    for raw_name, value in (options or {}).items():
+        name = normalise_name(raw_name)
+        spec = next((o for o in CARD_OPTIONS if o.name == name), None)
+        if spec is None:
+            allowed = ", ".join(o.name for o in CARD_OPTIONS)
+            raise InvalidOptionError(
+                f"card has no option `{raw_name[:30]}`. Its options are: {allowed}.",
+                hint="new card",
+            )
+        chosen[name] = _normalise_value(spec, value)
+    return CardRules(
+        variant=chosen["variant"],
+        crossing_off_always=chosen["crossing_off_always"] == "true",
+        three_times_only=chosen["three_times_only"] == "true",
+        one_at_a_time=chosen["one_at_a_time"] == "true",
+        rank_bonus_255=chosen["rank_bonus_255"] == "true",
+        order=TurnOrder(chosen["order"]),
+        options=tuple(sorted(chosen.items())),
+    )
+
+
+# ---- actions ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """Put aside `cards` (1-5, or 1 under `one_at_a_time`) and draw as many: `from_discard`
+    of them off the top of the discard pile, one by one, the rest from the stock."""
+
+    player: str
+    cards: tuple[str, ...]
+    from_discard: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Stay:
+    """No more turns this round (in `continuous`: pass this turn)."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """`one_at_a_time`: end this turn's pick-ups."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Declare:
+    """Name the hand to score (or, when forced, the rank hand to cross off)."""
+
+    player: str
+    hand: str
+
+
+CardAction = Join | Leave | Start | Exchange | Stay | Done | Declare | Skip | Kick | EndGame
+
+
+# ---- events ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RoundDealt:
+    """A new round: the dealer shuffled (`shuffles` orders drawn) and dealt. Public."""
+
+    round: int
+    dealer: str
+    turns: int  # turns each player has this round (2, or 3 in the end game)
+    discard_top: str
+    stock: int
+
+
+@dataclass(frozen=True, slots=True)
+class CardsDealt:
+    """A player's five cards. Private: only that player may see them."""
+
+    player: str
+    cards: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CardsExchanged:
+    """Public: what was put aside and taken off the discard pile, how many from the stock.
+    Private (to the player): `drawn` from the stock and the `hand` now held."""
+
+    player: str
+    put_aside: tuple[str, ...]
+    from_discard: tuple[str, ...]
+    from_stock: int
+    drawn: tuple[str, ...]
+    hand: tuple[str, ...]
+    turn_over: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Stayed:
+    player: str
+    passed: bool = False  # continuous: passed this turn only
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDone:
+    """`one_at_a_time`: the player ended this turn's pick-ups."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class StockRefilled:
+    """The stock ran out: the discard pile, bar its top `kept`, was shuffled into a new one."""
+
+    cards: int
+    kept: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShowdownBegan:
+    """Everyone shows their cards."""
+
+    hands: tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HandDeclared:
+    """A player scored `points` for `hand` (0 and `crossed_off` when forced to cross it off);
+    `closed`: the hand is now crossed out for everyone."""
+
+    player: str
+    hand: str
+    points: int
+    cards: tuple[str, ...]
+    jokers: tuple[str, ...]
+    crossed_off: bool
+    closed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NoHand:
+    """A player had nothing to score (or cross off) this round."""
+
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEnded:
+    """The round's deck orders (top first), now public for anyone to audit."""
+
+    round: int
+    shuffles: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EndGameBegan:
+    """Every hand but the special ones is crossed out: `rounds` more rounds of three turns."""
+
+    rounds: int
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraRound:
+    """Someone scored a special hand in an end-game round: one more round."""
+
+    player: str
+
+
+CardEvent = (
+    PlayerJoined
+    | PlayerLeft
+    | RollOffRolled
+    | GameStarted
+    | TurnStarted
+    | TurnSkipped
+    | RoundDealt
+    | CardsDealt
+    | CardsExchanged
+    | Stayed
+    | TurnDone
+    | StockRefilled
+    | ShowdownBegan
+    | HandDeclared
+    | NoHand
+    | RoundEnded
+    | EndGameBegan
+    | ExtraRound
+    | GameEnded
+)
+
+
+# ---- state -----------------------------------------------------------------------------------
+
+
+class Stage(StrEnum):
+    TURNS = "turns"
+    SHOWDOWN = "showdown"
+
+
+@dataclass(frozen=True, slots=True)
+class CardSeat:
+    player: str
+    hand: tuple[str, ...] = ()
+    turns: int = 0  # turns taken in the whole game
+    round_turns: int = 0  # turns taken this round
+    stayed: bool = False
+    declared: bool = False
+    scores: tuple[tuple[str, int], ...] = ()  # every hand scored, in order
+    crossed: tuple[str, ...] = ()  # hands this player crossed off for 0
+
+    def scored(self, hand: str) -> int:
+        return sum(1 for h, _ in self.scores if h == hand)
+
+    def touched(self, hand: str) -> bool:
+        return hand in self.crossed or any(h == hand for h, _ in self.scores)
+
+
+@dataclass(frozen=True, slots=True)
+class CardState:
+    """A whole card game at one moment (hands and deck order included: the bot keeps them
+    out of every public message)."""
+
+    rules: CardRules
+    phase: Phase = Phase.LOBBY
+    seats: tuple[CardSeat, ...] = ()
+    current: int = 0
+    dealer: int = 0
+    round: int = 0
+    stage: Stage = Stage.TURNS
+    stock: tuple[str, ...] = ()  # top first
+    discard: tuple[str, ...] = ()  # top first
+    closed: tuple[str, ...] = ()  # hands crossed out for everyone, in the order they closed
+    final_rounds: int | None = None  # rounds left in the end game (None: not there yet)
+    special_scored: str | None = None  # who scored a special hand this end-game round
+    picks: int = 0  # one_at_a_time: cards picked up this turn
+    picked: tuple[str, ...] = ()  # ... which may not be put aside again this turn
+    shuffles: tuple[tuple[str, ...], ...] = ()  # this round's deck orders, for the reveal
+    ended_early: bool = False
+    history: tuple[tuple[str, ...], ...] = field(default=())  # every order of the game
+
+    @classmethod
+    def new(cls, rules: CardRules) -> CardState:
+        return cls(rules)
+
+    @property
+    def players(self) -> tuple[str, ...]:
+        return tuple(s.player for s in self.seats)
+
+    @property
+    def current_player(self) -> str | None:
+        return self.seats[self.current].player if self.phase is Phase.PLAYING else None
+
+    @property
+    def current_seat(self) -> CardSeat | None:
+        return self.seats[self.current] if self.phase is Phase.PLAYING else None
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    @property
+    def turns_per_round(self) -> int:
+        return 3 if self.final_rounds is not None else 2
+
+    def seat(self, player: str) -> CardSeat:
+        for s in self.seats:
+            if s.player == player:
+                return s
+        raise NotInGameError(f"{player} is not playing in this game.", hint="join")
+
+    def rank_total(self, player: str) -> int:
+        return sum(p for h, p in self.seat(player).scores if HAND_BY_ID[h].rank is not None)
+
+    def total(self, player: str) -> int:
+        seat = self.seat(player)
+        total = sum(p for _, p in seat.scores)
+        if self.rules.rank_bonus_255 and self.rank_total(player) >= RANK_BONUS_AT:
+            total += RANK_BONUS
+        return total
+
+    def totals(self) -> tuple[tuple[str, int], ...]:
+        return tuple((s.player, self.total(s.player)) for s in self.seats)
+
+    def winners(self) -> tuple[str, ...]:
+        totals = self.totals()
+        if not totals:
+            return ()
+        best = max(t for _, t in totals)
+        return tuple(p for p, t in totals if t == best)
+
+    # ---- the table ---------------------------------------------------------------------------
+
+    def open_for(self, player: str, hand: str) -> bool:
+        """May `player` still score `hand` (cards aside)?"""
+        if hand not in self.rules.hands or hand in self.closed:
+            return False
+        seat = self.seat(player)
+        if hand in seat.crossed:
+            return False
+        if HAND_BY_ID[hand].rank is not None and seat.scored(hand):
+            return False
+        return not (self.rules.three_times_only and seat.scored(hand) >= THREE_TIMES)
+
+    def available(self, player: str, cards: tuple[str, ...] | None = None) -> tuple[Best, ...]:
+        """The open hands `player`'s cards make, best first."""
+        held = self.seat(player).hand if cards is None else cards
+        if len(held) != HAND_SIZE:
+            return ()
+        made = evaluate(held)
+        found = [b for h, b in made.items() if self.open_for(player, h)]
+        order = self.rules.hands
+        return tuple(sorted(found, key=lambda b: (-b.points, order.index(b.hand))))
+
+    def cross_off_choices(self, player: str) -> tuple[str, ...]:
+        """The hands `player` must choose from to cross off, when they can score nothing."""
+        seat = self.seat(player)
+        unscored = [
+            h
+            for h in self.rules.hands
+            if self.open_for(player, h) and not self.rules.special(h) and not seat.scored(h)
+        ]
+        if not unscored or self.rules.continuous:
+            return ()
+        if self.rules.crossing_off_always:
+            return tuple(unscored)
+        if all(HAND_BY_ID[h].rank is not None for h in unscored):
+            return tuple(unscored)
+        return ()
+
+    def closes(self, hand: str, seats: tuple[CardSeat, ...]) -> bool:
+        """Is `hand` crossed out for everyone once the table looks like `seats`?"""
+        if self.rules.special(hand):
+            return False
+        touched = sum(1 for s in seats if s.touched(hand))
+        if HAND_BY_ID[hand].rank is not None:
+            return touched >= len(seats)
+        return touched >= 2
+
+
+Result = tuple[CardState, tuple[CardEvent, ...]]
+
+
+# ---- apply -----------------------------------------------------------------------------------
+
+
+def apply_card(state: CardState, action: object, source: DiceSource) -> Result:
+    """Apply one action to a card game. Raises a `RulesError` (state unchanged) when the rules
+    forbid it."""
+    match action:
+        case Join(player):
+            return _join(state, player)
+        case Leave(player):
+            return _remove(state, player, False, source)
+        case Kick(player):
+            return _remove(state, player, True, source)
+        case Start():
+            return _start(state, source)
+        case Exchange(player, cards, from_discard):
+            return _exchange(state, player, cards, from_discard, source)
+        case Stay(player):
+            return _stay(state, player, source)
+        case Done(player):
+            return _done(state, player, source)
+        case Declare(player, hand):
+            return _declare(state, player, hand, source)
+        case Skip():
+            return _skip(state, source)
+        case EndGame():
+            return _end(state, early=True)
+    raise CardTurnError(
+        "This is a card game: `hand` to see your cards, `discard 7h,Kd` to exchange, `stay`, "
+        "and `declare <hand>` at the showdown.",
+        hint="help card",
+    )
+
+
+def _require_playing(state: CardState) -> None:
+    if state.phase is Phase.LOBBY:
+        raise GameNotStartedError("The game hasn't started yet.", hint="start")
+    if state.phase is Phase.OVER:
+        raise GameOverError("This game is over. Start a new one.", hint="new card")
+
+
+def _require_turn(state: CardState, player: str) -> CardSeat:
+    _require_playing(state)
+    seat = state.seats[state.current]
+    if seat.player != player:
+        state.seat(player)
+        raise NotYourTurnError(f"It's {seat.player}'s turn, not yours.")
+    return seat
+
+
+def _join(state: CardState, player: str) -> Result:
+    if state.phase is not Phase.LOBBY:
+        if state.phase is Phase.OVER:
+            raise GameOverError("This game is over. Start a new one.", hint="new card")
+        raise GameAlreadyStartedError("This game has already started.")
+    if player in state.players:
+        raise AlreadyJoinedError(f"{player} has already joined.", hint="start")
+    if len(state.seats) >= MAX_PLAYERS:
+        raise GameFullError(f"The game is full ({MAX_PLAYERS} players).")
+    return replace(state, seats=(*state.seats, CardSeat(player))), (PlayerJoined(player),)
+
+
+def _start(state: CardState, source: DiceSource) -> Result:
+    if state.phase is not Phase.LOBBY:
+        raise GameAlreadyStartedError("This game has already started.")
+    if len(state.seats) < MIN_PLAYERS:
+        raise NoPlayersError(
+            f"Card Yahtzee needs {MIN_PLAYERS} to {MAX_PLAYERS} players: wait for someone to join.",
+            hint="join",
+        )
+    events: list[CardEvent] = []
+    players = state.players
+    starter = 0
+    if state.rules.order is TurnOrder.ROLLOFF:
+        contenders = list(range(len(players)))
+        attempt = 0
+        while len(contenders) > 1:
+            attempt += 1
+            faces = {i: source.roll_die(6) for i in contenders}
+            events.extend(RollOffRolled(players[i], faces[i], attempt) for i in contenders)
+            best = max(faces.values())
+            contenders = [i for i in contenders if faces[i] == best]
+        starter = contenders[0]
+    seats = state.seats[starter:] + state.seats[:starter]
+    started = replace(state, phase=Phase.PLAYING, seats=seats, dealer=len(seats) - 1)
+    events.append(GameStarted(started.players))
+    dealt, more = _deal(started, source)
+    return dealt, (*events, *more)
+
+
+def _deal(state: CardState, source: DiceSource) -> Result:
+    """Shuffle and deal a round: one card at a time from the player after the dealer."""
+    order = shuffled(DECK, source)
+    n = len(state.seats)
+    hands: list[list[str]] = [[] for _ in range(n)]
+    for k in range(HAND_SIZE * n):
+        hands[(state.dealer + 1 + k) % n].append(order[k])
+    top = order[HAND_SIZE * n]
+    stock = order[HAND_SIZE * n + 1 :]
+    seats = tuple(
+        replace(s, hand=tuple(hands[i]), round_turns=0, stayed=False, declared=False)
+        for i, s in enumerate(state.seats)
+    )
+    first = (state.dealer + 1) % n
+    dealt = replace(
+        state,
+        seats=seats,
+        round=state.round + 1,
+        stage=Stage.TURNS,
+        stock=stock,
+        discard=(top,),
+        current=first,
+        picks=0,
+        picked=(),
+        special_scored=None,
+        shuffles=(order,),
+        history=(*state.history, order),
+    )
+    events: list[CardEvent] = [
+        RoundDealt(dealt.round, seats[state.dealer].player, dealt.turns_per_round, top, len(stock))
+    ]
+    events.extend(CardsDealt(s.player, s.hand) for s in seats)
+    events.append(TurnStarted(seats[first].player, seats[first].turns + 1))
+    return dealt, tuple(events)
+
+
+def _take_from_stock(
+    state: CardState, count: int, source: DiceSource
+) -> tuple[CardState, tuple[str, ...], list[CardEvent]]:
+    """Draw `count` from the stock, refilling it from the discard pile when it runs out."""
+    drawn: list[str] = []
+    events: list[CardEvent] = []
+    stock, discard = list(state.stock), list(state.discard)
+    shuffles = list(state.shuffles)
+    history = list(state.history)
+    while len(drawn) < count:
+        if not stock:
+            keep = CONTINUOUS_KEEP if state.rules.continuous else 1
+            keep = min(keep, len(discard))
+            if len(discard) - keep < count - len(drawn):
+                keep = max(1, len(discard) - (count - len(drawn)))
+            pile = discard[keep:]
+            if not pile:
+                raise CardTurnError("There are no cards left to draw.")  # pragma: no cover
+            new_stock = shuffled(pile, source)
+            stock, discard = list(new_stock), discard[:keep]
+            shuffles.append(new_stock)
+            history.append(new_stock)
+            events.append(StockRefilled(len(new_stock), keep))
+        drawn.append(stock.pop(0))
+    after = replace(
+        state,
+        stock=tuple(stock),
+        discard=tuple(discard),
+        shuffles=tuple(shuffles),
+        history=tuple(history),
+    )
+    return after, tuple(drawn), events
+
+
+def _exchange(
+    state: CardState, player: str, names: tuple[str, ...], from_discard: int, source: DiceSource
+) -> Result:
+    seat = _require_turn(state, player)
+    if state.stage is not Stage.TURNS:
+        raise CardTurnError("It's the showdown: name your hand.", hint="declare one pair")
+    put_aside = pick_from_hand(seat.hand, names)
+    one = state.rules.one_at_a_time
+    if not put_aside or len(put_aside) > HAND_SIZE:
+        raise CardError("Put aside one to five of your cards.", hint="discard 7h")
+    if one and len(put_aside) != 1:
+        raise CardError(
+            "This game picks up one card at a time: put aside one card, then the next.",
+            hint=f"discard {put_aside[0]}",
+        )
+    if any(c in state.picked for c in put_aside):
+        raise CardError(
+            "A card picked up this turn can't be put aside again this turn.", hint="done"
+        )
+    if not 0 <= from_discard <= len(put_aside):
+        raise CardError(
+            f"You can take at most {len(put_aside)} from the discard pile (as many as you put "
+            "aside).",
+            hint="discard 7h from discard",
+        )
+    if from_discard > len(state.discard):
+        raise CardError(
+            f"The discard pile holds only {len(state.discard)} card(s).", hint="discard 7h"
+        )
+    taken = state.discard[:from_discard]
+    after = replace(state, discard=state.discard[from_discard:])
+    after, drawn, events = _take_from_stock(after, len(put_aside) - from_discard, source)
+    hand = tuple(c for c in seat.hand if c not in put_aside) + taken + drawn
+    discard = tuple(reversed(put_aside)) + after.discard  # the last named on top
+    picks = state.picks + len(put_aside) if one else 0
+    turn_over = not one or picks >= HAND_SIZE
+    updated = replace(seat, hand=hand)
+    after = replace(
+        after,
+        discard=discard,
+        seats=_with(after.seats, state.current, updated),
+        picks=picks,
+        picked=(*state.picked, *taken, *drawn) if one else (),
+    )
+    exchanged = CardsExchanged(player, put_aside, taken, len(drawn), drawn, hand, turn_over)
+    if not turn_over:
+        return after, (*events, exchanged)
+    ended, more = _end_turn(after, source)
+    return ended, (*events, exchanged, *more)
+
+
+def _stay(state: CardState, player: str, source: DiceSource) -> Result:
+    seat = _require_turn(state, player)
+    if state.stage is not Stage.TURNS:
+        raise CardTurnError("It's the showdown: name your hand.", hint="declare one pair")
+    if state.rules.continuous:
+        ended, events = _end_turn(state, source)
+        return ended, (Stayed(player, passed=True), *events)
+    stayed = replace(state, seats=_with(state.seats, state.current, replace(seat, stayed=True)))
+    ended, events = _end_turn(stayed, source)
+    return ended, (Stayed(player), *events)
+
+
+def _done(state: CardState, player: str, source: DiceSource) -> Result:
+    _require_turn(state, player)
+    if not state.rules.one_at_a_time or state.stage is not Stage.TURNS:
+        raise CardTurnError("`done` ends a one-at-a-time turn; here, stay or discard.", "stay")
+    if state.picks == 0:
+        raise CardTurnError(
+            "You haven't picked up a card this turn: discard one, or stay.", hint="stay"
+        )
+    after, events = _end_turn(state, source)
+    return after, (TurnDone(player), *events)
+
+
+def _skip(state: CardState, source: DiceSource) -> Result:
+    """A moderator (or a deadline) passes the current player's turn or declaration."""
+    _require_playing(state)
+    seat = state.seats[state.current]
+    if state.stage is Stage.SHOWDOWN:
+        marked = replace(
+            state, seats=_with(state.seats, state.current, replace(seat, declared=True))
+        )
+        after, events = _next_declaration(marked, source)
+        return after, (TurnSkipped(seat.player, seat.turns + 1), NoHand(seat.player), *events)
+    after, events = _end_turn(state, source)
+    return after, (TurnSkipped(seat.player, seat.turns + 1), *events)
+
+
+def _end_turn(state: CardState, source: DiceSource) -> Result:
+    """The current player's turn is over: the next player with turns left, else the showdown
+    (in `continuous`, simply the next player)."""
+    seat = state.seats[state.current]
+    seat = replace(seat, turns=seat.turns + 1, round_turns=seat.round_turns + 1)
+    state = replace(state, seats=_with(state.seats, state.current, seat), picks=0, picked=())
+    n = len(state.seats)
+    for step in range(1, n + 1):
+        index = (state.current + step) % n
+        other = state.seats[index]
+        if state.rules.continuous or (
+            not other.stayed and other.round_turns < state.turns_per_round
+        ):
+            nxt = replace(state, current=index)
+            return nxt, (TurnStarted(other.player, other.turns + 1),)
+    return _showdown(state, source)
+
+
+def _showdown(state: CardState, source: DiceSource) -> Result:
+    first = (state.dealer + 1) % len(state.seats)
+    shown = ShowdownBegan(tuple((s.player, s.hand) for s in state.seats))
+    at = replace(state, stage=Stage.SHOWDOWN, current=first)
+    after, events = _declaration_turn(at, source)
+    return after, (shown, *events)
+
+
+def _declaration_turn(state: CardState, source: DiceSource) -> Result:
+    """The current player declares; one with nothing to score or cross off passes at once."""
+    seat = state.seats[state.current]
+    if state.available(seat.player) or state.cross_off_choices(seat.player):
+        return state, (TurnStarted(seat.player, seat.turns + 1),)
+    marked = replace(state, seats=_with(state.seats, state.current, replace(seat, declared=True)))
+    after, events = _next_declaration(marked, source)
+    return after, (NoHand(seat.player), *events)
+
+
+def _next_declaration(state: CardState, source: DiceSource) -> Result:
+    n = len(state.seats)
+    for step in range(1, n + 1):
+        index = (state.current + step) % n
+        if not state.seats[index].declared:
+            return _declaration_turn(replace(state, current=index), source)
+    return _end_round(state, source)
+
+
+def _declare(state: CardState, player: str, text: str, source: DiceSource) -> Result:
+    seat = _require_turn(state, player)
+    continuous = state.rules.continuous
+    if state.stage is not Stage.SHOWDOWN and not continuous:
+        raise CardTurnError(
+            "Hands are declared at the showdown, after everyone's turns. Now: stay or discard.",
+            hint="stay",
+        )
+    available = state.available(player)
+    hand = state.rules.resolve_hand(text)
+    chosen = next((b for b in available if b.hand == hand), None)
+    label = state.rules.label(hand)
+    if chosen is not None:
+        scores = (*seat.scores, (hand, chosen.points))
+        updated = replace(seat, scores=scores, declared=True)
+        points, jokers, crossed_off = chosen.points, chosen.jokers, False
+    else:
+        choices = state.cross_off_choices(player)
+        if available:
+            options = ", ".join(f"{state.rules.label(b.hand)} {b.points}" for b in available[:8])
+            why = _why_not(state, player, hand)
+            raise CardTurnError(
+                f"{label} {why}. Your cards make: {options}.",
+                hint=f"declare {available[0].hand}",
+            )
+        if continuous:
+            raise CardTurnError(
+                "Your cards make no open hand: exchange or stay.", hint="discard 7h"
+            )
+        if hand not in choices:
+            names = ", ".join(state.rules.label(h) for h in choices)
+            raise CardTurnError(
+                f"Your cards make no open hand, so you must cross one off for 0: {names}.",
+                hint=f"declare {choices[0]}",
+            )
+        updated = replace(seat, crossed=(*seat.crossed, hand), declared=True)
+        points, jokers, crossed_off = 0, (), True
+    seats = _with(state.seats, state.current, updated)
+    closed = state.closes(hand, seats) and hand not in state.closed
+    after = replace(
+        state,
+        seats=seats,
+        closed=(*state.closed, hand) if closed else state.closed,
+        special_scored=(
+            player
+            if not crossed_off and HAND_BY_ID[hand].special and state.special_scored is None
+            else state.special_scored
+        ),
+    )
+    declared = HandDeclared(player, hand, points, seat.hand, jokers, crossed_off, closed)
+    if continuous:
+        return _put_down(after, player, declared, source)
+    nxt, events = _next_declaration(after, source)
+    return nxt, (declared, *events)
+
+
+def _why_not(state: CardState, player: str, hand: str) -> str:
+    seat = state.seat(player)
+    if hand in state.closed:
+        return "is crossed out"
+    if hand in seat.crossed:
+        return "was crossed off by you"
+    if HAND_BY_ID[hand].rank is not None and seat.scored(hand):
+        return "can be scored once, and you have"
+    if state.rules.three_times_only and seat.scored(hand) >= THREE_TIMES:
+        return "has been scored three times by you"
+    return "isn't in your cards"
+
+
+def _put_down(state: CardState, player: str, declared: HandDeclared, source: DiceSource) -> Result:
+    """Continuous: the scored cards go under the discard pile and five new ones are drawn."""
+    index = state.players.index(player)
+    seat = state.seats[index]
+    after = replace(state, discard=state.discard + seat.hand)
+    after, drawn, events = _take_from_stock(after, HAND_SIZE, source)
+    after = replace(after, seats=_with(after.seats, index, replace(seat, hand=drawn)))
+    dealt = CardsDealt(player, drawn)
+    if _continuous_over(after):
+        over, ended = _end(after, early=False)
+        return over, (declared, *events, dealt, *ended)
+    nxt, more = _end_turn(after, source)
+    return nxt, (declared, *events, dealt, *more)
+
+
+def _continuous_over(state: CardState) -> bool:
+    hands = state.rules.hands
+    if all(h in state.closed for h in hands):
+        return True
+    return any(all(s.scored(h) for h in hands) for s in state.seats)
+
+
+def _end_round(state: CardState, source: DiceSource) -> Result:
+    events: list[CardEvent] = [RoundEnded(state.round, state.shuffles)]
+    final = state.final_rounds
+    if final is None:
+        if all(h in state.closed for h in state.rules.hands if not state.rules.special(h)):
+            final = 2
+            events.append(EndGameBegan(final))
+    else:
+        final -= 1
+        if state.special_scored is not None:
+            final += 1
+            events.append(ExtraRound(state.special_scored))
+        if final <= 0:
+            over, ended = _end(replace(state, final_rounds=0), early=False)
+            return over, (*events, *ended)
+    n = len(state.seats)
+    following = replace(state, final_rounds=final, dealer=(state.dealer + 1) % n)
+    dealt, more = _deal(following, source)
+    return dealt, (*events, *more)
+
+
+def _remove(state: CardState, player: str, kicked: bool, source: DiceSource) -> Result:
+    if state.phase is Phase.OVER:
+        raise GameOverError("This game is over.", hint="new card")
+    index = state.players.index(state.seat(player).player)
+    seat = state.seats[index]
+    seats = state.seats[:index] + state.seats[index + 1 :]
+    left = PlayerLeft(player, kicked)
+    if state.phase is Phase.LOBBY:
+        return replace(state, seats=seats), (left,)
+    after = replace(state, seats=seats, discard=state.discard + seat.hand)
+    if len(seats) < MIN_PLAYERS:
+        over, ended = _end(after, early=True)
+        return over, (left, *ended)
+    dealer = state.dealer - 1 if index <= state.dealer and state.dealer > 0 else state.dealer
+    dealer = dealer % len(seats)
+    if index < state.current:
+        return replace(after, current=state.current - 1, dealer=dealer), (left,)
+    if index > state.current:
+        return replace(after, dealer=dealer), (left,)
+    # It was their turn (or declaration): hand it on.
+    current = (index - 1) % len(seats)
+    after = replace(after, dealer=dealer, current=current, picks=0, picked=())
+    if state.stage is Stage.SHOWDOWN:
+        nxt, events = _next_declaration(after, source)
+        return nxt, (left, *events)
+    for step in range(1, len(seats) + 1):
+        i = (current + step) % len(seats)
+        other = seats[i]
+        if state.rules.continuous or (
+            not other.stayed and other.round_turns < state.turns_per_round
+        ):
+            return replace(after, current=i), (left, TurnStarted(other.player, other.turns + 1))
+    nxt, events = _showdown(after, source)
+    return nxt, (left, *events)
+
+
+def _end(state: CardState, early: bool) -> Result:
+    if state.phase is Phase.OVER:
+        raise GameOverError("This game is already over.")
+    was_playing = state.phase is Phase.PLAYING
+    ended = replace(state, phase=Phase.OVER, ended_early=early)
+    winners = ended.winners() if was_playing else ()
+    return ended, (GameEnded(winners, ended.totals(), early=early),)
+
+
+def _with(seats: tuple[CardSeat, ...], index: int, seat: CardSeat) -> tuple[CardSeat, ...]:
+    return (*seats[:index], seat, *seats[index + 1 :])
