@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from engine import RulesError, make_rules
+from engine import RulesError, make_game_rules
 from engine.timing import OFF_WORDS, parse_duration
 from storage.db import Durability
 from storage.pace import Pace, Policy
@@ -137,7 +137,7 @@ class Config(BaseModel):
     ) -> dict[str, dict[str, str | int | bool]]:
         for variant, options in value.items():
             try:
-                make_rules(variant, options)
+                make_game_rules(variant, options)
             except RulesError as exc:
                 raise ValueError(f"[defaults.{variant}]: {exc.message}") from None
         return value

@@ -50,7 +50,9 @@ def render_reply(reply: Reply) -> str:
         target.write_bytes(attachment.data)
         lines.append(f"(attached {attachment.filename}: saved to {target})")
     text = _MARKUP.sub("", "\n".join(lines))
-    if reply.private:
+    if reply.secret_for is not None:
+        text = f"(only {reply.secret_for.removeprefix('console:')} sees this) " + text
+    elif reply.private:
         text = "(only you see this) " + text
     return text
 

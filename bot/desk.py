@@ -9,14 +9,16 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from bot.cardtable import CardTable
 from bot.config import Config
 from bot.pacing import Pacing, mention, pace_from_options, time_left
 from bot.replies import (
     CONTENT_MAX,
     SELECT_OPTIONS_MAX,
     Attachment,
+    CardButtons,
     Controls,
     Embed,
     Field,
@@ -57,6 +59,7 @@ from engine import (
     parse_dice,
     sheet_totals,
 )
+from engine.cardgame import CardState
 from engine.freeroll import parse_free_roll
 from engine.timing import format_duration
 from storage import audit, fairness
@@ -120,6 +123,20 @@ HELP: dict[str, CommandHelp] = {
         "fairness [game N | player | channel]",
         "How even the dice have been: counts per face, and a plain-words verdict.",
     ),
+    "hand": CommandHelp(
+        "hand", "Card games: your cards, shown only to you (by direct message when typed)."
+    ),
+    "discard": CommandHelp(
+        "discard <cards> [from discard N]",
+        "Card games: put cards aside and draw as many: `discard 7h,Kd` from the stock, "
+        "`discard 7h,Kd from discard 1` takes the pile's top card first.",
+    ),
+    "stay": CommandHelp("stay", "Card games: keep your cards; no more turns this round."),
+    "done": CommandHelp("done", "Card games (one at a time): end this turn's pick-ups."),
+    "declare": CommandHelp(
+        "declare <hand>",
+        "Card games, at the showdown: the hand to score (`declare full house`, `declare 2 pairs`).",
+    ),
     "status": CommandHelp(
         "status", "Whose turn, which roll, the dice on the table, the options, the time left."
     ),
@@ -146,7 +163,8 @@ HELP: dict[str, CommandHelp] = {
         "mod log|verify|export|void|skip|kick|end|deadline ...",
         "Moderators: `mod log [game] [player]`, `mod verify`, `mod export [game]`, "
         "`mod void <roll-id> <reason>`, `mod skip <reason>`, `mod kick <player> <reason>`, "
-        "`mod end <reason>`, `mod deadline <time|off> [wait|autoplay|skip] <reason>`.",
+        "`mod end <reason>`, `mod deadline <time|off> [wait|autoplay|skip] <reason>`, "
+        "`mod hands [round]` (card games: a finished round's deck and hands).",
     ),
 }
 ALIASES = {
@@ -161,6 +179,11 @@ ALIASES = {
     "list": "games",
     "reroll": "roll",
     "my": "mygames",
+    "cards": "hand",
+    "exchange": "discard",
+    "swap": "discard",
+    "pass": "stay",
+    "show": "declare",
     "timezone": "tz",
     "zone": "tz",
 }
@@ -202,6 +225,7 @@ class Desk:
         self.config = config
         self.prefix = config.prefix
         self.pacing = Pacing(self)
+        self.cards = CardTable(self)
         self._text: dict[str, Callable[[Caller, str], Awaitable[list[Reply]]]] = {
             "new": self._new_text,
             "join": lambda c, _: self.join(c),
@@ -221,6 +245,11 @@ class Desk:
             "dm": self.pacing.dm,
             "away": self.pacing.away,
             "back": lambda c, _: self.pacing.back(c),
+            "hand": lambda c, _: self.cards.hand(c),
+            "discard": self.cards.discard,
+            "stay": lambda c, _: self.cards.stay(c),
+            "done": lambda c, _: self.cards.done(c),
+            "declare": self.cards.declare,
             "help": lambda c, rest: self.help(c, rest),
             "mod": self._mod_text,
         }
@@ -332,8 +361,10 @@ class Desk:
         """A game roll for a seated player; otherwise a free roll."""
         game = await self.service.game_here(caller.where.channel_id)
         seated = game is not None and caller.who.user_id in game.state.players
+        if game is not None and isinstance(game.state, CardState) and not seated:
+            game = None  # a free roll beside a card game
         if game is not None and (seated or not dice_text):
-            names = parse_dice(dice_text, game.state.rules.dice)
+            names = parse_dice(dice_text, _dice_state(game).rules.dice)
             return await self._play(caller, Roll(caller.who.user_id, names))
         if not dice_text:
             raise UsageError(
@@ -344,7 +375,7 @@ class Desk:
 
     async def keep(self, caller: Caller, dice_text: str) -> list[Reply]:
         game = await self.service.require_game_here(caller.where.channel_id)
-        names = parse_dice(dice_text, game.state.rules.dice)
+        names = parse_dice(dice_text, _dice_state(game).rules.dice)
         if not names:
             raise UsageError("Name the dice to keep, like `keep 1 2 5`.", hint="keep 1 2 5")
         return await self._play(caller, Keep(caller.who.user_id, names))
@@ -397,6 +428,7 @@ class Desk:
 
     async def _button_game(self, caller: Caller, game_id: int, version: int) -> StoredGame:
         game = await self.service.require_game_here(caller.where.channel_id)
+        _dice_state(game)
         if game.id != game_id or game.version != version:
             raise UsageError(
                 "Those buttons belong to an earlier roll: use the newest message.", hint="status"
@@ -422,7 +454,7 @@ class Desk:
 
     async def reroll(self, caller: Caller, game_id: int, version: int, mask: int) -> list[Reply]:
         game = await self._button_game(caller, game_id, version)
-        names = tuple(n for i, n in enumerate(game.state.rules.dice.names) if mask >> i & 1)
+        names = tuple(n for i, n in enumerate(_dice_state(game).rules.dice.names) if mask >> i & 1)
         if not names:
             raise UsageError("Tap the dice to reroll first, then Reroll.")
         return await self._play(caller, Roll(caller.who.user_id, names))
@@ -436,12 +468,19 @@ class Desk:
 
     async def card(self, caller: Caller, player: str) -> list[Reply]:
         game = await self.service.require_game_here(caller.where.channel_id)
+        if isinstance(game.state, CardState):
+            return [Reply(embeds=(self.cards.board(game),))]
         only = self._find_player(game, player) if player else None
         embeds = self.scorecards(game, only)
         return [Reply(embeds=(e,)) for e in embeds]
 
     async def status(self, caller: Caller) -> list[Reply]:
         game = await self.service.require_game_here(caller.where.channel_id)
+        if isinstance(game.state, CardState):
+            board = self.cards.board(game)
+            clock = await self.pacing.clock_field(game)
+            board = replace(board, fields=(*board.fields, clock)).fitted()
+            return [Reply(embeds=(board,), card_buttons=CardButtons(game.id, game.version))]
         state = game.state
         rules = state.rules
         totals = dict(state.totals())
@@ -597,8 +636,10 @@ class Desk:
             return await self.mod_end(caller, args)
         if sub == "deadline":
             return await self.pacing.mod_deadline(caller, args)
+        if sub == "hands":
+            return await self.cards.mod_hands(caller, args)
         raise UsageError(
-            "Moderator commands: log, verify, export, void, skip, kick, end, deadline.",
+            "Moderator commands: log, verify, export, void, skip, kick, end, deadline, hands.",
             hint="help mod",
         )
 
@@ -669,6 +710,12 @@ class Desk:
             game = await self.service.require_game_here(caller.where.channel_id)
         else:
             game = await self.service.game_by_number(caller.where.guild_id, game_number)
+        if isinstance(game.state, CardState) and not game.state.is_over:
+            raise UsageError(
+                "A card game's record holds every deck order, so it is exported when the game "
+                "ends. Finished rounds: `mod hands <round>`.",
+                hint="mod hands",
+            )
         conn = self.service.db.conn
         record = await audit.export_record(conn, game.id)
         csv_text = await audit.export_csv(conn, game.id)
@@ -738,7 +785,7 @@ class Desk:
     def _controls(
         self, game: StoredGame, selected: int = 0, placements: tuple[Placement, ...] | None = None
     ) -> Controls | None:
-        state = game.state
+        state = _dice_state(game)
         if state.dice is None or state.is_over:
             return None
         options = []
@@ -761,6 +808,8 @@ class Desk:
     def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
         """Turn what the engine did into messages, in the forum's words."""
         game = outcome.game
+        if isinstance(game.state, CardState):
+            return self.cards.describe(outcome, caller)
         state = game.state
         roll_rows = [r for r in outcome.rows if r.action in ROLL_NAMES]
         replies: list[Reply] = []
@@ -839,6 +888,13 @@ class Desk:
         return self.describe(outcome, caller)
 
     def _turn_started(self, outcome: Outcome, player: str, turn: int) -> Reply:
+        game = outcome.game
+        what = f"{game.turn_label(turn)}. `{self.prefix}roll` or the button when ready."
+        return self.turn_reply(outcome, player, what, RollButton(game.id, game.version))
+
+    def turn_reply(
+        self, outcome: Outcome, player: str, what: str, buttons: RollButton | CardButtons
+    ) -> Reply:
         """`@player, your turn`: the mention waits when it is night for them (quiet hours),
         and an away player's clock starts when they are back."""
         game = outcome.game
@@ -846,7 +902,7 @@ class Desk:
         text = f"{game.name(player)}'s turn" if player in outcome.hushed else None
         if text is None:
             text = f"{mention(player, game)}, your turn"
-        text += f": {game.turn_label(turn)}. `{self.prefix}roll` or the button when ready."
+        text += f": {what}"
         clock = game.clock
         if player in outcome.hushed:
             text += " (Quiet hours for them: I'll mention them when those end.)"
@@ -858,13 +914,14 @@ class Desk:
         elif clock is not None and clock.due_at is not None:
             text += f" {time_left(clock, now).capitalize()}."
         return Reply(
-            text=text,
+            text=clip(text, CONTENT_MAX),
             mentions=() if player in outcome.hushed else (player,),
-            roll_button=RollButton(game.id, game.version),
+            roll_button=buttons if isinstance(buttons, RollButton) else None,
+            card_buttons=buttons if isinstance(buttons, CardButtons) else None,
         )
 
     def _roll_reply(self, game: StoredGame, event: DiceRolled, row: LogRow | None) -> Reply:
-        state = game.state
+        state = _dice_state(game)
         name = game.name(event.player)
         named = ",".join(d.die for d in event.rolled)
         got = ", ".join(d.text for d in event.rolled)
@@ -927,7 +984,7 @@ class Desk:
         return fields
 
     def scorecards(self, game: StoredGame, only: str | None = None) -> list[Embed]:
-        state = game.state
+        state = _dice_state(game)
         rules = state.rules
         fields = []
         for seat in state.seats:
@@ -986,6 +1043,16 @@ class Desk:
             )
         embeds = self.scorecards(game)
         return [Reply(text=text, embeds=(embeds[0],)), *(Reply(embeds=(e,)) for e in embeds[1:])]
+
+
+def _dice_state(game: StoredGame) -> GameState:
+    if isinstance(game.state, CardState):
+        raise UsageError(
+            "This channel's game is a card game: `hand`, `discard 7h,Kd`, `stay`, and "
+            "`declare <hand>` at the showdown.",
+            hint="hand",
+        )
+    return game.state
 
 
 def _chunks(lines: list[str], limit: int = 1000) -> list[str]:

@@ -12,6 +12,7 @@ import logging
 import re
 import weakref
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from bot.desk import HELP, Caller, Desk
 from bot.replies import Controls, Embed, Reply
 from bot.timekeeper import Timekeeper, UndeliverableError
 from engine import PRESETS
+from engine.cardgame import CardState
+from engine.cards import HAND_BY_ID
 from storage.db import Database
 from storage.pace import Policy
 from storage.service import GameService, Outgoing, Where, Who, utc_now
@@ -36,6 +39,8 @@ _TOGGLE = r"rk:t:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+):(?P<die>\d)"
 _REROLL = r"rk:r:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+)"
 _ROLL = r"rk:o:(?P<game>\d+):(?P<version>\d+)"
 _PICK = r"rk:s:(?P<game>\d+):(?P<version>\d+):(?P<part>\d)"
+_HAND = r"rk:h:(?P<game>\d+)"
+_STAY = r"rk:y:(?P<game>\d+):(?P<version>\d+)"
 
 
 def to_discord_embed(embed: Embed) -> discord.Embed:
@@ -129,6 +134,50 @@ class FirstRollButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]],
             interaction,
             bot.desk.roll_button(bot.caller_from_interaction(interaction), self.game, self.version),
             retire=True,
+        )
+
+
+class HandButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_HAND):
+    """Card games: your cards, in a reply only you can see."""
+
+    def __init__(self, game_id: int) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label="My hand",
+                emoji="🂠",
+                style=discord.ButtonStyle.primary,
+                custom_id=f"rk:h:{game_id}",
+            )
+        )
+        self.game = game_id
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        bot: RollkeeperBot = interaction.client
+        await bot.handle_interaction(
+            interaction, bot.desk.cards.hand(bot.caller_from_interaction(interaction))
+        )
+
+
+class StayButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_STAY):
+    """Card games: keep your cards (for the player whose turn it is)."""
+
+    def __init__(self, game_id: int, version: int) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label="Stay",
+                style=discord.ButtonStyle.secondary,
+                custom_id=f"rk:y:{game_id}:{version}",
+            )
+        )
+        self.game, self.version = game_id, version
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        bot: RollkeeperBot = interaction.client
+        await bot.handle_interaction(
+            interaction,
+            bot.desk.cards.stay_button(
+                bot.caller_from_interaction(interaction), self.game, self.version
+            ),
         )
 
 
@@ -245,7 +294,9 @@ class RollkeeperBot(discord.Client):
         self.db = await Database.open(self.db_path, self.config.durability)
         self._desk = Desk(GameService(self.db, self.dice, self.clock), self.config)
         self.timekeeper = Timekeeper(self._desk.service, self._desk.pacing, self)
-        self.add_dynamic_items(DieButton, RerollButton, ScoreMenu, FirstRollButton)
+        self.add_dynamic_items(
+            DieButton, RerollButton, ScoreMenu, FirstRollButton, HandButton, StayButton
+        )
         if self.sync_commands:
             await self.tree.sync()
 
@@ -349,7 +400,36 @@ class RollkeeperBot(discord.Client):
         async with self.inbox(message.channel.id):
             replies = await self.desk.text_command(self.caller_from_message(message), text)
             for reply in replies:
-                await self._send(message.channel, reply, reference=message)
+                if reply.secret_for is not None:
+                    await self._direct(reply, message.channel, message)
+                else:
+                    await self._send(message.channel, reply, reference=message)
+
+    async def _direct(
+        self, reply: Reply, channel: Any = None, reference: discord.Message | None = None
+    ) -> None:
+        """A secret reply (hidden cards) goes to its one reader by direct message, never to a
+        channel; when Discord refuses the DM, the channel only hears how to see it instead."""
+        assert reply.secret_for is not None
+        try:
+            if not reply.secret_for.isdigit():
+                raise UndeliverableError(f"not a Discord user: {reply.secret_for}")
+            user_id = int(reply.secret_for)
+            user = self.get_user(user_id) or await self.fetch_user(user_id)
+            await user.send(**self._message_kwargs(reply))
+        except (discord.Forbidden, discord.NotFound, UndeliverableError):
+            if channel is not None:
+                await channel.send(
+                    content=f"<@{reply.secret_for}>, I can't send you direct messages: use "
+                    "`/hand` or the **My hand** button to see your cards.",
+                    allowed_mentions=discord.AllowedMentions(
+                        users=[discord.Object(int(reply.secret_for))]
+                    )
+                    if reply.secret_for.isdigit()
+                    else discord.AllowedMentions.none(),
+                    reference=reference,
+                    mention_author=False,
+                )
 
     async def _send(
         self, channel: Any, reply: Reply, reference: discord.Message | None = None
@@ -371,6 +451,11 @@ class RollkeeperBot(discord.Client):
         elif reply.roll_button is not None:
             view = discord.ui.View(timeout=None)
             view.add_item(FirstRollButton(reply.roll_button.game_id, reply.roll_button.version))
+            kwargs["view"] = view
+        elif reply.card_buttons is not None:
+            view = discord.ui.View(timeout=None)
+            view.add_item(HandButton(reply.card_buttons.game_id))
+            view.add_item(StayButton(reply.card_buttons.game_id, reply.card_buttons.version))
             kwargs["view"] = view
         if reply.files:
             kwargs["files"] = [
@@ -396,7 +481,13 @@ class RollkeeperBot(discord.Client):
     ) -> None:
         """Answer a slash command or a component: the first reply answers it (or edits the
         clicked message), the rest follow up. `retire` takes the old buttons off on success."""
-        replies = list(replies)
+        caller = str(interaction.user.id)
+        others = [r for r in replies if r.secret_for not in (None, caller)]
+        replies = [
+            replace(r, private=True) if r.secret_for == caller else r
+            for r in replies
+            if r.secret_for in (None, caller)
+        ]
         if not replies:
             replies = [Reply(text="Done.", private=True)]
         first = replies[0]
@@ -414,6 +505,8 @@ class RollkeeperBot(discord.Client):
         for reply in rest:
             kwargs = self._message_kwargs(reply)
             await interaction.followup.send(ephemeral=reply.private, **kwargs)
+        for reply in others:  # other players' cards (a new deal): by direct message
+            await self._direct(reply, interaction.channel)
 
     # ---- the watchdog ------------------------------------------------------------------------
 
@@ -479,7 +572,7 @@ def _register_commands(bot: RollkeeperBot) -> None:
         interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
         game = await bot.desk.service.game_here(str(interaction.channel_id))
-        if game is None:
+        if game is None or isinstance(game.state, CardState):
             return []
         if game.state.dice is not None and game.state.current_player == str(interaction.user.id):
             names = []
@@ -626,6 +719,57 @@ def _register_commands(bot: RollkeeperBot) -> None:
     async def mygames(interaction: discord.Interaction[Any]) -> None:
         await respond(interaction, bot.desk.pacing.mygames(caller(interaction)))
 
+    async def hand_choices(
+        interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        game = await bot.desk.service.game_here(str(interaction.channel_id))
+        if game is None or not isinstance(game.state, CardState):
+            return []
+        state, player = game.state, str(interaction.user.id)
+        if player not in state.players:
+            return []
+        made = state.available(player)
+        names = [(f"{HAND_BY_ID[b.hand].label}: {b.points}", b.hand) for b in made]
+        names += [(f"Cross off {HAND_BY_ID[h].label}", h) for h in state.cross_off_choices(player)]
+        if not names:
+            names = [(HAND_BY_ID[h].label, h) for h in state.rules.hands]
+        return [
+            app_commands.Choice(name=label[:100], value=value)
+            for label, value in names
+            if current.lower() in label.lower()
+        ][:25]
+
+    @tree.command(name="hand", description="Card games: your cards (only you see them)")
+    async def hand(interaction: discord.Interaction[Any]) -> None:
+        await respond(interaction, bot.desk.cards.hand(caller(interaction)))
+
+    @tree.command(name="discard", description="Card games: put cards aside and draw as many")
+    @app_commands.describe(
+        cards="The cards to put aside, like 7h,Kd (10d, Jc, Qs, Ah, joker)",
+        from_discard="How many to take off the discard pile first (the rest from the stock)",
+    )
+    async def discard(
+        interaction: discord.Interaction[Any],
+        cards: str,
+        from_discard: app_commands.Range[int, 0, 5] = 0,
+    ) -> None:
+        text = f"{cards} from discard {from_discard}" if from_discard else cards
+        await respond(interaction, bot.desk.cards.discard(caller(interaction), text))
+
+    @tree.command(name="stay", description="Card games: keep your cards, no more turns this round")
+    async def stay(interaction: discord.Interaction[Any]) -> None:
+        await respond(interaction, bot.desk.cards.stay(caller(interaction)))
+
+    @tree.command(name="done", description="Card games (one at a time): end this turn")
+    async def done(interaction: discord.Interaction[Any]) -> None:
+        await respond(interaction, bot.desk.cards.done(caller(interaction)))
+
+    @tree.command(name="declare", description="Card games: the hand you score at the showdown")
+    @app_commands.describe(hand="The hand (your options are suggested)")
+    @app_commands.autocomplete(hand=hand_choices)
+    async def declare(interaction: discord.Interaction[Any], hand: str) -> None:
+        await respond(interaction, bot.desk.cards.declare(caller(interaction), hand))
+
     mod = app_commands.Group(
         name="mod",
         description="Moderator tools",
@@ -696,6 +840,10 @@ def _register_commands(bot: RollkeeperBot) -> None:
             words.append(f"drop_after={drop_after}")
         text = " ".join([*words, reason])
         await respond(interaction, bot.desk.pacing.mod_deadline(caller(interaction), text))
+
+    @mod.command(name="hands", description="Card games: a finished round's deck and hands")
+    async def mod_hands(interaction: discord.Interaction[Any], round: int | None = None) -> None:
+        await respond(interaction, bot.desk.cards.mod_hands(caller(interaction), str(round or "")))
 
     tree.add_command(mod)
 

@@ -324,8 +324,15 @@ class Pacing:
     def policy(self, outcome: Outcome) -> list[Outgoing]:
         """The messages for what a deadline policy did (skip, drop, an automatic move)."""
         game = outcome.game
-        replies = [replace(r, controls=None) for r in self.desk.describe_for_bot(outcome)]
-        return [Outgoing(encode(r), channel_id=game.channel_id) for r in replies if not r.private]
+        out = []
+        for reply in self.desk.describe_for_bot(outcome):
+            if reply.secret_for is not None:  # hidden cards: only to their player, by DM
+                out.append(Outgoing(encode(reply), user_id=reply.secret_for))
+            elif not reply.private:
+                out.append(
+                    Outgoing(encode(replace(reply, controls=None)), channel_id=game.channel_id)
+                )
+        return out
 
     def _channel(self, game: StoredGame, text: str, player: str) -> Outgoing:
         reply = Reply(text=clip(text, CONTENT_MAX), mentions=(player,))

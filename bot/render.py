@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from engine import GameState, sheet_totals
+from engine import AnyState, sheet_totals
+from engine.cardgame import CardState
+from engine.cards import HAND_BY_ID
 
 
-def scorecard_text(state: GameState) -> str:
+def scorecard_text(state: AnyState) -> str:
     """Every player's card side by side: one column per sheet, bonuses and totals below."""
+    if isinstance(state, CardState):
+        return card_table_text(state)
     rules = state.rules
     heads: list[str] = []
     cells: list[list[str]] = []
@@ -42,7 +46,31 @@ def scorecard_text(state: GameState) -> str:
     return "\n".join(lines)
 
 
-def status_line(state: GameState) -> str:
+def card_table_text(state: CardState) -> str:
+    """The table of hands: what each player scored (x for crossed off), crossed-out hands
+    marked `-`, totals below."""
+    heads = [s.player[:12] for s in state.seats]
+    rows = []
+    for hand in state.rules.hands:
+        label = HAND_BY_ID[hand].label + (" (out)" if hand in state.closed else "")
+        cells = []
+        for seat in state.seats:
+            points = [str(p) for h, p in seat.scores if h == hand]
+            cells.append("+".join(points) if points else ("x" if hand in seat.crossed else "."))
+        rows.append((label, cells))
+    rows.append(("Total", [str(state.total(s.player)) for s in state.seats]))
+    label_width = max(len(r) for r, _ in rows)
+    widths = [max(len(h), *(len(c[i]) for _, c in rows)) for i, h in enumerate(heads)]
+    lines = [
+        " " * label_width + "  " + "  ".join(h.rjust(w) for h, w in zip(heads, widths, strict=True))
+    ]
+    for label, cells in rows:
+        values = "  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True))
+        lines.append(f"{label.ljust(label_width)}  {values}")
+    return "\n".join(lines)
+
+
+def status_line(state: AnyState) -> str:
     """One line: finished with winners, or whose turn it is."""
     title = state.rules.title
     if state.is_over:
@@ -55,4 +83,6 @@ def status_line(state: GameState) -> str:
     player = state.current_player
     if player is None:
         return f"{title}: waiting for players ({', '.join(state.players) or 'nobody yet'})."
+    if isinstance(state, CardState):
+        return f"{title}: in progress, round {state.round}, {player} to play ({state.stage})."
     return f"{title}: in progress, {player} to play (roll {state.rolls_used} of 3 used)."

@@ -120,6 +120,15 @@ class RollButton:
 
 
 @dataclass(frozen=True, slots=True)
+class CardButtons:
+    """Under a card game's board or turn: **My hand** (a reply only the clicker sees) and
+    **Stay** (for the player whose turn it is)."""
+
+    game_id: int
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
 class Attachment:
     filename: str
     data: bytes
@@ -133,7 +142,11 @@ class Reply:
     embeds: tuple[Embed, ...] = ()
     controls: Controls | None = None
     roll_button: RollButton | None = None
+    card_buttons: CardButtons | None = None
     private: bool = False
+    # Hidden cards: only this user may ever see the message (a direct message, or a reply
+    # only they can see); it never goes to a channel.
+    secret_for: str | None = None
     files: tuple[Attachment, ...] = ()
     mentions: tuple[str, ...] = ()  # user ids this message may ping
     roles: tuple[str, ...] = ()  # role ids this message may ping
@@ -161,6 +174,8 @@ def encode(reply: Reply) -> str:
         ]
     if reply.roll_button is not None:
         data["roll_button"] = [reply.roll_button.game_id, reply.roll_button.version]
+    if reply.card_buttons is not None:
+        data["card_buttons"] = [reply.card_buttons.game_id, reply.card_buttons.version]
     return json.dumps(data, ensure_ascii=False)
 
 
@@ -177,7 +192,9 @@ def decode(payload: str) -> Reply:
         for e in data.get("embeds", ())
     )
     button = data.get("roll_button")
+    cards = data.get("card_buttons")
     return Reply(
+        card_buttons=CardButtons(cards[0], cards[1]) if cards else None,
         text=data.get("text", ""),
         embeds=embeds,
         mentions=tuple(data.get("mentions", ())),

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.game import GameState
+from engine.cardgame import RANK_BONUS, RANK_BONUS_AT, CardState
 from engine.scoring import sheet_totals
+from engine.table import AnyState
 
 
-def game_summary(state: GameState) -> dict[str, Any]:
+def game_summary(state: AnyState) -> dict[str, Any]:
     """Scores per player, box by box, with bonuses, totals and winners (empty until the end)."""
+    if isinstance(state, CardState):
+        return card_summary(state)
     rules = state.rules
     players = []
     for seat in state.seats:
@@ -47,6 +50,33 @@ def game_summary(state: GameState) -> dict[str, Any]:
         "variant": rules.preset,
         "options": dict(rules.options),
         "finished": state.is_over,
+        "players": players,
+        "winners": list(state.winners()) if state.is_over else [],
+    }
+
+
+def card_summary(state: CardState) -> dict[str, Any]:
+    """A card game: each player's scored and crossed-off hands, totals, the crossed-out table."""
+    players = []
+    for seat in state.seats:
+        rank_total = state.rank_total(seat.player)
+        bonus = RANK_BONUS if state.rules.rank_bonus_255 and rank_total >= RANK_BONUS_AT else 0
+        players.append(
+            {
+                "name": seat.player,
+                "total": state.total(seat.player),
+                "scores": [{"hand": h, "points": p} for h, p in seat.scores],
+                "crossed_off": list(seat.crossed),
+                "rank_total": rank_total,
+                "rank_bonus": bonus,
+            }
+        )
+    return {
+        "variant": "card",
+        "options": dict(state.rules.options),
+        "finished": state.is_over,
+        "rounds": state.round,
+        "crossed_out": list(state.closed),
         "players": players,
         "winners": list(state.winners()) if state.is_over else [],
     }
