@@ -12,7 +12,6 @@ import pytest
 
 from engine import EndGame, Join, Kick, Phase, RandomDice, RulesError, ScriptedDice, Skip, Start
 from engine.cardgame import (
-    CardSeat,
     CardsExchanged,
     CardState,
     Declare,
@@ -33,7 +32,6 @@ from engine.cardgame import (
 )
 from engine.cards import (
     DECK,
-    HAND_BY_ID,
     HANDS,
     MINI_HANDS,
     CardError,
@@ -260,7 +258,7 @@ def test_rank_hands_score_once_per_player_and_close_when_all_have() -> None:
         apply_card(state, Declare("ann", "sevens"), source)
     state, _ = apply_card(state, Declare("ann", "nines"), source)
     state = with_hands(state, {"bo": ("7s", "7c", "Kc", "Ks", "8h")})
-    state, events = apply_card(state, Declare("bo", "sevens"), source)
+    state, _events = apply_card(state, Declare("bo", "sevens"), source)
     assert "sevens" in state.closed and "nines" not in state.closed
 
 
@@ -337,14 +335,15 @@ def test_crossing_off_always_applies_whenever_a_player_cannot_go() -> None:
     assert state.current_player == "bo"
     choices = state.cross_off_choices("bo")
     assert "flush" in choices and "sevens" in choices and "kings" not in choices
-    state, events = apply_card(state, Declare("bo", "flush"), source)
+    state, _events = apply_card(state, Declare("bo", "flush"), source)
     assert "flush" in state.seat("bo").crossed and state.open_for("ann", "flush")
 
 
 def test_the_end_game_two_rounds_of_three_turns_extended_by_a_special_hand() -> None:
     state, _, source = start([FIRST, deck(), deck(), deck(), deck()])
-    state = replace(state, closed=tuple(h.id for h in HANDS if h.rank is None and not h.special
-                                        and h.id != "one_pair") + tuple(h.id for h in HANDS if h.rank))  # fmt: skip
+    # Everything but the specials and one pair is crossed out.
+    others = tuple(h.id for h in HANDS if not h.special and h.id != "one_pair")
+    state = replace(state, closed=others)
     state = table(state, ann=[("one_pair", 20)])
     state = showdown(state, {"ann": PAIRS, "bo": ("Kd", "Kc", "8s", "9h", "Jd")})
     state, _ = apply_card(state, Declare("ann", "one pair"), source)
@@ -411,7 +410,7 @@ def test_one_at_a_time_picks_up_card_by_card() -> None:
     state, _, source = start([FIRST], one_at_a_time="true")
     with pytest.raises(RulesError, match="one card at a time"):
         apply_card(state, Exchange("ann", ("Ac", "9c"), 0), source)
-    state, events = apply_card(state, Exchange("ann", ("Ac",), 1), source)  # takes Qh
+    state, _events = apply_card(state, Exchange("ann", ("Ac",), 1), source)  # takes Qh
     assert state.current_player == "ann" and state.picks == 1
     with pytest.raises(RulesError, match="picked up this turn"):
         apply_card(state, Exchange("ann", ("Qh",), 0), source)
@@ -441,7 +440,7 @@ def script_of(cards: tuple[str, ...], wanted: list[str]) -> ScriptedDice:
 
 
 def test_continuous_puts_cards_down_on_any_turn_and_ends_when_someone_has_every_hand() -> None:
-    state, _, source = start([FIRST], variant="continuous")
+    state, _, _source = start([FIRST], variant="continuous")
     state, events = apply_card(state, Declare("ann", "two pairs"), RandomDice(random.Random(2)))
     assert state.discard[-5:] == PAIRS  # under the pile
     assert len(state.seat("ann").hand) == 5 and state.current_player == "bo"
@@ -463,7 +462,7 @@ def test_moderators_skip_kick_and_end() -> None:
     assert state.players == ("ann", "cy") and state.current_player == "cy"
     held = [c for s in state.seats for c in s.hand] + [*state.stock, *state.discard]
     assert sorted(held) == sorted(DECK)  # Bo's cards went under the pile
-    state, events = apply_card(state, EndGame(), source)
+    state, _events = apply_card(state, EndGame(), source)
     assert state.is_over and state.ended_early
 
 
