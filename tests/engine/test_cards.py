@@ -456,9 +456,9 @@ def test_continuous_puts_cards_down_on_any_turn_and_ends_when_someone_has_every_
 
 def test_moderators_skip_kick_and_end() -> None:
     state, _, source = start([FIRST], players=("ann", "bo", "cy"))
-    state, events = apply_card(state, Skip(), source)
+    state, _ = apply_card(state, Skip(), source)
     assert state.current_player == "bo"
-    state, events = apply_card(state, Kick("bo"), source)
+    state, _ = apply_card(state, Kick("bo"), source)
     assert state.players == ("ann", "cy") and state.current_player == "cy"
     held = [c for s in state.seats for c in s.hand] + [*state.stock, *state.discard]
     assert sorted(held) == sorted(DECK)  # Bo's cards went under the pile
