@@ -141,12 +141,26 @@ class CardTable:
         outcome = await self.service.play(caller.where, caller.who, action)  # type: ignore[arg-type]
         return self.describe(outcome, caller)
 
-    async def mod_hands(self, caller: Caller, round_text: str) -> list[Reply]:
-        """Moderators: a finished round's log, deck and hands (never the round in play)."""
+    async def mod_hands(self, caller: Caller, text: str) -> list[Reply]:
+        """Moderators: a finished round's log, deck and hands (never the round in play).
+        `mod hands [round] [game N]`: this channel's game, or game N of the server."""
         self.desk.require_moderator(caller)
-        game, state = await self._game(caller)
+        words = text.lower().split()
+        if "game" in words:
+            at = words.index("game")
+            number = words[at + 1] if at + 1 < len(words) else ""
+            if not number.isdigit():
+                raise CardError("Say which game: `mod hands 2 game 5`.", hint="mod hands 2 game 5")
+            game = await self.service.game_by_number(caller.where.guild_id, int(number))
+            del words[at : at + 2]
+        else:
+            game = await self.service.require_game_here(caller.where.channel_id)
+        state = game.state
+        if not isinstance(state, CardState):
+            raise NotACardGameError(f"{game.title} is a dice game: see `mod log`.", "mod log")
         finished = state.round - (0 if state.is_over else 1)
-        wanted = int(round_text) if round_text.strip().isdigit() else finished
+        round_text = words[0] if words else ""
+        wanted = int(round_text) if round_text.isdigit() else finished
         if wanted < 1 or wanted > finished:
             raise CardError(
                 f"Rounds 1 to {finished} are finished and may be audited"

@@ -7,7 +7,6 @@ Replies print as text (embeds rendered as text). Reads piped input and stops at 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import re
 import sys
 from pathlib import Path
@@ -130,8 +129,6 @@ async def run_console(
                 stdout.write(render_reply(reply) + "\n")
             stdout.flush()
     finally:
-        timekeeping.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await timekeeping
+        await keeper.stop(timekeeping)
         await db.close()
     return 0

@@ -6,7 +6,6 @@ The watchdog logs and flags edits and deletions of messages that made rolls.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import logging
 import re
@@ -328,10 +327,8 @@ class RollkeeperBot(discord.Client):
             raise UndeliverableError(exc.text or str(exc)) from None
 
     async def close(self) -> None:
-        if self._timekeeping is not None:
-            self._timekeeping.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._timekeeping
+        if self._timekeeping is not None and self.timekeeper is not None:
+            await self.timekeeper.stop(self._timekeeping)
             self._timekeeping = None
         await super().close()
         if self.db is not None:
@@ -842,8 +839,12 @@ def _register_commands(bot: RollkeeperBot) -> None:
         await respond(interaction, bot.desk.pacing.mod_deadline(caller(interaction), text))
 
     @mod.command(name="hands", description="Card games: a finished round's deck and hands")
-    async def mod_hands(interaction: discord.Interaction[Any], round: int | None = None) -> None:
-        await respond(interaction, bot.desk.cards.mod_hands(caller(interaction), str(round or "")))
+    @app_commands.describe(round="The round (default: the last finished)", game="Game number")
+    async def mod_hands(
+        interaction: discord.Interaction[Any], round: int | None = None, game: int | None = None
+    ) -> None:
+        text = f"{round or ''} {f'game {game}' if game else ''}"
+        await respond(interaction, bot.desk.cards.mod_hands(caller(interaction), text))
 
     tree.add_command(mod)
 

@@ -57,6 +57,7 @@ class Timekeeper:
         self.pacing = pacing
         self.transport = transport
         self._ticking = asyncio.Lock()  # one tick at a time: a message is sent once
+        self._stop = asyncio.Event()
 
     async def tick(self) -> TickReport:
         """Fire every due reminder, then deliver the outbox."""
@@ -102,10 +103,23 @@ class Timekeeper:
             if len(queued) < BATCH:
                 return
 
+    async def stop(self, task: asyncio.Task[None]) -> None:
+        """Let the loop finish its tick and end (cancelling is the fallback: a cancellation
+        that lands as a wait completes can be lost on Python 3.11)."""
+        self._stop.set()
+        self.service.wakeup.set()
+        try:
+            async with asyncio.timeout(5):
+                await asyncio.shield(task)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
     async def run(self) -> None:
         """Tick whenever something may be due: woken by the service, or at the next due time
-        (looking at least every IDLE_WAIT seconds)."""
-        while True:
+        (looking at least every IDLE_WAIT seconds), until `stop`."""
+        while not self._stop.is_set():
             self.service.wakeup.clear()
             try:
                 report = await self.tick()
@@ -124,5 +138,8 @@ class Timekeeper:
             if upcoming is not None:
                 until = (upcoming - self.service.clock()).total_seconds()
                 wait = min(wait, max(until, 0.0) + 0.05)
+            if self._stop.is_set():
+                return
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.service.wakeup.wait(), wait)
+                async with asyncio.timeout(wait):
+                    await self.service.wakeup.wait()
