@@ -254,10 +254,12 @@ class TurnDone:
 
 @dataclass(frozen=True, slots=True)
 class StockRefilled:
-    """The stock ran out: the discard pile, bar its top `kept`, was shuffled into a new one."""
+    """The stock ran out: the discard pile, bar its top `kept`, was shuffled into a new one.
+    `pile` is what was shuffled, top first (face-up cards: public)."""
 
     cards: int
     kept: int
+    pile: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -632,7 +634,7 @@ def _take_from_stock(
             stock, discard = list(new_stock), discard[:keep]
             shuffles.append(new_stock)
             history.append(new_stock)
-            events.append(StockRefilled(len(new_stock), keep))
+            events.append(StockRefilled(len(new_stock), keep, tuple(pile)))
         drawn.append(stock.pop(0))
     after = replace(
         state,

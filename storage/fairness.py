@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import aiosqlite
 
+from engine.cards import DECK, rolls_for
 from engine.dice import COLOURS, PAINTED_COLOURS
 from engine.fairdice import EXPORT_FORMAT, SCHEME
 from storage import rolllog
@@ -205,6 +206,15 @@ async def fairness_export(conn: aiosqlite.Connection, label: str) -> list[str]:
         rows = await rolllog.query(conn, LogQuery(channel_id=channel, limit=1_000_000))
         rows.reverse()
     draws: list[str] = []
+    # Card games: a shuffle's draws are not in its row (the deck stays secret until the round
+    # ends); once its order is revealed they follow from it, and are exported like dice.
+    revealed = [
+        order.split()
+        for row in rows
+        if row.action == "Deck reveal"
+        for order in row.dice.split(" | ")
+    ]
+    shuffles = 0
     for row in rows:
         try:
             info = json.loads(row.randomness or "")
@@ -219,6 +229,25 @@ async def fairness_export(conn: aiosqlite.Connection, label: str) -> list[str]:
         elif row.action == "Seed reveal":
             header["seed"] = info.get("seed")
             header["player_seeds"] = info.get("player_seeds", header["player_seeds"])
+        elif "first_draw" in info and row.action in ("Deal", "Reshuffle"):
+            if shuffles >= len(revealed):
+                continue  # not revealed yet
+            pile = list(DECK) if row.action == "Deal" else row.dice.rpartition(": ")[2].split()
+            faces = rolls_for(pile, revealed[shuffles])
+            shuffles += 1
+            for offset, (face, sides) in enumerate(zip(faces, info["sides"], strict=True)):
+                draws.append(
+                    json.dumps(
+                        {
+                            "event": info["event"],
+                            "draw": info["first_draw"] + offset,
+                            "sides": sides,
+                            "face": face,
+                            "log_id": row.id,
+                            "die": "shuffle",
+                        }
+                    )
+                )
         elif "first_draw" in info:
             for offset, ((die, face, _), sides) in enumerate(
                 zip(row.faces, info["sides"], strict=True)

@@ -1031,7 +1031,8 @@ class GameService:
                             base,
                             turn_label=self._card_round(game),
                             action="Reshuffle",
-                            dice=f"{count} cards from the discard pile (its top {kept} stay)",
+                            dice=f"{count} cards from the discard pile (its top {kept} "
+                            f"stay): {' '.join(event.pile)}",
                             randomness=self._randomness(
                                 game.label, game.version, draws, game.commitment, sides
                             ),

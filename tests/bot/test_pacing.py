@@ -19,6 +19,8 @@ from bot.desk import Caller, Desk
 from bot.replies import Reply
 from bot.timekeeper import Timekeeper, UndeliverableError
 from engine import RandomDice
+from engine.cardgame import CardState
+from engine.cards import show
 from storage import audit
 from storage.db import Database
 from storage.rolllog import LogQuery, query
@@ -420,3 +422,24 @@ async def test_a_new_deadline_after_the_old_one_passed_counts_again(party: Party
     assert [s for s in await party.tick() if "skipped Berlin" in s.reply.text]
     party.clock.advance(hours=1)  # the old policy's reminders to the moderators are gone
     assert not [s for s in await party.tick() if "passed its deadline" in s.reply.text]
+
+
+async def test_autoplay_in_a_card_game_stays_and_keeps_cards_hidden(party: Party) -> None:
+    await party.ok("101", "new card order=join deadline=1h policy=autoplay")
+    await party.ok("102", "join")
+    await party.ok("101", "start")
+    game = await party.service.require_game_here(CHANNEL)
+    assert isinstance(game.state, CardState)
+    held = {c for s in game.state.seats for c in s.hand}
+    party.clock.advance(hours=1)
+    sent = await party.tick()
+    assert any("Berlin stays" in s.reply.text for s in sent)
+    for message in sent:
+        if message.to.startswith("#"):
+            shown = message.reply.text + " ".join(
+                f.value for e in message.reply.embeds for f in e.fields
+            )
+            assert not [c for c in held if show(c) in shown], shown
+    game = await party.service.require_game_here(CHANNEL)
+    assert game.state.current_player == "102"
+    assert (await audit.verify(party.service.db.conn)).problem is None

@@ -21,7 +21,7 @@ from storage.service import GameService, Where, Who
 from tests.conftest import QueueDice
 
 WHERE = Where("g", "c")
-ANN, BO = Who("1", "Ann"), Who("2", "Bo")
+ANN, BO, CY = Who("1", "Ann"), Who("2", "Bo"), Who("3", "Cy")
 
 
 async def play_a_round(service: GameService, dice: QueueDice, rng: random.Random) -> None:
@@ -157,18 +157,49 @@ def test_replay_reads_card_records_and_names_the_bad_line(tmp_path: Path) -> Non
     assert done.returncode == 2 and done.stderr.startswith("line 2:")
 
 
-async def test_card_dice_randomness_comes_from_the_committed_seed(db_path: Path) -> None:
-    """In production (no injected dice) every shuffle is drawn from the game's seed."""
+async def test_a_card_games_shuffles_verify_from_the_revealed_seed(db_path: Path) -> None:
+    """Production randomness: every shuffle is drawn from the committed seed; once the rounds
+    and the seed are revealed, the fairness export checks out with the standalone checker,
+    refills included."""
+    from engine.fairdice import verify_export
     from storage.db import Database
+    from storage.fairness import fairness_export
 
     db = await Database.open(db_path)
     try:
         service = GameService(db)
         await service.new_game(WHERE, ANN, "card", {"order": "join"})
         await service.play(WHERE, BO, Join(BO.user_id))
+        await service.play(WHERE, CY, Join(CY.user_id))
         outcome = await service.play(WHERE, ANN, Start())
         deal = next(r for r in outcome.rows if r.action == "Deal")
         info = json.loads(deal.randomness or "{}")
         assert info["sides"] == list(range(34, 1, -1)) and info["commitment"]
+        # Two rounds with many exchanges, so the stock runs out and is reshuffled.
+        for _ in range(2):
+            while True:
+                game = await service.require_game_here("c")
+                state = game.state
+                assert isinstance(state, CardState)
+                player = state.current_player or ""
+                who = next(w for w in (ANN, BO, CY) if w.user_id == player)
+                if state.stage is Stage.SHOWDOWN:
+                    made = state.available(player)
+                    hand = made[0].hand if made else state.cross_off_choices(player)[0]
+                    done = await service.play(WHERE, who, Declare(player, hand))
+                    if any(type(e).__name__ == "RoundEnded" for e in done.events):
+                        break
+                else:
+                    hand = state.seat(player).hand
+                    await service.play(WHERE, who, Exchange(player, hand, 0))
+        await service.moderate(WHERE, ANN, EndGame(), "checking the dice")
+        lines = await fairness_export(db.conn, f"g{game.id}")
+        verdict = verify_export(lines)
+        assert verdict.ok, verdict.message
+        rows = await query(db.conn, LogQuery(game_id=game.id, limit=1000))
+        assert any(r.action == "Reshuffle" for r in rows)  # 3 x 2 x 5 cards > the stock
+        shuffles = {json.loads(line)["log_id"] for line in lines[1:]}
+        assert len(shuffles) == sum(r.action in ("Deal", "Reshuffle") for r in rows)
+        assert verdict.checked >= 2 * 33
     finally:
         await db.close()
