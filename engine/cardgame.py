@@ -903,7 +903,7 @@ def _remove(state: CardState, player: str, kicked: bool, source: DiceSource) -> 
         return replace(state, seats=seats), (left,)
     after = replace(state, seats=seats, discard=state.discard + seat.hand)
     if len(seats) < MIN_PLAYERS:
-        over, ended = _end(after, early=True)
+        over, ended = _end(replace(after, current=0, dealer=0), early=True)
         return over, (left, *ended)
     dealer = state.dealer - 1 if index <= state.dealer and state.dealer > 0 else state.dealer
     dealer = dealer % len(seats)

@@ -55,9 +55,10 @@ async def test_thousands_of_random_commands_are_answered_or_ignored(
         "Gypsy: !start",
         "Gypsy: !roll",
     ]
+    cards = ["Mod: !mod end reset", "Gypsy: !new card order=join", "Second: !join", "Gypsy: !start"]
     for number, text in enumerate(command_strings(rng, 3000)):
-        if number % 150 == 0:  # keep a game in play so commands meet every phase
-            for line in setup:
+        if number % 150 == 0:  # keep a game in play (dice or cards) to meet every phase
+            for line in setup if number % 300 == 0 else cards:
                 await console.post(line)
         replies = await console.post(f"{rng.choice(names)}: {text}")
         if text.startswith("!"):

@@ -495,3 +495,15 @@ def test_a_random_game_keeps_one_deck_and_ends() -> None:
             assert sorted(held) == sorted(DECK)
         assert state.phase is Phase.OVER and state.winners()
         assert all(h in state.closed for h in rules.hands if not rules.special(h))
+
+
+def test_the_last_but_one_player_leaving_ends_the_game_cleanly() -> None:
+    """Found by the fuzzer: the game ended with its current seat pointing past the table."""
+    from engine import Leave
+    from engine.codec import from_snapshot, to_snapshot
+
+    state, _, source = start([FIRST])
+    state, _ = apply_card(state, Stay("ann"), source)  # Bo's turn (the last seat)
+    state, events = apply_card(state, Leave("bo"), source)
+    assert state.is_over and isinstance(events[-1], GameEnded) and events[-1].winners == ("ann",)
+    assert from_snapshot(to_snapshot(state)) == state
