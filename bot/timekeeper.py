@@ -25,6 +25,7 @@ log = logging.getLogger("rollkeeper.timekeeper")
 IDLE_WAIT = 60.0  # seconds between looks at the database when nothing is due sooner
 RETRY_WAIT = 30.0  # after a transient delivery failure
 BATCH = 200
+COALESCE = 0.25  # seconds: how long a wake-up waits for more work to gather
 
 
 class UndeliverableError(Exception):
@@ -143,3 +144,6 @@ class Timekeeper:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wait):
                     await self.service.wakeup.wait()
+                # A busy channel wakes us with every turn: gather a moment's worth of work
+                # into one tick rather than competing with the commands for the database.
+                await asyncio.sleep(COALESCE)
