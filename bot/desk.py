@@ -280,7 +280,7 @@ class Desk:
             names: dict[str, str] = {}
             if caller is not None:
                 game = await self.service.game_here(caller.where.channel_id)
-                names = game.names if game else {}
+                names = {**(game.names if game else {}), caller.who.user_id: caller.who.name}
             return [self.refusal(exc, names)]
         except Exception:
             log.exception("command failed")
@@ -335,8 +335,9 @@ class Desk:
             f"is in. Others: `{self.prefix}join`. When everyone is in: `{self.prefix}start`."
         )
         if game.commitment:
+            what = "Deck" if isinstance(game.state, CardState) else "Dice"
             text += (
-                f"\n-# 🔒 Dice commitment: `{game.commitment}` (sha256 of a secret seed, "
+                f"\n-# 🔒 {what} commitment: `{game.commitment}` (sha256 of a secret seed, "
                 f"revealed when the game ends). Add your own: `{self.prefix}seed <text>`."
             )
         return [Reply(text=text)]

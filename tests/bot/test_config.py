@@ -30,6 +30,11 @@ def test_the_example_config_is_valid_and_documents_every_key() -> None:
         ("[defaults.painted]\nrounds = 9", "[defaults.painted]: Option rounds can't be `9`"),
         ("[defaults.poker]\nx = 1", "There is no variant `poker`"),
         ('token = "abc"', "`token` does not belong in the config"),
+        ('[defaults.card]\nvariant = "poker"', "Option variant can't be `poker`"),
+        ('[turns]\ndeadline = "5m"', "turns.deadline: Value error, 5m is out of range"),
+        ('[turns]\npolicy = "pray"', "turns.policy: Input should be 'wait', 'autoplay' or 'skip'"),
+        ('[turns]\nmax_away = "1y"', "turns.max_away: Value error, I can't read `1y`"),
+        ('[turns.servers."1"]\ndeadline = "forever"', "turns.servers.1.deadline"),
         ("prefix = ", "not valid TOML"),
     ],
 )
@@ -54,3 +59,20 @@ def test_the_token_comes_from_the_environment_or_a_file(
     monkeypatch.delenv("DISCORD_TOKEN")
     with pytest.raises(ConfigError, match=r"missing\.txt: No such file"):
         discord_token(Config(token_file=tmp_path / "missing.txt"))
+
+
+def test_turn_defaults_per_server(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        '[turns]\ndeadline = "24h"\npolicy = "skip"\n'
+        '[turns.servers."42"]\ndeadline = "off"\n'
+        '[defaults.card]\nvariant = "mini"\n'
+    )
+    config = load_config(path)
+    from datetime import timedelta
+
+    assert config.turns.pace("7").deadline == timedelta(hours=24)
+    assert config.turns.pace("7").policy.value == "skip"
+    assert config.turns.pace("42").deadline is None  # that server plays without deadlines
+    assert config.turns.pace("42").policy.value == "skip"
+    assert config.defaults["card"] == {"variant": "mini"}
