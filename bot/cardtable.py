@@ -10,6 +10,7 @@ whose turn, the crosses, and everyone's cards once the showdown reveals them.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bot.replies import CONTENT_MAX, CardButtons, Embed, Field, Reply, clip, pack
@@ -391,8 +392,12 @@ class CardTable:
                 case ExtraRound(player):
                     lines.append(f"⭐ {game.name(player)} scored a special hand: one more round!")
                 case TurnStarted(player, _):
-                    flush()
-                    replies.append(self._turn(outcome, player))
+                    turn = self._turn(outcome, player)  # one message with what just happened
+                    if lines:
+                        text = clip("\n".join([*lines, turn.text]), CONTENT_MAX)
+                        turn = replace(turn, text=text)
+                        lines.clear()
+                    replies.append(turn)
                 case GameEnded(winners, totals, early):
                     flush()
                     replies.append(self._game_over(game, winners, totals, early, outcome))

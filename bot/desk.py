@@ -845,10 +845,13 @@ class Desk:
                         + "."
                     )
                 case TurnStarted(player, turn):
+                    # What just happened and whose turn it is now: one message, not two.
+                    turn_reply = self._turn_started(outcome, player, turn)
                     if lines:
-                        replies.append(Reply(text=clip("\n".join(lines), CONTENT_MAX)))
+                        text = "\n".join([*lines, turn_reply.text])
+                        turn_reply = replace(turn_reply, text=clip(text, CONTENT_MAX))
                         lines = []
-                    replies.append(self._turn_started(outcome, player, turn))
+                    replies.append(turn_reply)
                 case DiceRolled():
                     row = roll_rows.pop(0) if roll_rows else None
                     replies.append(self._roll_reply(game, event, row))
