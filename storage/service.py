@@ -236,6 +236,17 @@ def _sides_of(die: str) -> int:
     return 6 if die.startswith("py") else int(die[1:])
 
 
+_ACTION_COLUMNS = (
+    "game_id, seq, at, actor_id, action, faces, snapshot, phase, names, log_rows, message_id, "
+    "channel_id, content, message_log_id"
+)
+_APPLY_ACTION = f"INSERT INTO apply_action ({_ACTION_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+_APPLY_TURN = (
+    f"INSERT INTO apply_turn ({_ACTION_COLUMNS}, players, clock, fired, outbox) "
+    f"VALUES ({', '.join('?' * 18)})"
+)
+
+
 def _outbox_json(outgoing: Sequence[Outgoing]) -> str | None:
     if not outgoing:
         return None
@@ -733,11 +744,12 @@ class GameService:
             outgoing = announce(outcome) if announce is not None else []
             rolled = next((r for r in rows if r.action in ROLL_NAMES), None)
             message_log_id = rolled.id if rolled is not None and where.message_id else None
+            extra = (players, clock_json, fired, _outbox_json(outgoing))
+            # Most actions (a roll) take the lean road; turn changes and the bot's own moves
+            # also move the clock, the seats, the reminders or the outbox (migration 6).
+            lean = extra == (None, None, None, None)
             await conn.execute(
-                "INSERT INTO apply_action (game_id, seq, at, actor_id, action, faces, snapshot, "
-                "phase, names, log_rows, message_id, channel_id, content, message_log_id, "
-                "players, clock, fired, outbox) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _APPLY_ACTION if lean else _APPLY_TURN,
                 (
                     game.id,
                     updated.version,
@@ -755,10 +767,7 @@ class GameService:
                     where.channel_id,
                     where.content or (rolled.dice if rolled else None),
                     message_log_id,
-                    players,
-                    clock_json,
-                    fired,
-                    _outbox_json(outgoing),
+                    *(() if lean else extra),
                 ),
             )
             if rows:
