@@ -43,4 +43,15 @@ if __name__ == "__main__":
         profiler = cProfile.Profile()
         signal.signal(signal.SIGTERM, lambda *_: (profiler.dump_stats(profile_to), os._exit(0)))
         profiler.enable()
+    if os.environ.get("ROLLKEEPER_NO_CHECKPOINT"):  # experiment: are the tails checkpoints?
+        from storage.db import Database
+
+        opener = Database.open.__func__  # type: ignore[attr-defined]
+
+        async def no_checkpoints(cls: type[Database], *args: object, **kw: object) -> Database:
+            db = await opener(cls, *args, **kw)
+            await db.conn.execute("PRAGMA wal_autocheckpoint=0")
+            return db  # type: ignore[no-any-return]
+
+        Database.open = classmethod(no_checkpoints)  # type: ignore[method-assign,assignment]
     asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], Path(sys.argv[4])))
