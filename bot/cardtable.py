@@ -212,7 +212,7 @@ class CardTable:
     def _options_text(self, state: CardState, player: str) -> str:
         made = state.available(player)
         if made:
-            return "They make: " + ", ".join(_best_text(state, b) for b in made[:8]) + "."
+            return "They make: " + ", ".join(_best_text(b) for b in made[:8]) + "."
         choices = state.cross_off_choices(player)
         if choices and state.stage is Stage.SHOWDOWN:
             return "Nothing to score: you must cross off one of " + ", ".join(choices) + "."
@@ -463,7 +463,7 @@ class CardTable:
         )
 
 
-def _best_text(state: CardState, best: Best) -> str:
+def _best_text(best: Best) -> str:
     wild = f" (🃏 {' '.join(show(j) for j in best.jokers)})" if best.jokers else ""
     return f"{HAND_BY_ID[best.hand].label} {best.points}{wild}"
 

@@ -33,7 +33,6 @@ POLICY_WORDS = {
     Policy.AUTOPLAY: "the bot plays the turn for them",
     Policy.SKIP: "the turn is skipped",
 }
-PACE_KEYS = ("deadline", "policy", "drop_after", "drop")
 
 
 def jump_link(game: StoredGame) -> str:
