@@ -60,10 +60,14 @@ class Rules:
     max_players: int = 8
     labels: tuple[tuple[str, str], ...] = ()
     options: tuple[tuple[str, str], ...] = field(default=())
+    # Derived once from the fields above (every roll message asks for them many times).
+    box_ids: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _label_of: dict[str, str] = field(init=False, repr=False, compare=False)
 
-    @property
-    def box_ids(self) -> tuple[str, ...]:
-        return tuple(b.id for b in self.boxes)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "box_ids", tuple(b.id for b in self.boxes))
+        shown = {b.id: b.label for b in self.boxes} | dict(self.labels)
+        object.__setattr__(self, "_label_of", shown)
 
     @property
     def sheets_per_player(self) -> int:
@@ -80,7 +84,10 @@ class Rules:
         raise KeyError(box_id)
 
     def label(self, box_id: str) -> str:
-        return dict(self.labels).get(box_id) or self.box(box_id).label
+        try:
+            return self._label_of[box_id]
+        except KeyError:
+            raise KeyError(box_id) from None
 
     def joker_value(self, box_id: str) -> int | None:
         return dict(self.joker_values).get(box_id)
