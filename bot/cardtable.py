@@ -16,11 +16,7 @@ from typing import TYPE_CHECKING
 from bot.replies import CONTENT_MAX, CardButtons, Embed, Field, Reply, clip, pack
 from engine import (
     GameEnded,
-    GameStarted,
     Phase,
-    PlayerJoined,
-    PlayerLeft,
-    RollOffRolled,
     TurnSkipped,
     TurnStarted,
 )
@@ -302,29 +298,9 @@ class CardTable:
                 lines.clear()
 
         for event in outcome.events:
+            if self.desk.seating_line(outcome, event, lines, start_rolls):
+                continue
             match event:
-                case PlayerJoined(player):
-                    lines.append(
-                        f"{game.name(player)} joined {game.title} ({len(state.seats)} in). "
-                        f"`{self.prefix}start` when ready."
-                    )
-                case PlayerLeft(player, kicked):
-                    verb = "was removed from" if kicked else "left"
-                    reason = f" ({outcome.rows[0].reason})" if kicked and outcome.rows else ""
-                    lines.append(f"{game.name(player)} {verb} {game.title}{reason}.")
-                case RollOffRolled(player, face, attempt):
-                    if attempt > len(start_rolls):
-                        start_rolls.append("")
-                    shown = f"{game.name(player)} {face}"
-                    start_rolls[-1] = f"{start_rolls[-1]}, {shown}" if start_rolls[-1] else shown
-                case GameStarted(order):
-                    if start_rolls:
-                        lines.append("Start rolls: " + "; tie, again: ".join(start_rolls) + ".")
-                    lines.append(
-                        f"**{game.title}** begins. Order: "
-                        + ", ".join(game.name(p) for p in order)
-                        + "."
-                    )
                 case RoundDealt(number, dealer, turns, top, left):
                     final = " (end game)" if state.final_rounds is not None else ""
                     lines.append(

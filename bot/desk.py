@@ -817,33 +817,9 @@ class Desk:
         lines: list[str] = []
         start_rolls: list[str] = []
         for event in outcome.events:
+            if self.seating_line(outcome, event, lines, start_rolls):
+                continue
             match event:
-                case PlayerJoined(player):
-                    lines.append(
-                        f"{game.name(player)} joined {game.title} "
-                        f"({len(state.seats)} in). `{self.prefix}start` when ready."
-                    )
-                case PlayerLeft(player, kicked):
-                    verb = "was removed from" if kicked else "left"
-                    reason = f" ({outcome.rows[0].reason})" if kicked and outcome.rows else ""
-                    lines.append(f"{game.name(player)} {verb} {game.title}{reason}.")
-                case RollOffRolled(player, face, attempt):
-                    if attempt > len(start_rolls):
-                        start_rolls.append("")
-                    shown = f"{game.name(player)} {PIPS[face - 1]} {face}"
-                    start_rolls[-1] = f"{start_rolls[-1]}, {shown}" if start_rolls[-1] else shown
-                case GameStarted(order):
-                    if start_rolls:
-                        lines.append(
-                            "Start rolls: "
-                            + "; tie, again: ".join(start_rolls)
-                            + f". {game.name(order[0])} starts."
-                        )
-                    lines.append(
-                        f"**{game.title}** begins. Order: "
-                        + ", ".join(game.name(p) for p in order)
-                        + "."
-                    )
                 case TurnStarted(player, turn):
                     # What just happened and whose turn it is now: one message, not two.
                     turn_reply = self._turn_started(outcome, player, turn)
@@ -884,6 +860,43 @@ class Desk:
         if lines:
             replies.append(Reply(text=clip("\n".join(lines), CONTENT_MAX)))
         return replies
+
+    def seating_line(
+        self, outcome: Outcome, event: object, lines: list[str], start_rolls: list[str]
+    ) -> bool:
+        """Words for joining, leaving and the start rolls, the same in every game; False for
+        any other event."""
+        game = outcome.game
+        match event:
+            case PlayerJoined(player):
+                lines.append(
+                    f"{game.name(player)} joined {game.title} "
+                    f"({len(game.state.seats)} in). `{self.prefix}start` when ready."
+                )
+            case PlayerLeft(player, kicked):
+                verb = "was removed from" if kicked else "left"
+                reason = f" ({outcome.rows[0].reason})" if kicked and outcome.rows else ""
+                lines.append(f"{game.name(player)} {verb} {game.title}{reason}.")
+            case RollOffRolled(player, face, attempt):
+                if attempt > len(start_rolls):
+                    start_rolls.append("")
+                shown = f"{game.name(player)} {PIPS[face - 1]} {face}"
+                start_rolls[-1] = f"{start_rolls[-1]}, {shown}" if start_rolls[-1] else shown
+            case GameStarted(order):
+                if start_rolls:
+                    lines.append(
+                        "Start rolls: "
+                        + "; tie, again: ".join(start_rolls)
+                        + f". {game.name(order[0])} starts."
+                    )
+                lines.append(
+                    f"**{game.title}** begins. Order: "
+                    + ", ".join(game.name(p) for p in order)
+                    + "."
+                )
+            case _:
+                return False
+        return True
 
     def describe_for_bot(self, outcome: Outcome) -> list[Reply]:
         """The messages for what the bot did by itself (a deadline's policy)."""

@@ -72,6 +72,7 @@ from engine.game import (
     Start,
     TurnSkipped,
     TurnStarted,
+    roll_off,
 )
 from engine.rules import TurnOrder, _normalise_value, find_preset
 
@@ -557,18 +558,10 @@ def _start(state: CardState, source: DiceSource) -> Result:
             hint="join",
         )
     events: list[CardEvent] = []
-    players = state.players
     starter = 0
     if state.rules.order is TurnOrder.ROLLOFF:
-        contenders = list(range(len(players)))
-        attempt = 0
-        while len(contenders) > 1:
-            attempt += 1
-            faces = {i: source.roll_die(6) for i in contenders}
-            events.extend(RollOffRolled(players[i], faces[i], attempt) for i in contenders)
-            best = max(faces.values())
-            contenders = [i for i in contenders if faces[i] == best]
-        starter = contenders[0]
+        starter, rolls = roll_off(state.players, source)
+        events.extend(rolls)
     seats = state.seats[starter:] + state.seats[:starter]
     started = replace(state, phase=Phase.PLAYING, seats=seats, dealer=len(seats) - 1)
     events.append(GameStarted(started.players))

@@ -239,6 +239,16 @@ def _one_colour_run(cards: Sequence[tuple[int, str]], length: int) -> int | None
     return best
 
 
+# Sequences in one suit (bonus by suit) or one colour (bonus if red): (test, length, points).
+_RUN_HANDS = {
+    "royal_flush": (_one_suit_run, 5, 100),
+    "small_royal_flush": (_one_suit_run, 4, 80),
+    "tiny_royal_flush": (_one_suit_run, 3, 30),
+    "large_colour_straight": (_one_colour_run, 5, 70),
+    "small_colour_straight": (_one_colour_run, 4, 50),
+}
+
+
 def score_concrete(
     hand: str, cards: Sequence[tuple[int, str]], counts: Counter[int] | None = None
 ) -> int | None:
@@ -269,21 +279,10 @@ def score_concrete(
         return 50 if len(cards) == 5 and _runs(counts, 5) else None
     if hand == "small_straight":
         return 30 if _runs(counts, 4) else None
-    if hand == "royal_flush":
-        bonus = _one_suit_run(cards, 5)
-        return None if bonus is None else 100 + bonus
-    if hand == "small_royal_flush":
-        bonus = _one_suit_run(cards, 4)
-        return None if bonus is None else 80 + bonus
-    if hand == "tiny_royal_flush":
-        bonus = _one_suit_run(cards, 3)
-        return None if bonus is None else 30 + bonus
-    if hand == "large_colour_straight":
-        bonus = _one_colour_run(cards, 5)
-        return None if bonus is None else 70 + bonus
-    if hand == "small_colour_straight":
-        bonus = _one_colour_run(cards, 4)
-        return None if bonus is None else 50 + bonus
+    if hand in _RUN_HANDS:
+        run, length, value = _RUN_HANDS[hand]
+        bonus = run(cards, length)
+        return None if bonus is None else value + bonus
     if hand == "royalty":
         n = sum(counts[r] for r in (11, 12, 13))
         return 10 * n if n else None

@@ -382,23 +382,30 @@ def _start(state: GameState, dice: DiceSource) -> Result:
     if not state.seats:
         raise NoPlayersError("Nobody has joined yet.", hint="join")
     events: list[Event] = []
-    players = state.players
     starter = 0
-    if state.rules.order is TurnOrder.ROLLOFF and len(players) > 1:
-        contenders = list(range(len(players)))
-        attempt = 0
-        while len(contenders) > 1:
-            attempt += 1
-            faces = {i: dice.roll_die(SIDES) for i in contenders}
-            events.extend(RollOffRolled(players[i], faces[i], attempt) for i in contenders)
-            best = max(faces.values())
-            contenders = [i for i in contenders if faces[i] == best]
-        starter = contenders[0]
+    if state.rules.order is TurnOrder.ROLLOFF:
+        starter, rolls = roll_off(state.players, dice)
+        events.extend(rolls)
     seats = state.seats[starter:] + state.seats[:starter]
     started = replace(state, phase=Phase.PLAYING, seats=seats, current=0, turn=Turn())
     events.append(GameStarted(started.players))
     events.append(TurnStarted(seats[0].player, 1))
     return started, tuple(events)
+
+
+def roll_off(players: tuple[str, ...], dice: DiceSource) -> tuple[int, list[RollOffRolled]]:
+    """Who starts: everyone rolls a die, tied leaders roll again among themselves. Returns the
+    starter's index in `players` and every roll."""
+    rolls: list[RollOffRolled] = []
+    contenders = list(range(len(players)))
+    attempt = 0
+    while len(contenders) > 1:
+        attempt += 1
+        faces = {i: dice.roll_die(SIDES) for i in contenders}
+        rolls.extend(RollOffRolled(players[i], faces[i], attempt) for i in contenders)
+        best = max(faces.values())
+        contenders = [i for i in contenders if faces[i] == best]
+    return contenders[0], rolls
 
 
 def _roll(state: GameState, player: str, names: tuple[str, ...] | None, dice: DiceSource) -> Result:

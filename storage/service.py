@@ -955,6 +955,14 @@ class GameService:
         base = self._base_entry(game, where, who, now, reason)
         entries = []
         draws = 0
+
+        def card_row(player: str | None, action: str, dice: str = "") -> LogEntry:
+            """A card-game row: a player's move (or the table's, with no player)."""
+            row = replace(base, turn_label=self._card_round(game), action=action, dice=dice)
+            if player is None:
+                return row
+            return replace(row, user_id=player, user_name=game.name(player))
+
         for event in events:
             match event:
                 case RollOffRolled(player, face, attempt):
@@ -1049,60 +1057,25 @@ class GameService:
                     )
                     draws += len(sides)
                 case CardsExchanged(player=player, put_aside=aside, from_discard=taken):
-                    count = event.from_stock
                     entries.append(
-                        replace(
-                            base,
-                            user_id=player,
-                            user_name=game.name(player),
-                            turn_label=self._card_round(game),
-                            action="Exchange",
-                            dice=f"put aside {show_all(aside)}; from the discard pile "
-                            f"{show_all(taken) or 'none'}; from the stock {count}",
+                        card_row(
+                            player,
+                            "Exchange",
+                            f"put aside {show_all(aside)}; from the discard pile "
+                            f"{show_all(taken) or 'none'}; from the stock {event.from_stock}",
                         )
                     )
                 case Stayed(player=player, passed=passed):
-                    entries.append(
-                        replace(
-                            base,
-                            user_id=player,
-                            user_name=game.name(player),
-                            turn_label=self._card_round(game),
-                            action="Pass" if passed else "Stay",
-                        )
-                    )
+                    entries.append(card_row(player, "Pass" if passed else "Stay"))
                 case ShowdownBegan(hands=hands):
-                    entries.append(
-                        replace(
-                            base,
-                            turn_label=self._card_round(game),
-                            action="Showdown",
-                            dice="; ".join(f"{game.name(p)}: {show_all(c)}" for p, c in hands),
-                        )
-                    )
+                    shown = "; ".join(f"{game.name(p)}: {show_all(c)}" for p, c in hands)
+                    entries.append(card_row(None, "Showdown", shown))
                 case HandDeclared(player=player, hand=hand, points=points):
-                    label = HAND_BY_ID[hand].label
                     crossed = "crossed off " if event.crossed_off else ""
-                    entries.append(
-                        replace(
-                            base,
-                            user_id=player,
-                            user_name=game.name(player),
-                            turn_label=self._card_round(game),
-                            action="Declare",
-                            dice=f"{crossed}{label} {points}: {show_all(event.cards)}",
-                        )
-                    )
+                    label = f"{crossed}{HAND_BY_ID[hand].label} {points}"
+                    entries.append(card_row(player, "Declare", f"{label}: {show_all(event.cards)}"))
                 case NoHand(player=player):
-                    entries.append(
-                        replace(
-                            base,
-                            user_id=player,
-                            user_name=game.name(player),
-                            turn_label=self._card_round(game),
-                            action="No hand",
-                        )
-                    )
+                    entries.append(card_row(player, "No hand"))
                 case RoundEnded(round=number, shuffles=shuffles):
                     entries.append(
                         replace(
