@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from bot.replies import CONTENT_MAX, CardButtons, Embed, Field, Reply, clip, pack
+from bot.replies import CONTENT_MAX, CardButtons, Embed, Field, Reply, chunks, clip, pack
 from engine import (
     GameEnded,
     Phase,
@@ -182,7 +182,7 @@ class CardTable:
                 lines.append("Reshuffled stock: " + show_all(extra))
         embeds = pack(
             f"{label}: audit",
-            [Field("Round", chunk) for chunk in _chunks(lines)],
+            [Field("Round", chunk) for chunk in chunks(lines)],
             COLOUR,
         )
         return [Reply(embeds=tuple(embeds), private=True, secret_for=caller.who.user_id)]
@@ -260,7 +260,7 @@ class CardTable:
             players.append(f"{marker}{game.name(seat.player)}: {state.total(seat.player)}{status}")
         fields = [Field("Players", "\n".join(players) or "nobody yet")]
         table = [self._table_line(game, state, hand) for hand in state.rules.hands]
-        for index, chunk in enumerate(_chunks(table, 1000)):
+        for index, chunk in enumerate(chunks(table, 1000)):
             fields.append(Field("Table" if index == 0 else "Table (cont.)", chunk))
         title = f"{game.title}: {state.rules.title}"
         if state.round:
@@ -442,14 +442,3 @@ class CardTable:
 def _best_text(best: Best) -> str:
     wild = f" (🃏 {' '.join(show(j) for j in best.jokers)})" if best.jokers else ""
     return f"{HAND_BY_ID[best.hand].label} {best.points}{wild}"
-
-
-def _chunks(lines: list[str], limit: int = 1000) -> list[str]:
-    chunks, current = [], ""
-    for line in lines:
-        line = clip(line, limit)
-        if current and len(current) + len(line) + 1 > limit:
-            chunks.append(current)
-            current = ""
-        current = f"{current}\n{line}" if current else line
-    return [*chunks, current] if current else chunks

@@ -25,6 +25,7 @@ from bot.replies import (
     Reply,
     RollButton,
     ScoreOption,
+    chunks,
     clip,
     pack,
 )
@@ -537,7 +538,7 @@ class Desk:
                 embeds=tuple(
                     pack(
                         "Games in this server",
-                        [Field("Games", chunk) for chunk in _chunks(lines)],
+                        [Field("Games", chunk) for chunk in chunks(lines)],
                         0x5865F2,
                     )
                 )
@@ -1070,17 +1071,6 @@ def _dice_state(game: StoredGame) -> GameState:
             hint="hand",
         )
     return game.state
-
-
-def _chunks(lines: list[str], limit: int = 1000) -> list[str]:
-    chunks, current = [], ""
-    for line in lines:
-        line = clip(line, limit)
-        if current and len(current) + len(line) + 1 > limit:
-            chunks.append(current)
-            current = ""
-        current = f"{current}\n{line}" if current else line
-    return [*chunks, current] if current else chunks
 
 
 def _number(text: str, what: str) -> int:

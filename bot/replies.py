@@ -69,6 +69,18 @@ class Embed:
         )
 
 
+def chunks(lines: list[str], limit: int = FIELD_VALUE_MAX - 24) -> list[str]:
+    """Lines joined into as few texts of at most `limit` characters as they fit in."""
+    out, current = [], ""
+    for line in lines:
+        line = clip(line, limit)
+        if current and len(current) + len(line) + 1 > limit:
+            out.append(current)
+            current = ""
+        current = f"{current}\n{line}" if current else line
+    return [*out, current] if current else out
+
+
 def pack(
     title: str, fields: list[Field], colour: int, description: str = "", footer: str = ""
 ) -> list[Embed]:

@@ -734,6 +734,11 @@ def _end_turn(state: CardState, source: DiceSource) -> Result:
     seat = state.seats[state.current]
     seat = replace(seat, turns=seat.turns + 1, round_turns=seat.round_turns + 1)
     state = replace(state, seats=_with(state.seats, state.current, seat), picks=0, picked=())
+    return _next_turn(state, source)
+
+
+def _next_turn(state: CardState, source: DiceSource) -> Result:
+    """After the current seat: the next player with turns left, else the showdown."""
     n = len(state.seats)
     for step in range(1, n + 1):
         index = (state.current + step) % n
@@ -907,17 +912,8 @@ def _remove(state: CardState, player: str, kicked: bool, source: DiceSource) -> 
     # It was their turn (or declaration): hand it on.
     current = (index - 1) % len(seats)
     after = replace(after, dealer=dealer, current=current, picks=0, picked=())
-    if state.stage is Stage.SHOWDOWN:
-        nxt, events = _next_declaration(after, source)
-        return nxt, (left, *events)
-    for step in range(1, len(seats) + 1):
-        i = (current + step) % len(seats)
-        other = seats[i]
-        if state.rules.continuous or (
-            not other.stayed and other.round_turns < state.turns_per_round
-        ):
-            return replace(after, current=i), (left, TurnStarted(other.player, other.turns + 1))
-    nxt, events = _showdown(after, source)
+    handed_on = _next_declaration if state.stage is Stage.SHOWDOWN else _next_turn
+    nxt, events = handed_on(after, source)
     return nxt, (left, *events)
 
 
