@@ -13,7 +13,17 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from bot.replies import CONTENT_MAX, CardButtons, Embed, Field, Reply, chunks, clip, pack
+from bot.replies import (
+    CONTENT_MAX,
+    CardButtons,
+    Embed,
+    Field,
+    Reply,
+    ScoreOption,
+    chunks,
+    clip,
+    pack,
+)
 from engine import (
     GameEnded,
     Phase,
@@ -118,6 +128,15 @@ class CardTable:
         if game.id != game_id or game.version != version:
             raise CardError("That button belongs to an earlier turn: use the newest message.")
         return await self.stay(caller)
+
+    async def declare_pick(
+        self, caller: Caller, game_id: int, version: int, hand: str
+    ) -> list[Reply]:
+        """The showdown menu: the same as `declare`, for the message it was offered under."""
+        game, _ = await self._game(caller)
+        if game.id != game_id or game.version != version:
+            raise CardError("That menu belongs to an earlier turn: use the newest message.")
+        return await self.declare(caller, hand)
 
     async def done(self, caller: Caller) -> list[Reply]:
         await self._game(caller)
@@ -399,9 +418,17 @@ class CardTable:
         game = outcome.game
         state = game.state
         assert isinstance(state, CardState)
+        hands: tuple[ScoreOption, ...] = ()
         if state.stage is Stage.SHOWDOWN:
             options = self._options_text(state, player)
-            what = f"declare your hand: `{self.prefix}declare <hand>`. {options}"
+            what = f"declare your hand: `{self.prefix}declare <hand>` or the menu. {options}"
+            hands = tuple(
+                ScoreOption(b.hand, clip(HAND_BY_ID[b.hand].label, 100), f"{b.points} points")
+                for b in state.available(player)[:25]
+            ) or tuple(
+                ScoreOption(h, clip(f"Cross off {HAND_BY_ID[h].label}", 100), "0 points")
+                for h in state.cross_off_choices(player)[:25]
+            )
         elif state.rules.continuous:
             what = (
                 f"`{self.prefix}discard 7h,Kd [from discard 1]`, `{self.prefix}declare <hand>` to "
@@ -413,7 +440,9 @@ class CardTable:
                 f"turn {seat.round_turns + 1} of {state.turns_per_round}: `{self.prefix}discard "
                 f"7h,Kd [from discard 1]` or `{self.prefix}stay`."
             )
-        return self.desk.turn_reply(outcome, player, what, CardButtons(game.id, game.version))
+        return self.desk.turn_reply(
+            outcome, player, what, CardButtons(game.id, game.version, hands)
+        )
 
     def _game_over(
         self,

@@ -22,7 +22,7 @@ from discord import app_commands
 
 from bot.config import Config
 from bot.desk import HELP, Caller, Desk
-from bot.replies import Controls, Embed, Reply
+from bot.replies import CardButtons, Controls, Embed, Reply
 from bot.timekeeper import Timekeeper, UndeliverableError
 from engine import PRESETS
 from engine.cardgame import CardState
@@ -40,6 +40,7 @@ _ROLL = r"rk:o:(?P<game>\d+):(?P<version>\d+)"
 _PICK = r"rk:s:(?P<game>\d+):(?P<version>\d+):(?P<part>\d)"
 _HAND = r"rk:h:(?P<game>\d+)"
 _STAY = r"rk:y:(?P<game>\d+):(?P<version>\d+)"
+_DECLARE = r"rk:d:(?P<game>\d+):(?P<version>\d+)"
 
 
 def to_discord_embed(embed: Embed) -> discord.Embed:
@@ -180,6 +181,38 @@ class StayButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], temp
         )
 
 
+class DeclareMenu(_Restored, discord.ui.DynamicItem[discord.ui.Select[Any]], template=_DECLARE):
+    """Card games at the showdown: the hands the declaring player may name."""
+
+    def __init__(self, buttons: CardButtons) -> None:
+        super().__init__(
+            discord.ui.Select(
+                placeholder="Declare…",
+                custom_id=f"rk:d:{buttons.game_id}:{buttons.version}",
+                options=[
+                    discord.SelectOption(
+                        label=o.label, value=o.value, description=o.description or None
+                    )
+                    for o in buttons.hands
+                ],
+                row=1,
+            )
+        )
+        self.game, self.version = buttons.game_id, buttons.version
+
+    async def callback(self, interaction: discord.Interaction[Any]) -> None:
+        bot: RollkeeperBot = interaction.client
+        data: dict[str, Any] = dict(interaction.data or {})
+        values = data.get("values") or [""]
+        await bot.handle_interaction(
+            interaction,
+            bot.desk.cards.declare_pick(
+                bot.caller_from_interaction(interaction), self.game, self.version, str(values[0])
+            ),
+            retire=True,
+        )
+
+
 class RerollButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_REROLL):
     def __init__(self, controls: Controls) -> None:
         count = bin(controls.selected).count("1")
@@ -294,7 +327,13 @@ class RollkeeperBot(discord.Client):
         self._desk = Desk(GameService(self.db, self.dice, self.clock), self.config)
         self.timekeeper = Timekeeper(self._desk.service, self._desk.pacing, self)
         self.add_dynamic_items(
-            DieButton, RerollButton, ScoreMenu, FirstRollButton, HandButton, StayButton
+            DieButton,
+            RerollButton,
+            ScoreMenu,
+            FirstRollButton,
+            HandButton,
+            StayButton,
+            DeclareMenu,
         )
         if self.sync_commands:
             await self.tree.sync()
@@ -452,7 +491,10 @@ class RollkeeperBot(discord.Client):
         elif reply.card_buttons is not None:
             view = discord.ui.View(timeout=None)
             view.add_item(HandButton(reply.card_buttons.game_id))
-            view.add_item(StayButton(reply.card_buttons.game_id, reply.card_buttons.version))
+            if reply.card_buttons.hands:
+                view.add_item(DeclareMenu(reply.card_buttons))
+            else:
+                view.add_item(StayButton(reply.card_buttons.game_id, reply.card_buttons.version))
             kwargs["view"] = view
         if reply.files:
             kwargs["files"] = [

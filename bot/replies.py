@@ -134,10 +134,12 @@ class RollButton:
 @dataclass(frozen=True, slots=True)
 class CardButtons:
     """Under a card game's board or turn: **My hand** (a reply only the clicker sees) and
-    **Stay** (for the player whose turn it is)."""
+    **Stay** (for the player whose turn it is); at the showdown, a menu of the hands the
+    declaring player may name (their cards are on the table by then)."""
 
     game_id: int
     version: int
+    hands: tuple[ScoreOption, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +189,12 @@ def encode(reply: Reply) -> str:
     if reply.roll_button is not None:
         data["roll_button"] = [reply.roll_button.game_id, reply.roll_button.version]
     if reply.card_buttons is not None:
-        data["card_buttons"] = [reply.card_buttons.game_id, reply.card_buttons.version]
+        buttons = reply.card_buttons
+        data["card_buttons"] = [
+            buttons.game_id,
+            buttons.version,
+            [[o.value, o.label, o.description] for o in buttons.hands],
+        ]
     return json.dumps(data, ensure_ascii=False)
 
 
@@ -206,7 +213,9 @@ def decode(payload: str) -> Reply:
     button = data.get("roll_button")
     cards = data.get("card_buttons")
     return Reply(
-        card_buttons=CardButtons(cards[0], cards[1]) if cards else None,
+        card_buttons=CardButtons(cards[0], cards[1], tuple(ScoreOption(*o) for o in cards[2]))
+        if cards
+        else None,
         text=data.get("text", ""),
         embeds=embeds,
         mentions=tuple(data.get("mentions", ())),

@@ -107,6 +107,18 @@ async def test_a_whole_card_game_through_discord_keeps_hands_hidden(table: Table
             before = len(table.fake.messages)
             await table.fake.slash(first, "declare", hand=hand.replace(" ", "_"))
             await table.answers(before, expect=f"{first} declares")
+        elif number == 3:
+            # The showdown's menu offers the declaring player's hands; picking one declares it.
+            turn = next(
+                m for m in reversed(table.fake.messages) if "rk:d:" in " ".join(custom_ids(m))
+            )
+            menu = next(c for c in custom_ids(turn) if c.startswith("rk:d:"))
+            offered = [o["value"] for row in turn["components"] for c in row["components"]
+                       for o in c.get("options", [])]  # fmt: skip
+            assert "flush" in offered
+            before = len(table.fake.messages)
+            await table.fake.choose(first, turn, menu, "flush")
+            await table.answers(before, expect=f"{first} declares **Flush**")
         else:
             await table.send(first, f"!declare {hand}", expect=f"{first} declares")
         await table.send(other, f"!declare {hand}", expect="crossed out for everyone")
