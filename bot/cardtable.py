@@ -308,6 +308,7 @@ class CardTable:
         state = game.state
         assert isinstance(state, CardState)
         replies: list[Reply] = []
+        secrets: list[Reply] = []  # hidden cards, each for its one player
         lines: list[str] = []
         start_rolls: list[str] = []
 
@@ -328,13 +329,13 @@ class CardTable:
                         f"each. See your cards: `{self.prefix}hand` or the **My hand** button."
                     )
                 case CardsDealt(player, cards):
-                    replies.append(self._secret_hand(game, player, cards, "New cards"))
+                    secrets.append(self._secret_hand(game, player, cards, "New cards"))
                 case CardsExchanged(player, aside, taken, from_stock, drawn, hand, turn_over):
                     took = f", took {show_all(taken)} from the discard pile" if taken else ""
                     stock = f", drew {from_stock} from the stock" if from_stock else ""
                     lines.append(f"{game.name(player)} put aside {show_all(aside)}{took}{stock}.")
                     note = f"You drew {show_all(drawn)}." if drawn else "Exchanged."
-                    replies.append(self._secret_hand(game, player, hand, note))
+                    secrets.append(self._secret_hand(game, player, hand, note))
                     if not turn_over:
                         lines.append(
                             f"{game.name(player)}: `{self.prefix}discard <card>` again, or "
@@ -403,7 +404,7 @@ class CardTable:
             replies.append(
                 Reply(embeds=(self.board(game),), card_buttons=CardButtons(game.id, game.version))
             )
-        return replies
+        return [*replies, *secrets]  # the table first, then each player's own cards
 
     def _secret_hand(
         self, game: StoredGame, player: str, cards: tuple[str, ...], note: str

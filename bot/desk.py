@@ -60,7 +60,7 @@ from engine import (
     parse_dice,
     sheet_totals,
 )
-from engine.cardgame import CardState
+from engine.cardgame import CardRules, CardState
 from engine.freeroll import parse_free_roll
 from engine.timing import format_duration
 from storage import audit, fairness
@@ -331,6 +331,11 @@ class Desk:
         game = outcome.game
         rules = game.state.rules
         opts = ", ".join(f"{k}={v}" for k, v in rules.options)
+        if isinstance(rules, CardRules):  # many options, mostly off: name what is on
+            defaults = {o.name: o.default for o in find_preset("card").options}
+            opts = ", ".join(f"{k}={v}" for k, v in rules.options if defaults[k] != v) or (
+                "standard rules"
+            )
         text = (
             f"**{game.title}**: {rules.title} ({opts}; {pace.describe()}). {caller.who.name} "
             f"is in. Others: `{self.prefix}join`. When everyone is in: `{self.prefix}start`."
