@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Protocol
 
 from bot.pacing import Pacing
@@ -141,6 +142,7 @@ class Timekeeper:
                 wait = min(wait, max(until, 0.0) + 0.05)
             if self._stop.is_set():
                 return
+            self.service.wake_at = self.service.clock() + timedelta(seconds=wait)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wait):
                     await self.service.wakeup.wait()

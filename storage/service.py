@@ -316,8 +316,10 @@ class GameService:
         self._keys: dict[int, bytes] = {}
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._people: OrderedDict[str, Prefs] = OrderedDict()
-        # Set when reminders or messages may have become due: the timekeeper wakes up.
+        # Set when reminders or messages may have become due: the timekeeper wakes up. It says
+        # when it will look again anyway (`wake_at`), so later reminders need no wake-up.
         self.wakeup = asyncio.Event()
+        self.wake_at: datetime | None = None
 
     def _lock(self, channel_id: str) -> asyncio.Lock:
         lock = self._locks.get(channel_id)
@@ -773,9 +775,20 @@ class GameService:
             if rows:
                 self.db.chain_head = (rows[-1].id, rows[-1].hash)
         self._remember(updated)
-        if clock_json is not None or outgoing:
+        if outgoing or (clock is not None and self._due_before_wake(clock_json)):
             self.wakeup.set()
         return outcome
+
+    def _due_before_wake(self, clock_json: str | None) -> bool:
+        """Does a new turn's first reminder fall before the timekeeper means to look again?
+        (Most don't: a half-time reminder a day away needs no wake-up now.)"""
+        if clock_json is None:
+            return False
+        reminders = json.loads(clock_json).get("reminders") or []
+        if not reminders:
+            return False
+        first = min(parse_moment(at) for _, at in reminders)
+        return self.wake_at is None or first <= self.wake_at
 
     async def _next_clock(
         self,
