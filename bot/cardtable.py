@@ -24,6 +24,7 @@ from bot.replies import (
     clip,
     pack,
 )
+from bot.words import game_over_headline
 from engine import (
     GameEnded,
     Phase,
@@ -52,8 +53,7 @@ from engine.cardgame import (
 )
 from engine.cards import HAND_BY_ID, HAND_SIZE, Best, CardError, show, show_all
 from engine.errors import RulesError
-from storage import audit
-from storage.rolllog import LogQuery
+from storage import rolllog
 from storage.service import Outcome, StoredGame
 
 if TYPE_CHECKING:
@@ -184,8 +184,7 @@ class CardTable:
                 hint=f"mod hands {max(finished, 1)}",
             )
         label = f"{game.title} Round {wanted}"
-        rows = await audit.read_log(self.service.db.conn, LogQuery(game_id=game.id, limit=10_000))
-        rows.reverse()  # oldest first
+        rows = [r async for r in rolllog.rows_for_game(self.service.db.conn, game.id)]
         lines = [
             f"`#{r.id}` {r.user_name}: {r.action} {r.dice}"
             for r in rows
@@ -453,16 +452,7 @@ class CardTable:
         early: bool,
         outcome: Outcome,
     ) -> Reply:
-        names = " and ".join(game.name(w) for w in winners)
-        if not winners:
-            text = f"🏁 {game.title} is over."
-        else:
-            best = dict(totals)[winners[0]]
-            verb = "wins" if len(winners) == 1 else "share the win"
-            text = f"🏁 {game.title} is over. **{names}** {verb} with {best}!"
-        if early:
-            reason = outcome.rows[0].reason if outcome.rows else None
-            text += f" (ended early{': ' + reason if reason else ''})"
+        text = game_over_headline(game, winners, totals, early, outcome)
         standings = ", ".join(f"{game.name(p)} {t}" for p, t in totals)
         return Reply(
             text=clip(f"{text}\nFinal: {standings}", CONTENT_MAX), embeds=(self.board(game),)

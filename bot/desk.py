@@ -29,6 +29,7 @@ from bot.replies import (
     clip,
     pack,
 )
+from bot.words import game_over_headline
 from engine import (
     PRESETS,
     Action,
@@ -1047,16 +1048,7 @@ class Desk:
         early: bool,
         outcome: Outcome,
     ) -> list[Reply]:
-        names = " and ".join(game.name(w) for w in winners)
-        best = dict(totals).get(winners[0]) if winners else None
-        if not winners:
-            text = f"🏁 {game.title} is over: nobody is left at the table."
-        else:
-            verb = "wins" if len(winners) == 1 else "share the win"
-            text = f"🏁 {game.title} is over. **{names}** {verb} with {best}!"
-        if early:
-            reason = outcome.rows[0].reason if outcome.rows else None
-            text += f" (ended early{': ' + reason if reason else ''})"
+        text = game_over_headline(game, winners, totals, early, outcome)
         reveal = next((r for r in outcome.rows if r.action == "Seed reveal"), None)
         if reveal is not None:
             info = json.loads(reveal.randomness or "{}")

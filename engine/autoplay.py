@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from engine.cardgame import CardState, Declare, Stage, Stay
+from engine.cardgame import CardState, Declare, Exchange, Stage, Stay
 from engine.game import MAX_ROLLS, GameState, Keep, Roll, Score
 from engine.scoring import Placement
 from engine.table import AnyAction, AnyState
@@ -73,5 +73,5 @@ def _card_action(state: CardState, player: str) -> AnyAction:
 def ends_turn(state: AnyState, action: AnyAction) -> bool:
     """Does `action` end the current player's turn (so a deadline is then dealt with)?"""
     if isinstance(state, CardState):
-        return not (state.rules.one_at_a_time and type(action).__name__ == "Exchange")
+        return not (state.rules.one_at_a_time and isinstance(action, Exchange))
     return isinstance(action, Score)

@@ -381,13 +381,18 @@ class CardState:
     special_scored: str | None = None  # who scored a special hand this end-game round
     picks: int = 0  # one_at_a_time: cards picked up this turn
     picked: tuple[str, ...] = ()  # ... which may not be put aside again this turn
-    shuffles: tuple[tuple[str, ...], ...] = ()  # this round's deck orders, for the reveal
     ended_early: bool = False
-    history: tuple[tuple[str, ...], ...] = field(default=())  # every order of the game
+    history: tuple[tuple[str, ...], ...] = field(default=())  # every deck order of the game
+    round_orders: int = 0  # how many of the last orders in `history` this round shuffled
 
     @classmethod
     def new(cls, rules: CardRules) -> CardState:
         return cls(rules)
+
+    @property
+    def shuffles(self) -> tuple[tuple[str, ...], ...]:
+        """This round's deck orders (the deal, then any refills), for the reveal."""
+        return self.history[len(self.history) - self.round_orders :]
 
     @property
     def players(self) -> tuple[str, ...]:
@@ -594,8 +599,8 @@ def _deal(state: CardState, source: DiceSource) -> Result:
         picks=0,
         picked=(),
         special_scored=None,
-        shuffles=(order,),
         history=(*state.history, order),
+        round_orders=1,
     )
     events: list[CardEvent] = [
         RoundDealt(dealt.round, seats[state.dealer].player, dealt.turns_per_round, top, len(stock))
@@ -612,8 +617,8 @@ def _take_from_stock(
     drawn: list[str] = []
     events: list[CardEvent] = []
     stock, discard = list(state.stock), list(state.discard)
-    shuffles = list(state.shuffles)
     history = list(state.history)
+    refills = 0
     while len(drawn) < count:
         if not stock:
             keep = CONTINUOUS_KEEP if state.rules.continuous else 1
@@ -625,16 +630,16 @@ def _take_from_stock(
                 raise CardTurnError("There are no cards left to draw.")  # pragma: no cover
             new_stock = shuffled(pile, source)
             stock, discard = list(new_stock), discard[:keep]
-            shuffles.append(new_stock)
             history.append(new_stock)
+            refills += 1
             events.append(StockRefilled(len(new_stock), keep, tuple(pile)))
         drawn.append(stock.pop(0))
     after = replace(
         state,
         stock=tuple(stock),
         discard=tuple(discard),
-        shuffles=tuple(shuffles),
         history=tuple(history),
+        round_orders=state.round_orders + refills,
     )
     return after, tuple(drawn), events
 

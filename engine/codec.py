@@ -166,8 +166,8 @@ def _card_snapshot(state: CardState) -> dict[str, Any]:
         "special_scored": state.special_scored,
         "picks": state.picks,
         "picked": list(state.picked),
-        "shuffles": [list(o) for o in state.shuffles],
         "history": [list(o) for o in state.history],
+        "round_orders": state.round_orders,
         "ended_early": state.ended_early,
         "seats": [
             {
@@ -225,8 +225,8 @@ def _card_from_snapshot(data: dict[str, Any]) -> CardState:
             special_scored=data["special_scored"],
             picks=int(data["picks"]),
             picked=_cards(data["picked"]),
-            shuffles=tuple(_cards(o) for o in data["shuffles"]),
             history=tuple(_cards(o) for o in data["history"]),
+            round_orders=int(data["round_orders"]),
             ended_early=bool(data["ended_early"]),
         )
     except (KeyError, TypeError, ValueError) as exc:

@@ -11,12 +11,16 @@ from engine.cardgame import (
     CardEvent,
     CardRules,
     CardState,
+    Declare,
+    Done,
+    Exchange,
+    Stay,
     apply_card,
     make_card_rules,
 )
 from engine.dice import DiceSource
 from engine.errors import RulesError
-from engine.game import Action, Event, GameState
+from engine.game import Action, Event, GameState, Keep, Roll, Score, VoidRoll
 from engine.game import apply as apply_dice
 from engine.rules import Rules, find_preset, make_rules
 
@@ -25,8 +29,8 @@ AnyState = GameState | CardState
 AnyAction = Action | CardAction
 AnyEvent = Event | CardEvent
 
-_DICE_ONLY = ("Roll", "Keep", "Score", "VoidRoll")
-_CARD_ONLY = ("Exchange", "Stay", "Done", "Declare")
+_DICE_ONLY = (Roll, Keep, Score, VoidRoll)
+_CARD_ONLY = (Exchange, Stay, Done, Declare)
 
 
 class WrongGameError(RulesError):
@@ -52,13 +56,13 @@ def apply(
 ) -> tuple[AnyState, tuple[AnyEvent, ...]]:
     """Apply one action to any game; a `RulesError` (nothing changed) when it is refused."""
     if isinstance(state, CardState):
-        if type(action).__name__ in _DICE_ONLY:
+        if isinstance(action, _DICE_ONLY):
             raise WrongGameError(
                 "This is a card game: `hand` shows your cards, `discard 7h,Kd` exchanges, "
                 "`stay` ends your turns, `declare <hand>` scores at the showdown.",
                 hint="help card",
             )
         return apply_card(state, action, dice)
-    if type(action).__name__ in _CARD_ONLY:
+    if isinstance(action, _CARD_ONLY):
         raise WrongGameError("This is a dice game: `roll`, `keep` and `score`.", hint="status")
-    return apply_dice(state, action, dice)  # type: ignore[arg-type]
+    return apply_dice(state, action, dice)

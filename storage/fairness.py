@@ -12,6 +12,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import aiosqlite
 
@@ -236,34 +237,28 @@ async def fairness_export(conn: aiosqlite.Connection, label: str) -> list[str]:
             faces = rolls_for(pile, revealed[shuffles])
             shuffles += 1
             for offset, (face, sides) in enumerate(zip(faces, info["sides"], strict=True)):
-                draws.append(
-                    json.dumps(
-                        {
-                            "event": info["event"],
-                            "draw": info["first_draw"] + offset,
-                            "sides": sides,
-                            "face": face,
-                            "log_id": row.id,
-                            "die": "shuffle",
-                        }
-                    )
-                )
+                draws.append(_draw_line(info, offset, sides, face, row.id, "shuffle"))
         elif "first_draw" in info:
             for offset, ((die, face, _), sides) in enumerate(
                 zip(row.faces, info["sides"], strict=True)
             ):
-                draws.append(
-                    json.dumps(
-                        {
-                            "event": info["event"],
-                            "draw": info["first_draw"] + offset,
-                            "sides": sides,
-                            "face": face,
-                            "log_id": row.id,
-                            "die": die,
-                        }
-                    )
-                )
+                draws.append(_draw_line(info, offset, sides, face, row.id, die))
     if header["commitment"] is None:
         return []
     return [json.dumps(header), *draws]
+
+
+def _draw_line(
+    info: dict[str, Any], offset: int, sides: int, face: int, log_id: int, die: str
+) -> str:
+    """One draw of the export: `{"event", "draw", "sides", "face", "log_id", "die"}`."""
+    return json.dumps(
+        {
+            "event": info["event"],
+            "draw": info["first_draw"] + offset,
+            "sides": sides,
+            "face": face,
+            "log_id": log_id,
+            "die": die,
+        }
+    )

@@ -1056,13 +1056,11 @@ class GameService:
                     draws += len(SHUFFLE)
                 case StockRefilled(cards=count, kept=kept):
                     sides = list(range(count, 1, -1))
+                    pile = f"{count} cards from the discard pile (its top {kept} stay)"
+                    row = card_row(None, "Reshuffle", f"{pile}: {' '.join(event.pile)}")
                     entries.append(
                         replace(
-                            base,
-                            turn_label=self._card_round(game),
-                            action="Reshuffle",
-                            dice=f"{count} cards from the discard pile (its top {kept} "
-                            f"stay): {' '.join(event.pile)}",
+                            row,
                             randomness=self._randomness(
                                 game.label, game.version, draws, game.commitment, sides
                             ),

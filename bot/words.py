@@ -1,0 +1,25 @@
+"""Wording the dice desk and the card table share."""
+
+from __future__ import annotations
+
+from storage.service import Outcome, StoredGame
+
+
+def game_over_headline(
+    game: StoredGame,
+    winners: tuple[str, ...],
+    totals: tuple[tuple[str, int], ...],
+    early: bool,
+    outcome: Outcome,
+) -> str:
+    """`🏁 ... is over. **Ann** wins with 230!`, and why when a moderator ended it early."""
+    if not winners:
+        text = f"🏁 {game.title} is over: nobody is left at the table."
+    else:
+        names = " and ".join(game.name(w) for w in winners)
+        verb = "wins" if len(winners) == 1 else "share the win"
+        text = f"🏁 {game.title} is over. **{names}** {verb} with {dict(totals)[winners[0]]}!"
+    if early:
+        reason = outcome.rows[0].reason if outcome.rows else None
+        text += f" (ended early{': ' + reason if reason else ''})"
+    return text
