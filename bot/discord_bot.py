@@ -6,6 +6,7 @@ The watchdog logs and flags edits and deletions of messages that made rolls.
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import logging
 import re
@@ -288,6 +289,9 @@ class RollkeeperBot(discord.Client):
     ) -> None:
         intents = discord.Intents.default()
         intents.message_content = config.message_content
+        # No message cache: the watchdog reads the raw edit/delete events against the log,
+        # and 1,000 cached messages would only be more for the collector to walk.
+        options.setdefault("max_messages", None)
         super().__init__(
             intents=intents, allowed_mentions=discord.AllowedMentions.none(), **options
         )
@@ -343,6 +347,10 @@ class RollkeeperBot(discord.Client):
         across reconnects); what fell due while the bot was down goes out now, once."""
         if self._timekeeping is None and self.timekeeper is not None:
             self._timekeeping = asyncio.create_task(self.timekeeper.run(), name="timekeeper")
+            # What exists now (modules, classes, the guild caches) lives as long as the bot:
+            # kept out of the cycle collector, whose full passes over it stalled every command
+            # for 50-60 ms on a 2-core machine (see the README's benchmark notes).
+            gc.freeze()
 
     async def deliver(self, message: Outgoing, reply: Reply, nonce: str) -> None:
         """The timekeeper's transport: a channel message or a direct message, with a nonce
