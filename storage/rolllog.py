@@ -14,7 +14,7 @@ import multiprocessing
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import aiosqlite
@@ -150,12 +150,23 @@ async def append(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
 ROW_SELECT = "SELECT body, hash FROM roll_log"
 
 
+# Where each of LogRow's fields (but `hash`) sits in a body, and one reusable compact encoder:
+# a log page of 50 rows is read in half the time of a dict and keywords per row.
+_BODY_ORDER = tuple(CHAIN_COLUMNS.index(f.name) for f in fields(LogRow) if f.name != "hash")
+_RESULTS_AT = CHAIN_COLUMNS.index("results")
+_compact = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def row_from_record(record: Sequence[Any]) -> LogRow:
     """A `LogRow` from a `ROW_SELECT` result: the stored body parsed once (cheaper than
     reading twenty generated columns), `results` back in its JSON text form."""
-    values = dict(zip(CHAIN_COLUMNS, json.loads(record[0]), strict=True))
-    values["results"] = json.dumps(values["results"], separators=(",", ":"))
-    return LogRow(**values, hash=record[1])
+    values = json.loads(record[0])
+    if len(values) != len(CHAIN_COLUMNS):
+        raise ValueError(f"a roll log body has {len(values)} values, not {len(CHAIN_COLUMNS)}")
+    values[_RESULTS_AT] = _compact(values[_RESULTS_AT])
+    args = [values[i] for i in _BODY_ORDER]
+    args.append(record[1])  # hash
+    return LogRow(*args)
 
 
 @dataclass(frozen=True, slots=True)
