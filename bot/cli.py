@@ -124,7 +124,7 @@ async def _audit_log(args: argparse.Namespace) -> int:
     )
     db = await _open_db(args.db)
     try:
-        rows = await read_log(db.conn, query)
+        rows = await read_log(db, query)
     finally:
         await db.close()
     if args.json:
@@ -145,7 +145,7 @@ async def _audit_export(args: argparse.Namespace) -> int:
             label = f"g{args.game}" if args.game else f"free/{args.free}"
             from storage.fairness import fairness_export
 
-            lines = await fairness_export(db.conn, label)
+            lines = await fairness_export(db, label)
             if not lines:
                 raise _CliError(f"no committed dice under {label}")
             text = "\n".join(lines) + "\n"
@@ -183,7 +183,7 @@ async def _audit_fairness(args: argparse.Namespace) -> int:
     )
     db = await _open_db(args.db)
     try:
-        result = await report(db.conn, query, scope)
+        result = await report(db, query, scope)
     finally:
         await db.close()
     print(report_text(result))

@@ -570,7 +570,7 @@ class Desk:
             user = match.group(1) if match else scope.strip()
             query = LogQuery(user=user, guild_id=where.guild_id, limit=200_000)
             title = scope.strip()
-        result = await fairness.report(self.service.db.conn, query, title)
+        result = await fairness.report(self.service.db, query, title)
         if not result.rows:
             return [Reply(text=f"No rolls yet for {title}.", private=True)]
         fields = []
@@ -684,7 +684,7 @@ class Desk:
             limit=LOG_PAGE,
             before_id=before,
         )
-        rows = await audit.read_log(self.service.db.conn, query)
+        rows = await audit.read_log(self.service.db, query)
         if not rows:
             return [Reply(text="No rolls match.", private=True)]
         lines = [_log_line(r) for r in rows]
@@ -729,7 +729,7 @@ class Desk:
         csv_text = await audit.export_csv(conn, game.id)
         stem = f"game-{game.number}"
         files = [Attachment(f"{stem}.csv", csv_text.encode())]
-        fair = await fairness.fairness_export(conn, game.label)
+        fair = await fairness.fairness_export(self.service.db, game.label)
         if fair:
             files.append(Attachment(f"{stem}-fairness.jsonl", ("\n".join(fair) + "\n").encode()))
         if record:

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiosqlite
-
 from engine.cards import DECK, rolls_for
 from engine.dice import COLOURS, PAINTED_COLOURS
 from engine.fairdice import EXPORT_FORMAT, SCHEME
 from storage import rolllog
+from storage.db import Database
 from storage.rolllog import LogQuery, LogRow
 
 MIN_EXPECTED = 5.0  # below this many expected per face, a chi-square test says little
@@ -176,8 +176,11 @@ def tally(rows: Iterable[LogRow], scope: str) -> FairnessReport:
     return FairnessReport(scope, count, tuple(dice), colours)
 
 
-async def report(conn: aiosqlite.Connection, query: LogQuery, scope: str) -> FairnessReport:
-    return tally(await rolllog.query(conn, query), scope)
+async def report(db: Database, query: LogQuery, scope: str) -> FairnessReport:
+    """Read and count in a worker thread: a channel's 200,000 rolls take seconds."""
+    return await rolllog.in_thread(
+        db, lambda reader: tally(rolllog.iter_query(reader, query), scope)
+    )
 
 
 def report_text(result: FairnessReport) -> str:
@@ -189,9 +192,14 @@ def report_text(result: FairnessReport) -> str:
     return "\n".join(lines)
 
 
-async def fairness_export(conn: aiosqlite.Connection, label: str) -> list[str]:
+async def fairness_export(db: Database, label: str) -> list[str]:
     """Every draw under one seed (`g<game id>` or `free/<channel>/<day>`) as an `rk-fairness/1`
-    export; the seed is included only once it has been revealed."""
+    export; the seed is included only once it has been revealed. Read and written in a worker
+    thread (a channel's free rolls can be many)."""
+    return await rolllog.in_thread(db, lambda reader: _export(reader, label))
+
+
+def _export(reader: sqlite3.Connection, label: str) -> list[str]:
     header: dict[str, object] = {
         "format": EXPORT_FORMAT,
         "scheme": SCHEME,
@@ -201,10 +209,10 @@ async def fairness_export(conn: aiosqlite.Connection, label: str) -> list[str]:
         "player_seeds": [],
     }
     if label.startswith("g"):
-        rows = [r async for r in rolllog.rows_for_game(conn, int(label[1:]))]
+        rows = rolllog.rows_for_game_sync(reader, int(label[1:]))
     else:
         channel = label.split("/")[1]
-        rows = await rolllog.query(conn, LogQuery(channel_id=channel, limit=1_000_000))
+        rows = rolllog.query_sync(reader, LogQuery(channel_id=channel, limit=1_000_000))
         rows.reverse()
     draws: list[str] = []
     # Card games: a shuffle's draws are not in its row (the deck stays secret until the round

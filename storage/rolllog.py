@@ -12,14 +12,17 @@ import hashlib
 import json
 import multiprocessing
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import aiosqlite
 
 from storage.db import Database
+
+T = TypeVar("T")
 
 GENESIS = "0" * 64
 
@@ -206,8 +209,8 @@ async def _database_path(conn: aiosqlite.Connection) -> str:
     raise RuntimeError("the connection has no main database file")
 
 
-def _reader(path: str) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+def _reader(path: str | Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
 
 
 def _verify_range(path: str, first: int, stop: int, prev: str) -> tuple[int, ChainProblem | None]:
@@ -305,7 +308,7 @@ class LogQuery:
     before_id: int | None = None
 
 
-async def query(conn: aiosqlite.Connection, q: LogQuery) -> list[LogRow]:
+def _query_sql(q: LogQuery) -> tuple[str, list[object]]:
     """Newest first, at most `q.limit` rows (page back with `before_id`).
 
     Ids grow with time, so a date range becomes an id range (one seek in the time index) and
@@ -346,8 +349,47 @@ async def query(conn: aiosqlite.Connection, q: LogQuery) -> list[LogRow]:
         sql += " WHERE " + " AND ".join(where)
     sql += " ORDER BY id DESC LIMIT ?"
     params.append(q.limit)
+    return sql, params
+
+
+async def query(conn: aiosqlite.Connection, q: LogQuery) -> list[LogRow]:
+    """The rows `q` selects, newest first (see `_query_sql`)."""
+    sql, params = _query_sql(q)
     async with conn.execute(sql, params) as cursor:
         return [row_from_record(r) for r in await cursor.fetchall()]
+
+
+def query_sync(reader: sqlite3.Connection, q: LogQuery) -> list[LogRow]:
+    return list(iter_query(reader, q))
+
+
+def iter_query(reader: sqlite3.Connection, q: LogQuery) -> Iterator[LogRow]:
+    """`query_sync`, one row at a time: a count over 200,000 rows keeps none of them alive
+    (and gives the collector nothing big to walk)."""
+    sql, params = _query_sql(q)
+    return (row_from_record(r) for r in reader.execute(sql, params))
+
+
+def rows_for_game_sync(reader: sqlite3.Connection, game_id: int) -> list[LogRow]:
+    """Every row of one game, oldest first."""
+    sql = f"{ROW_SELECT} WHERE game_id = ? ORDER BY id"
+    return [row_from_record(r) for r in reader.execute(sql, (game_id,))]
+
+
+async def in_thread(db: Database, work: Callable[[sqlite3.Connection], T]) -> T:
+    """Run a read in a worker thread on its own read-only connection: neither the bot's
+    connection (which every roll commits through) nor the event loop waits for it. WAL shows
+    the reader every commit made before it starts. A moderator's report over 200,000 rows held
+    every game up for seconds when it ran on the bot's connection."""
+
+    def run() -> T:
+        reader = _reader(db.path)
+        try:
+            return work(reader)
+        finally:
+            reader.close()
+
+    return await asyncio.to_thread(run)
 
 
 async def rows_for_game(conn: aiosqlite.Connection, game_id: int) -> AsyncIterator[LogRow]:

@@ -193,7 +193,7 @@ async def test_a_card_games_shuffles_verify_from_the_revealed_seed(db_path: Path
                     hand = state.seat(player).hand
                     await service.play(WHERE, who, Exchange(player, hand, 0))
         await service.moderate(WHERE, ANN, EndGame(), "checking the dice")
-        lines = await fairness_export(db.conn, f"g{game.id}")
+        lines = await fairness_export(db, f"g{game.id}")
         verdict = verify_export(lines)
         assert verdict.ok, verdict.message
         rows = await query(db.conn, LogQuery(game_id=game.id, limit=1000))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import shutil
@@ -16,7 +17,7 @@ from engine import Roll, Score, Start, make_rules
 from engine.fairdice import HmacDice, commitment, draw, game_key, shuffle, verify_export
 from engine.freeroll import parse_free_roll
 from storage.db import Database
-from storage.fairness import Tally, chi2_sf, fairness_export, tally
+from storage.fairness import Tally, chi2_sf, fairness_export, report, tally
 from storage.rolllog import LogQuery, query
 from storage.service import GameService, SeedRefusedError, Where, Who
 from tests.conftest import FakeClock
@@ -132,7 +133,7 @@ async def test_a_game_commits_first_reveals_at_the_end_and_verifies(fair: GameSe
     assert (
         reveal.action == "Seed reveal" and json.loads(reveal.randomness or "")["seed"] == SEED.hex()
     )
-    lines = await fairness_export(fair.db.conn, "g1")
+    lines = await fairness_export(fair.db, "g1")
     verdict = verify_export(lines)
     assert verdict.ok and verdict.checked == 13 * 5, verdict.message
 
@@ -141,7 +142,7 @@ async def test_changing_any_single_die_fails_verification_at_that_roll(
     fair: GameService,
 ) -> None:
     await play_classic(fair, 13)
-    lines = await fairness_export(fair.db.conn, "g1")
+    lines = await fairness_export(fair.db, "g1")
     assert verify_export(lines).ok
     for index in range(1, len(lines)):
         changed = json.loads(lines[index])
@@ -160,7 +161,7 @@ async def test_changing_any_single_die_fails_verification_at_that_roll(
 
 async def test_an_unfinished_game_exports_no_seed(fair: GameService) -> None:
     await play_classic(fair, 3)
-    lines = await fairness_export(fair.db.conn, "g1")
+    lines = await fairness_export(fair.db, "g1")
     assert json.loads(lines[0])["seed"] is None
     assert "not revealed yet" in verify_export(lines).message
 
@@ -173,11 +174,11 @@ async def test_free_roll_seeds_rotate_daily_and_are_revealed(
     assert reveals == []
     assert json.loads(second.randomness or "")["event"] == 1
     label = "free/c/2026-11-20"
-    assert "not revealed yet" in verify_export(await fairness_export(fair.db.conn, label)).message
+    assert "not revealed yet" in verify_export(await fairness_export(fair.db, label)).message
     clock.advance(days=1)
     _, _, reveals = await fair.free_roll(WHERE, BOB, parse_free_roll("py1,py4"))
     assert [json.loads(r.randomness or "")["label"] for r in reveals] == [label]
-    verdict = verify_export(await fairness_export(fair.db.conn, label))
+    verdict = verify_export(await fairness_export(fair.db, label))
     assert verdict.ok and verdict.checked == 4, verdict.message
     assert first.faces[0][1] == draw(game_key(SEED), label, 0, 0, 6)
 
@@ -201,6 +202,28 @@ async def test_reports_count_faces_and_colours(fair: GameService) -> None:
     assert result.colours is not None and result.colours.total == 20 * 11
     assert sum(result.colours.expected) == pytest.approx(result.colours.total)
     assert by_name["py1"].verdict().startswith(("looks fair", "a little", "unusually"))
+
+
+async def test_a_moderators_report_does_not_wait_for_the_games_connection(
+    fair: GameService,
+) -> None:
+    """Reports read on their own connection in a worker thread: a report over a busy channel
+    once held every game's rolls up for seconds. Here the games' connection is kept busy by a
+    long statement; the report must finish while it still runs."""
+    await fair.new_game(WHERE, ANN, "classic", {"order": "join"})
+    await fair.play(WHERE, ANN, Start())
+    await fair.play(WHERE, ANN, Roll(ANN.user_id))
+    busy = asyncio.create_task(
+        fair.db.conn.execute_fetchall(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000000) "
+            "SELECT count(*) FROM n"
+        )
+    )
+    await asyncio.sleep(0.05)  # the long statement has reached the games' connection
+    result = await report(fair.db, LogQuery(channel_id="c"), "this channel")
+    assert result.rows == 1 and result.dice[0].total == 1
+    assert not busy.done(), "the report waited for the games' connection"
+    await busy
 
 
 def test_the_checker_runs_without_rollkeeper(tmp_path: Path) -> None:
