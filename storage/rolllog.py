@@ -14,7 +14,7 @@ import multiprocessing
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -114,6 +114,9 @@ def encode_results(results: Sequence[tuple[str, int, str | None]]) -> str:
     return json.dumps([list(r) for r in results], separators=(",", ":"))
 
 
+_ENTRY_FIELDS = tuple(f.name for f in fields(LogEntry))  # all plain values: no deep copy
+
+
 async def chain(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
     """Give `entries` their ids and hashes after the log's current head, without writing.
     Call under the database's write lock, and set `db.chain_head` once they are written."""
@@ -125,7 +128,8 @@ async def chain(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
     rows = []
     for entry in entries:
         last_id += 1
-        values: dict[str, Any] = {**asdict(entry), "id": last_id, "prev_hash": prev}
+        values: dict[str, Any] = {name: getattr(entry, name) for name in _ENTRY_FIELDS}
+        values.update(id=last_id, prev_hash=prev)
         body = canonical([_hashed(c, values[c]) for c in CHAIN_COLUMNS])
         prev = hashlib.sha256(body.encode()).hexdigest()
         rows.append(LogRow(**values, hash=prev))
