@@ -215,7 +215,13 @@ async def main():
         assert "to play" in replies[0].embeds[0].description, replies
     finally:
         await db.close()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # This process's own peak (VmHWM). Linux carries ru_maxrss across exec, so it would report
+    # the benchmark process that started us (it read 171 MB for a 49 MB start-up).
+    try:
+        status = Path("/proc/self/status").read_text()
+        rss = next(int(x.split()[1]) for x in status.splitlines() if x.startswith("VmHWM")) / 1024
+    except (OSError, StopIteration):
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"{ready} {rss}")
 asyncio.run(main())
 """
