@@ -155,6 +155,7 @@ async def append(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
 
 
 ROW_SELECT = "SELECT body, hash FROM roll_log"
+_GAME_ROWS = f"{ROW_SELECT} WHERE game_id = ? ORDER BY id"
 
 
 # Where each of LogRow's fields (but `hash`) sits in a body, and one reusable compact encoder:
@@ -376,8 +377,7 @@ def iter_query(reader: sqlite3.Connection, q: LogQuery) -> Iterator[LogRow]:
 
 def rows_for_game_sync(reader: sqlite3.Connection, game_id: int) -> list[LogRow]:
     """Every row of one game, oldest first."""
-    sql = f"{ROW_SELECT} WHERE game_id = ? ORDER BY id"
-    return [row_from_record(r) for r in reader.execute(sql, (game_id,))]
+    return [row_from_record(r) for r in reader.execute(_GAME_ROWS, (game_id,))]
 
 
 async def in_thread(db: Database, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -398,8 +398,7 @@ async def in_thread(db: Database, work: Callable[[sqlite3.Connection], T]) -> T:
 
 async def rows_for_game(conn: aiosqlite.Connection, game_id: int) -> AsyncIterator[LogRow]:
     """Every row of one game, oldest first, streamed."""
-    sql = f"{ROW_SELECT} WHERE game_id = ? ORDER BY id"
-    async with conn.execute(sql, (game_id,)) as cursor:
+    async with conn.execute(_GAME_ROWS, (game_id,)) as cursor:
         async for record in cursor:
             yield row_from_record(record)
 
