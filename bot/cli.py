@@ -111,7 +111,8 @@ async def _audit_verify(args: argparse.Namespace) -> int:
 
 
 async def _audit_log(args: argparse.Namespace) -> int:
-    from storage.audit import log_row_data, log_table, read_log
+    from storage import rolllog
+    from storage.audit import log_row_data, log_table
     from storage.rolllog import LogQuery
 
     query = LogQuery(
@@ -124,7 +125,7 @@ async def _audit_log(args: argparse.Namespace) -> int:
     )
     db = await _open_db(args.db)
     try:
-        rows = await read_log(db, query)
+        rows = await rolllog.query(db, query)
     finally:
         await db.close()
     if args.json:

@@ -64,7 +64,7 @@ from engine import (
 from engine.cardgame import CardRules, CardState
 from engine.freeroll import parse_free_roll
 from engine.timing import format_duration
-from storage import audit, fairness
+from storage import audit, fairness, rolllog
 from storage.rolllog import ROLL_NAMES, LogQuery, LogRow
 from storage.service import BOT, GameService, Outcome, StoredGame, Where, Who
 
@@ -684,7 +684,7 @@ class Desk:
             limit=LOG_PAGE,
             before_id=before,
         )
-        rows = await audit.read_log(self.service.db, query)
+        rows = await rolllog.query(self.service.db, query)
         if not rows:
             return [Reply(text="No rolls match.", private=True)]
         lines = [_log_line(r) for r in rows]

@@ -30,9 +30,8 @@ from engine.cardgame import CardState
 from engine.codec import SnapshotError, action_from_data, to_snapshot
 from storage import rolllog
 from storage.cardrecords import card_record_lines
-from storage.db import Database
 from storage.records import event_line, header_line
-from storage.rolllog import ChainProblem, LogQuery, LogRow
+from storage.rolllog import ChainProblem, LogRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,11 +223,6 @@ async def export_csv(conn: aiosqlite.Connection, game_id: int) -> str:
         values["results"] = results_text(row)
         writer.writerow(["" if values[c] is None else values[c] for c in CSV_COLUMNS])
     return out.getvalue()
-
-
-async def read_log(db: Database, q: LogQuery) -> list[LogRow]:
-    """A page of the log for a moderator, read beside the games (see `rolllog.in_thread`)."""
-    return await rolllog.in_thread(db, lambda reader: rolllog.query_sync(reader, q))
 
 
 def log_row_data(row: LogRow) -> dict[str, object]:

@@ -357,11 +357,10 @@ def _query_sql(q: LogQuery) -> tuple[str, list[object]]:
     return sql, params
 
 
-async def query(conn: aiosqlite.Connection, q: LogQuery) -> list[LogRow]:
-    """The rows `q` selects, newest first (see `_query_sql`)."""
-    sql, params = _query_sql(q)
-    async with conn.execute(sql, params) as cursor:
-        return [row_from_record(r) for r in await cursor.fetchall()]
+async def query(db: Database, q: LogQuery) -> list[LogRow]:
+    """The rows `q` selects, newest first (see `_query_sql`), read beside the games (see
+    `in_thread`): what `mod log` and `audit log` show."""
+    return await in_thread(db, lambda reader: query_sync(reader, q))
 
 
 def query_sync(reader: sqlite3.Connection, q: LogQuery) -> list[LogRow]:

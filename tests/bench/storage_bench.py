@@ -26,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from engine import RandomDice, Roll, Score, Start
-from storage import audit, rolllog
+from storage import rolllog
 from storage.db import Database, Durability
 from storage.rolllog import GENESIS, LogQuery, canonical
 from storage.service import GameService, Where, Who, timestamp
@@ -158,7 +158,7 @@ def warm(path: Path) -> None:
 async def queries(
     path: Path, start: datetime, games: int, users: int, seed: int
 ) -> dict[str, float]:
-    """300 of each query as `mod log` runs it (`audit.read_log`: its own read-only connection
+    """300 of each query as `mod log` runs it (`rolllog.query`: its own read-only connection
     in a worker thread, SQLite's page cache empty each time)."""
     db = await Database.open(path)
     rng = random.Random(seed)
@@ -166,13 +166,13 @@ async def queries(
     for _ in range(300):
         game = rng.randint(1, games)
         t0 = time.perf_counter()
-        rows = await audit.read_log(db, LogQuery(game_id=game, limit=50))
+        rows = await rolllog.query(db, LogQuery(game_id=game, limit=50))
         by_game.append(time.perf_counter() - t0)
         assert rows
         user = rng.randint(1, users)
         since = start + timedelta(days=rng.randint(0, 300))
         t0 = time.perf_counter()
-        await audit.read_log(
+        await rolllog.query(
             db,
             LogQuery(
                 user=f"user{user}",

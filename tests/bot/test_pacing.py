@@ -216,7 +216,7 @@ async def test_skip_policy_passes_the_turn_and_drops_after_misses(party: Party) 
     assert any("missed 2 turns in a row" in s.reply.text for s in sent)
     game = await party.service.require_game_here(CHANNEL)
     assert game.state.players == ("102",)
-    rows = await query(party.service.db.conn, LogQuery(game_id=game.id, limit=50))
+    rows = await query(party.service.db, LogQuery(game_id=game.id, limit=50))
     actions = {(r.action, r.user_name, r.reason) for r in rows}
     assert ("Skip turn", "rollkeeper", "turn deadline passed (policy skip)") in actions
     assert ("Kick", "rollkeeper", "dropped: missed 2 turns in a row (policy skip)") in actions
@@ -247,7 +247,7 @@ async def test_autoplay_plays_the_turn_and_logs_it_as_automatic(party: Party) ->
     game = await party.service.require_game_here(CHANNEL)
     assert game.state.current_player == "102"
     assert game.state.seat("101").turns == 1
-    rows = await query(party.service.db.conn, LogQuery(game_id=game.id, limit=50))
+    rows = await query(party.service.db, LogQuery(game_id=game.id, limit=50))
     automatic = [r for r in rows if r.reason and r.reason.startswith("automatic play")]
     assert automatic[0].action == "Score" and automatic[0].user_id == "101"
     assert all(r.user_id == "101" for r in automatic)
@@ -272,7 +272,7 @@ async def test_wait_policy_reminds_moderators_until_they_act(party: Party) -> No
     await party.ok("900", "mod skip asleep", mod=True)  # type: ignore[arg-type]
     party.clock.advance(hours=1, minutes=30)
     assert not [s for s in await party.tick() if "passed its deadline" in s.reply.text]
-    rows = await query(party.service.db.conn, LogQuery(game_id=game.id, limit=50))
+    rows = await query(party.service.db, LogQuery(game_id=game.id, limit=50))
     assert [r.action for r in rows].count("Deadline passed") == 2
 
 
@@ -371,7 +371,7 @@ async def test_moderators_change_the_deadline_and_it_is_logged(party: Party) -> 
     text = await party.ok("900", "mod deadline 2h skip holidays", mod=True)  # type: ignore[arg-type]
     assert "2h a turn, then skip" in text and "This turn: 2h left" in text
     game = await party.service.require_game_here(CHANNEL)
-    rows = await query(party.service.db.conn, LogQuery(game_id=game.id, limit=5))
+    rows = await query(party.service.db, LogQuery(game_id=game.id, limit=5))
     assert rows[0].action == "Deadline changed" and rows[0].reason == "holidays"
     party.clock.advance(hours=2)
     assert any("skipped Berlin" in s.reply.text for s in await party.tick())

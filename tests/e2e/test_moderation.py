@@ -20,7 +20,7 @@ async def seated_game(table: Table) -> None:
 async def log_rows(table: Table) -> list[object]:
     db = await Database.open(table.db_path)
     try:
-        return list(reversed(await query(db.conn, LogQuery(limit=100))))
+        return list(reversed(await query(db, LogQuery(limit=100))))
     finally:
         await db.close()
 

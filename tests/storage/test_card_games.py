@@ -62,7 +62,7 @@ async def test_a_card_game_is_stored_logged_audited_and_replayed(
     game = await service.require_game_here("c")
     assert isinstance(game.state, CardState)
     hidden = set(game.state.seat("1").hand) | set(game.state.seat("2").hand)
-    rows = await query(service.db.conn, LogQuery(game_id=game.id, limit=100))
+    rows = await query(service.db, LogQuery(game_id=game.id, limit=100))
     # No log row shows a card anyone holds, before the round is over.
     for row in rows:
         text = f"{row.dice} {row.results} {row.reason or ''}"
@@ -75,7 +75,7 @@ async def test_a_card_game_is_stored_logged_audited_and_replayed(
     game = await service.require_game_here("c")
     state = game.state
     assert isinstance(state, CardState) and state.round == 4
-    rows = await query(service.db.conn, LogQuery(game_id=game.id, limit=1000))
+    rows = await query(service.db, LogQuery(game_id=game.id, limit=1000))
     actions = [r.action for r in reversed(rows)]
     assert actions.count("Deal") == 4 and actions.count("Deck reveal") == 3
     assert actions.count("Showdown") == 3 and "Declare" in actions
@@ -102,7 +102,7 @@ async def test_a_rewritten_shuffle_fails_the_audit(
     await service.play(WHERE, ANN, Start())
     await service.moderate(WHERE, ANN, EndGame(), "test")  # ends mid-round: deck revealed
     game = (await service.games_in("g"))[0]
-    rows = await query(service.db.conn, LogQuery(game_id=game.id, limit=50))
+    rows = await query(service.db, LogQuery(game_id=game.id, limit=50))
     reveal = next(r for r in rows if r.action == "Deck reveal")
     assert reveal.dice.split() == list(DECK)
     assert (await audit.verify(service.db.conn)).problem is None
@@ -196,7 +196,7 @@ async def test_a_card_games_shuffles_verify_from_the_revealed_seed(db_path: Path
         lines = await fairness_export(db, f"g{game.id}")
         verdict = verify_export(lines)
         assert verdict.ok, verdict.message
-        rows = await query(db.conn, LogQuery(game_id=game.id, limit=1000))
+        rows = await query(db, LogQuery(game_id=game.id, limit=1000))
         assert any(r.action == "Reshuffle" for r in rows)  # 3 x 2 x 5 cards > the stock
         shuffles = {json.loads(line)["log_id"] for line in lines[1:]}
         assert len(shuffles) == sum(r.action in ("Deal", "Reshuffle") for r in rows)

@@ -100,7 +100,7 @@ async def play_classic(service: GameService, turns: int) -> None:
 
 
 async def all_text(service: GameService) -> str:
-    rows = await query(service.db.conn, LogQuery(limit=10_000))
+    rows = await query(service.db, LogQuery(limit=10_000))
     return "\n".join(
         json.dumps([r.__getattribute__(c) for c in r.__dataclass_fields__]) for r in rows
     )
@@ -194,7 +194,7 @@ async def test_reports_count_faces_and_colours(fair: GameService) -> None:
         await fair.play(WHERE, ANN, Score(ANN.user_id, game.state.placements()[0].box))
         if (await fair.game_here("c")) is None:
             break
-    rows = await query(fair.db.conn, LogQuery(limit=10_000))
+    rows = await query(fair.db, LogQuery(limit=10_000))
     result = tally(rows, "game 1")
     by_name = {t.name: t for t in result.dice}
     assert sorted(by_name) == ["py1", "py2", "py3", "py4", "py5"]

@@ -68,7 +68,7 @@ async def test_rolls_are_logged_in_the_forums_words(service: GameService, dice: 
     )
     assert row2.at == "2026-11-20T12:00:00.000000Z"
     assert row2.jump_url == HERE.jump_url and row2.randomness == "scripted (tests)"
-    starts = await rolllog.query(service.db.conn, LogQuery(limit=10))
+    starts = await rolllog.query(service.db, LogQuery(limit=10))
     assert [r.action for r in reversed(starts)] == [
         "Start roll",
         "Start roll",
