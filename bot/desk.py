@@ -47,6 +47,7 @@ from engine import (
     Placement,
     PlayerJoined,
     PlayerLeft,
+    Refusal,
     Roll,
     RollOffRolled,
     RollVoided,
@@ -278,7 +279,7 @@ class Desk:
         """Run a command; a rules refusal becomes one private, friendly reply."""
         try:
             return await work
-        except RulesError as exc:
+        except Refusal as exc:
             names: dict[str, str] = {}
             if caller is not None:
                 game = await self.service.game_here(caller.where.channel_id)
@@ -294,7 +295,7 @@ class Desk:
                 )
             ]
 
-    def refusal(self, exc: RulesError, names: dict[str, str] | None = None) -> Reply:
+    def refusal(self, exc: Refusal, names: dict[str, str] | None = None) -> Reply:
         """The refusal in words, players by name (the engine speaks of player ids)."""
         text = exc.message
         for player, name in (names or {}).items():

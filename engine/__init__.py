@@ -18,7 +18,7 @@ from engine.dice import (
     parse_dice,
     show,
 )
-from engine.errors import RulesError
+from engine.errors import Refusal, RulesError
 from engine.game import (
     MAX_ROLLS,
     Action,
@@ -102,6 +102,7 @@ __all__ = [
     "Preset",
     "RandomDice",
     "RecordingDice",
+    "Refusal",
     "Roll",
     "RollOffRolled",
     "RollVoided",

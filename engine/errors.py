@@ -7,13 +7,18 @@
 from __future__ import annotations
 
 
-class RulesError(ValueError):
-    """Base of every rules refusal. Applying an action that raises it changes nothing."""
+class Refusal(ValueError):
+    """Base of everything the bot refuses to do, in words the user reads: the rules, a command
+    it cannot read, a missing right, storage that cannot take a write. Nothing changed."""
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+
+
+class RulesError(Refusal):
+    """The rules forbid it. Applying an action that raises it changes nothing."""
 
 
 class NotYourTurnError(RulesError):

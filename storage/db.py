@@ -1,21 +1,38 @@
 """One SQLite file through aiosqlite: pragmas on every connection, ordered migrations tracked
-with `PRAGMA user_version`, and one write transaction at a time.
+with `PRAGMA user_version`, one write transaction at a time, one writing process per file.
 
 aiosqlite runs one connection on one thread, so two coroutines' statements would interleave
 inside a transaction; `transaction()` serialises writers with a lock and uses BEGIN IMMEDIATE.
+
+What goes wrong with a file is said in one line: `DatabaseFileError` when the file cannot be
+used at all (missing, not a database, damaged, newer, locked, unreadable, in use by another
+bot), `StorageError` (a refusal the player reads) when one write cannot be made now (the disk
+is full, the file is busy). A failed write changes nothing, in the file or in memory.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import contextlib
+import fcntl
+import logging
+import os
+import sqlite3
+import sys
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
+from typing import IO
 
 import aiosqlite
 
+from engine.errors import Refusal
 from storage.migrations import MIGRATIONS
+from storage.seal import SealKey, SealKeyError, forget_created_key, load_or_create_key
+
+log = logging.getLogger("rollkeeper.storage")
 
 
 class Durability(StrEnum):
@@ -26,8 +43,17 @@ class Durability(StrEnum):
     NORMAL = "normal"
 
 
-class SchemaError(RuntimeError):
+class DatabaseFileError(Exception):
+    """The database file cannot be used: the message is one line for the operator."""
+
+
+class SchemaError(DatabaseFileError):
     """The database's schema does not match this version of rollkeeper."""
+
+
+class StorageError(Refusal):
+    """A write that could not be made now (disk full, file busy): nothing was recorded, the
+    bot carries on, and the same command works once the cause is gone."""
 
 
 LATEST = len(MIGRATIONS)
@@ -35,18 +61,150 @@ LATEST = len(MIGRATIONS)
 
 MMAP_BYTES = 2 << 30
 CACHE_KIB = 32 << 10
+BUSY_MS = 5000
+
+
+def _primary(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return None if code is None else int(code) & 0xFF
+
+
+def file_problem(path: Path | str, exc: sqlite3.Error | OSError) -> str:
+    """What is wrong with a database file, in one line an operator can act on."""
+    if isinstance(exc, OSError):
+        return f"cannot use {path}: {exc.strerror or exc}"
+    code = _primary(exc)
+    if code == sqlite3.SQLITE_NOTADB:
+        return f"{path} is not a SQLite database (or it is encrypted)"
+    if code == sqlite3.SQLITE_CORRUPT:
+        return f"{path} is damaged ({exc}); restore it from a backup"
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return f"{path} is locked by another program; close it and try again"
+    if code == sqlite3.SQLITE_READONLY:
+        return f"{path} is read-only: the bot needs to write to it (check its permissions)"
+    if code in (sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM):
+        return f"cannot open {path} (check that it exists and its permissions)"
+    if code == sqlite3.SQLITE_FULL:
+        return f"the disk holding {path} is full"
+    if code == sqlite3.SQLITE_IOERR:
+        return f"cannot read or write {path}: the disk reported an error ({exc})"
+    return f"cannot use {path}: {exc}"
+
+
+def storage_refusal(exc: sqlite3.Error) -> StorageError | None:
+    """The refusal a player reads for a write that failed for a storage reason (None: a bug)."""
+    code = _primary(exc)
+    if code == sqlite3.SQLITE_FULL:
+        return StorageError(
+            "Nothing was recorded: the bot's storage is full. Tell a moderator; the command "
+            "will work again once there is space."
+        )
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return StorageError(
+            "Nothing was recorded: the database is busy (another program is holding it). "
+            "Try again in a moment."
+        )
+    if code in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
+        return StorageError(
+            "Nothing was recorded: the bot could not write to its storage. Tell a moderator; "
+            "the bot's log says why."
+        )
+    return None
+
+
+def connect_readonly(path: Path | str) -> sqlite3.Connection:
+    """A read-only connection that never writes to the file, even on a read-only disk: a WAL
+    file whose `-shm` cannot be created is opened as immutable (no writer may be running)."""
+    target = Path(path).resolve()
+    if not target.is_file():
+        raise DatabaseFileError(f"there is no database at {path}")
+    try:
+        return _probe(
+            sqlite3.connect(f"{target.as_uri()}?mode=ro", uri=True, timeout=BUSY_MS / 1000)
+        )
+    except sqlite3.OperationalError as exc:
+        if _primary(exc) != sqlite3.SQLITE_CANTOPEN:
+            raise DatabaseFileError(file_problem(path, exc)) from None
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseFileError(file_problem(path, exc)) from None
+    try:
+        return _probe(sqlite3.connect(f"{target.as_uri()}?immutable=1", uri=True))
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseFileError(file_problem(path, exc)) from None
+
+
+def _probe(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """Read the schema once: a file that is not a database (or cannot be read) fails here."""
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+class _WriterLock:
+    """One writing process per database: an OS lock on `<file>.lock`, released by the OS when
+    the process ends however it ends. The file says who holds it."""
+
+    def __init__(self, handle: IO[str]) -> None:
+        self.handle = handle
+
+    @classmethod
+    def take(cls, path: Path) -> _WriterLock:
+        target = lock_path(path)
+        handle = target.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise DatabaseFileError(
+                f"{path} is in use by another rollkeeper ({holder}); stop that one first "
+                "(the read-only `rollkeeper audit` tools work beside it)"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        command = " ".join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv[:3]))
+        started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        handle.write(f"pid {os.getpid()}, `{command}`, since {started}\n")
+        handle.flush()
+        return cls(handle)
+
+    def release(self) -> None:
+        with contextlib.suppress(OSError):
+            self.handle.seek(0)
+            self.handle.truncate()
+        self.handle.close()  # closing the file releases the lock
 
 
 class Database:
-    """The project's SQLite file. Open with `await Database.open(path)`."""
+    """The project's SQLite file. `await Database.open(path)` to play (one such process per
+    file), `await Database.open(path, migrate=False)` to read beside it (audit tools)."""
 
-    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+    def __init__(
+        self,
+        conn: aiosqlite.Connection,
+        path: Path,
+        seal: SealKey | None = None,
+        writer: _WriterLock | None = None,
+    ) -> None:
         self.conn = conn
         self.path = path
+        self.seal = seal
+        self.readonly = writer is None
+        self._writer = writer
         self._write_lock = asyncio.Lock()
         # The roll log's last (id, hash), known to the only writer; None until first read and
-        # after any rolled-back transaction.
+        # after any failed write. `staged_head` is where an uncommitted append left it: it
+        # becomes the head only when its transaction commits.
         self.chain_head: tuple[int, str] | None = None
+        self.staged_head: tuple[int, str] | None = None
 
     @classmethod
     async def open(
@@ -54,22 +212,34 @@ class Database:
         path: str | Path,
         durability: Durability = Durability.FULL,
         migrate: bool = True,
+        key_file: Path | None = None,
     ) -> Database:
-        """Open (creating if needed) and bring the schema up to date.
+        """Open (creating if needed) to write, bring the schema up to date and load the key
+        that seals its unrevealed seeds (`key_file`, default `<file>.key`, or the environment;
+        see storage/seal.py). With `migrate=False`: read-only, nothing in the file changes.
 
-        Raises `SchemaError` when the file is newer than this code, or (with `migrate=False`)
-        older than it.
+        Raises `DatabaseFileError` (or its `SchemaError`) with a one-line reason.
         """
         target = Path(path)
-        if str(target) != ":memory:":
+        if not migrate:
+            return await cls._open_readonly(target)
+        try:
             target.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(target, isolation_level=None)
+            writer = _WriterLock.take(target)
+        except OSError as exc:
+            raise DatabaseFileError(file_problem(target, exc)) from None
+        try:
+            conn = await aiosqlite.connect(target, isolation_level=None)
+        except (sqlite3.Error, OSError) as exc:
+            writer.release()
+            raise DatabaseFileError(file_problem(target, exc)) from None
+        db = cls(conn, target, writer=writer)
         try:
             for pragma in (
                 "PRAGMA journal_mode=WAL",
                 f"PRAGMA synchronous={durability.value.upper()}",
                 "PRAGMA foreign_keys=ON",
-                "PRAGMA busy_timeout=5000",
+                f"PRAGMA busy_timeout={BUSY_MS}",
                 # Reads through a memory map (up to SQLite's 2 GB cap) and a 32 MB page cache:
                 # a query on a big roll log touches pages, not pread() calls. Pages mapped
                 # count towards RSS only once read, and belong to the OS page cache.
@@ -77,15 +247,51 @@ class Database:
                 f"PRAGMA cache_size=-{CACHE_KIB}",
             ):
                 await conn.execute(pragma)
-            db = cls(conn, target)
-            await db._check_version(migrate)
-        except BaseException:
+            await db._check_version(migrate=True)
+            db.seal = load_or_create_key(target, key_file)
+            await db._check_seal()
+        except BaseException as exc:
+            await db.close()
+            if isinstance(exc, sqlite3.Error):
+                raise DatabaseFileError(file_problem(target, exc)) from None
+            if isinstance(exc, SealKeyError):
+                raise DatabaseFileError(str(exc)) from None
+            raise
+        return db
+
+    @classmethod
+    async def _open_readonly(cls, target: Path) -> Database:
+        def connect() -> sqlite3.Connection:
+            conn = connect_readonly(target)
+            conn.isolation_level = None
+            return conn
+
+        # aiosqlite takes a connector; the read-only connection opens on its own thread.
+        try:
+            conn = await aiosqlite.Connection(connect, iter_chunk_size=64)
+        except DatabaseFileError:
+            raise
+        except (sqlite3.Error, OSError) as exc:
+            raise DatabaseFileError(file_problem(target, exc)) from None
+        db = cls(conn, target)
+        try:
+            await conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+            await conn.execute("PRAGMA query_only=ON")
+            await db._check_version(migrate=False)
+        except BaseException as exc:
             await conn.close()
+            if isinstance(exc, sqlite3.Error):
+                raise DatabaseFileError(file_problem(target, exc)) from None
             raise
         return db
 
     async def close(self) -> None:
-        await self.conn.close()
+        try:
+            await self.conn.close()
+        finally:
+            if self._writer is not None:
+                self._writer.release()
+                self._writer = None
 
     async def version(self) -> int:
         async with self.conn.execute("PRAGMA user_version") as cursor:
@@ -100,9 +306,13 @@ class Database:
                 f"knows up to {LATEST}). Upgrade rollkeeper before opening it."
             )
         if current < LATEST and not migrate:
+            async with self.conn.execute("SELECT count(*) FROM sqlite_master") as cursor:
+                row = await cursor.fetchone()
+            if current == 0 and row is not None and int(row[0]) == 0:
+                raise SchemaError(f"{self.path} is empty: it is not a rollkeeper database yet")
             raise SchemaError(
-                f"{self.path} has schema {current}, older than {LATEST}: start the bot once "
-                "(or run `rollkeeper migrate`) to upgrade it."
+                f"{self.path} has schema {current}, older than {LATEST}: start the bot on it "
+                "once (`rollkeeper run --db FILE`) to upgrade it."
             )
         await self.migrate(LATEST)
 
@@ -115,26 +325,89 @@ class Database:
                     await conn.execute(statement)
                 await conn.execute(f"PRAGMA user_version = {number}")
 
+    async def _check_seal(self) -> None:
+        """The key must be the one this file's seeds were sealed with; a file from before
+        sealing has its plaintext seeds sealed now (their old pages overwritten)."""
+        assert self.seal is not None
+        async with self.conn.execute("SELECT key_id FROM seal_key") as cursor:
+            row = await cursor.fetchone()
+        if row is not None:
+            if row[0] != self.seal.key_id:
+                forget_created_key(self.seal)
+                raise SealKeyError(self.seal.mismatch(self.path, str(row[0])))
+            return
+        await self.conn.execute("PRAGMA secure_delete=ON")
+        async with self.transaction() as conn:
+            async with conn.execute("SELECT id, seed FROM games WHERE seed IS NOT NULL") as cur:
+                games = await cur.fetchall()
+            for game_id, seed in games:
+                if not self.seal.is_sealed(seed):
+                    await conn.execute(
+                        "UPDATE games SET seed = ? WHERE id = ?",
+                        (self.seal.seal(bytes.fromhex(seed)), game_id),
+                    )
+            async with conn.execute("SELECT channel_id, day, seed FROM channel_seeds") as cur:
+                days = await cur.fetchall()
+            for channel, day, seed in days:
+                if not self.seal.is_sealed(seed):
+                    await conn.execute(
+                        "UPDATE channel_seeds SET seed = ? WHERE channel_id = ? AND day = ?",
+                        (self.seal.seal(bytes.fromhex(seed)), channel, day),
+                    )
+            await conn.execute(
+                "INSERT INTO seal_key (only_row, key_id) VALUES (1, ?)", (self.seal.key_id,)
+            )
+        await self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        await self.conn.execute("PRAGMA secure_delete=OFF")
+
+    def _failed(self) -> None:
+        self.chain_head = None
+        self.staged_head = None
+
+    def _committed(self) -> None:
+        if self.staged_head is not None:
+            self.chain_head = self.staged_head
+            self.staged_head = None
+
+    @contextlib.contextmanager
+    def _translated(self) -> Iterator[None]:
+        """A storage failure becomes the player's refusal (and one line in the bot's log)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            refusal = storage_refusal(exc)
+            if refusal is None:
+                raise
+            log.error("write to %s failed: %s", self.path, exc)
+            raise refusal from None
+
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[aiosqlite.Connection]:
         """The write lock without a transaction: for one self-contained statement (SQLite runs
         each statement atomically in its own transaction)."""
         async with self._write_lock:
-            try:
-                yield self.conn
-            except BaseException:
-                self.chain_head = None
-                raise
+            with self._translated():
+                try:
+                    yield self.conn
+                except BaseException:
+                    self._failed()
+                    raise
+                self._committed()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One write transaction: committed when the block ends, rolled back if it raises."""
+        """One write transaction: committed when the block ends, rolled back if it (or the
+        commit itself) fails. The log's head moves only once the commit has succeeded."""
         async with self._write_lock:
-            await self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self.conn
-            except BaseException:
-                self.chain_head = None
-                await self.conn.execute("ROLLBACK")
-                raise
-            await self.conn.execute("COMMIT")
+            with self._translated():
+                await self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self.conn
+                    await self.conn.execute("COMMIT")
+                except BaseException:
+                    self._failed()
+                    # A failed COMMIT may already have rolled back (SQLITE_FULL can).
+                    with contextlib.suppress(sqlite3.Error):
+                        await self.conn.execute("ROLLBACK")
+                    raise
+                self._committed()

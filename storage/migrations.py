@@ -289,6 +289,18 @@ MIGRATION_6 = [
     """,
 ]
 
+# 7: sealed seeds. `games.seed` and `channel_seeds.seed` hold seeds sealed under a key kept
+# outside the database (storage/seal.py); this row names that key, so a wrong or missing key is
+# refused at start-up. Plaintext seeds of older files are sealed when the key is first loaded.
+MIGRATION_7 = [
+    """
+    CREATE TABLE seal_key (
+        only_row  INTEGER PRIMARY KEY CHECK (only_row = 1),
+        key_id    TEXT NOT NULL
+    )
+    """,
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -296,4 +308,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_4,
     MIGRATION_5,
     MIGRATION_6,
+    MIGRATION_7,
 ]

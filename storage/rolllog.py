@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from storage.db import Database
+from storage.db import Database, connect_readonly
 
 T = TypeVar("T")
 
@@ -119,12 +119,13 @@ _ENTRY_FIELDS = tuple(f.name for f in fields(LogEntry))  # all plain values: no 
 
 async def chain(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
     """Give `entries` their ids and hashes after the log's current head, without writing.
-    Call under the database's write lock, and set `db.chain_head` once they are written."""
+    Call under the database's write lock, and stage the new head (`db.staged_head`) once they
+    are written: it becomes the head when the write commits, and is dropped if it fails."""
     if db.chain_head is None:
         async with db.conn.execute("SELECT last_id, last_hash FROM log_head") as cursor:
             head = await cursor.fetchone()
         db.chain_head = (int(head[0]), str(head[1])) if head else (0, GENESIS)
-    last_id, prev = db.chain_head
+    last_id, prev = db.staged_head or db.chain_head
     rows = []
     for entry in entries:
         last_id += 1
@@ -143,14 +144,14 @@ def body_of(row: LogRow) -> str:
 
 async def append(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
     """Chain and insert `entries`. Call inside `db.transaction()`; the `log_head` row follows by
-    trigger, and the database remembers the head for the next append."""
+    trigger, and the head moves for the next append once the transaction commits."""
     rows = await chain(db, entries)
     await db.conn.executemany(
         "INSERT INTO roll_log (id, body, hash) VALUES (?, ?, ?)",
         [(r.id, body_of(r), r.hash) for r in rows],
     )
     if rows:
-        db.chain_head = (rows[-1].id, rows[-1].hash)
+        db.staged_head = (rows[-1].id, rows[-1].hash)
     return rows
 
 
@@ -215,7 +216,7 @@ async def _database_path(conn: aiosqlite.Connection) -> str:
 
 
 def _reader(path: str | Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    return connect_readonly(path)
 
 
 def _verify_range(path: str, first: int, stop: int, prev: str) -> tuple[int, ChainProblem | None]:

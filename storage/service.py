@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import secrets
 import weakref
 from collections import OrderedDict
@@ -30,6 +31,7 @@ from engine import (
     Phase,
     PlayerLeft,
     RecordingDice,
+    Refusal,
     RollOffRolled,
     RollVoided,
     RulesError,
@@ -81,6 +83,9 @@ from storage.pace import (
     prefs_from_row,
 )
 from storage.rolllog import FREE_ROLL, ROLL_NAMES, START_ROLL, LogEntry, LogRow
+from storage.seal import SealKey, SealKeyError
+
+log = logging.getLogger("rollkeeper.service")
 
 
 class NoGameHereError(RulesError):
@@ -101,6 +106,10 @@ class VoidRefusedError(RulesError):
 
 class SeedRefusedError(RulesError):
     """A player seed that cannot be added (game started, too long, not seated)."""
+
+
+class SealedSeedError(Refusal):
+    """A sealed seed that does not open to its commitment: wrong key or an altered file."""
 
 
 SEED_TEXT_MAX = 100
@@ -321,6 +330,24 @@ class GameService:
         self.wakeup = asyncio.Event()
         self.wake_at: datetime | None = None
 
+    @property
+    def _seal(self) -> SealKey:
+        if self.db.seal is None:
+            raise RuntimeError("the service needs a database opened to write (with its key)")
+        return self.db.seal
+
+    def _unseal(self, sealed: str, commit: str | None, what: str) -> bytes:
+        """A seed out of its seal, checked against its commitment; a seed that does not match
+        is refused (never a silently different die)."""
+        try:
+            return self._seal.unseal(sealed, commit, what)
+        except SealKeyError as exc:
+            log.error("cannot unseal a seed: %s", exc)
+            raise SealedSeedError(
+                f"I can't read the dice seed of {what}, so I won't roll: a moderator should "
+                "check the bot's log (its seal key or its database was changed)."
+            ) from None
+
     def _lock(self, channel_id: str) -> asyncio.Lock:
         lock = self._locks.get(channel_id)
         if lock is None:
@@ -431,7 +458,7 @@ class GameService:
                         who.user_id,
                         now,
                         now,
-                        seed.hex() if seed is not None else None,
+                        self._seal.seal(seed) if seed is not None else None,
                         commit,
                         int(pace.deadline.total_seconds()) if pace.deadline else None,
                         pace.policy.value,
@@ -576,7 +603,8 @@ class GameService:
                     ) as cursor:
                         found = await cursor.fetchone()
                     assert found is not None
-                    seed, commit, event = bytes.fromhex(found[0]), str(found[1]), int(found[2])
+                    commit, event = str(found[1]), int(found[2])
+                    seed = self._unseal(found[0], commit, f"the free rolls of {day}")
                     source = HmacDice(game_key(seed), label, event)
                 result = roll_free(roll, source)
                 faces = result.faces
@@ -611,6 +639,7 @@ class GameService:
         ) as cursor:
             stale = await cursor.fetchall()
         for old_day, old_seed, old_commit in stale:
+            revealed = self._unseal(old_seed, old_commit, f"the free rolls of {old_day}")
             entries.append(
                 replace(
                     base,
@@ -620,7 +649,7 @@ class GameService:
                             "scheme": SCHEME,
                             "label": f"free/{channel_id}/{old_day}",
                             "commitment": old_commit,
-                            "seed": old_seed,
+                            "seed": revealed.hex(),
                         }
                     ),
                 )
@@ -633,7 +662,7 @@ class GameService:
         created = await conn.execute(
             "INSERT OR IGNORE INTO channel_seeds (channel_id, day, seed, commitment) "
             "VALUES (?, ?, ?, ?)",
-            (channel_id, day, seed.hex(), commitment(seed)),
+            (channel_id, day, self._seal.seal(seed), commitment(seed)),
         )
         if created.rowcount:
             entries.append(
@@ -680,7 +709,8 @@ class GameService:
                 row = await cursor.fetchone()
             if row is None or row[0] is None:
                 raise RuntimeError(f"game {game.id} has no seed")
-            key = game_key(bytes.fromhex(row[0]), game.player_seeds)
+            seed = self._unseal(row[0], game.commitment, game.title)
+            key = game_key(seed, game.player_seeds)
             if game.state.phase is not Phase.LOBBY:  # seeds can no longer be added
                 self._keys[game.id] = key
         return HmacDice(key, game.label, event)
@@ -773,7 +803,7 @@ class GameService:
                 ),
             )
             if rows:
-                self.db.chain_head = (rows[-1].id, rows[-1].hash)
+                self.db.staged_head = (rows[-1].id, rows[-1].hash)
         self._remember(updated)
         if outgoing or (clock is not None and self._due_before_wake(clock_json)):
             self.wakeup.set()
@@ -940,7 +970,7 @@ class GameService:
             "SELECT seed FROM games WHERE id = ?", (game.id,)
         ) as cursor:
             row = await cursor.fetchone()
-        seed = row[0] if row else None
+        seed = self._unseal(row[0], game.commitment, game.title).hex() if row and row[0] else None
         return replace(
             self._base_entry(game, where, who, now, None),
             action="Seed reveal",

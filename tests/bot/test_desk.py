@@ -175,6 +175,7 @@ def test_the_seed_appears_in_no_message_before_the_game_ends(tmp_path: Path) -> 
     import sqlite3
 
     from engine import make_rules
+    from storage.seal import SealKey
 
     db = tmp_path / "fair.sqlite3"
     lines = ["Ann: !new classic order=join", "Ann: !seed my lucky socks", "Ann: !start"]
@@ -189,7 +190,10 @@ def test_the_seed_appears_in_no_message_before_the_game_ends(tmp_path: Path) -> 
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    seed = sqlite3.connect(db).execute("SELECT seed FROM games").fetchone()[0]
+    sealed = sqlite3.connect(db).execute("SELECT seed FROM games").fetchone()[0]
+    key = SealKey(bytes.fromhex((tmp_path / "fair.key").read_text()), "the key file")
+    seed = key.unseal(sealed, None, "the game").hex()
+    assert seed not in sealed  # the database alone does not hold the seed
     before, _, after = result.stdout.partition("is over")
     assert seed not in before and seed in after
     commit = re.search(r"Dice commitment: `([0-9a-f]{64})`", before)

@@ -18,7 +18,7 @@ async def seated_game(table: Table) -> None:
 
 
 async def log_rows(table: Table) -> list[object]:
-    db = await Database.open(table.db_path)
+    db = await Database.open(table.db_path, migrate=False)
     try:
         return list(reversed(await query(db, LogQuery(limit=100))))
     finally:

@@ -1,0 +1,142 @@
+"""Sealed seeds: a copy of the database cannot predict a single die.
+
+A game's seed (until the game ends) and a channel's free-roll seed of the day (until the next
+day's replaces it) decide every die still to come, so the database never holds them in the
+clear. Each is stored sealed under a 32-byte key kept outside the database:
+
+    sealed = "rk-seal/1:" + hex(nonce) + ":" + hex(seed XOR HMAC-SHA256(key, b"rk-seal/1" + nonce))
+
+with a fresh 16-byte nonce per seed (HMAC-SHA256 as a pseudorandom function: one block covers
+the 32-byte seed). The commitment `sha256(seed)`, published before the first roll, doubles as
+the check that a seed was unsealed with the right key: a wrong key can never silently give
+other dice. The database records the key's id, so a missing or different key is refused at
+start-up, before any command.
+
+The key comes from `ROLLKEEPER_SEAL_KEY` (64 hex digits) or a key file (`<database>.key` by
+default) created on first run with owner-only permissions. Back it up apart from the database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+ENV_KEY = "ROLLKEEPER_SEAL_KEY"
+_PREFIX = "rk-seal/1:"
+_KEY_BYTES = 32
+
+
+class SealKeyError(Exception):
+    """The key is missing, malformed, or not the one this database was sealed with."""
+
+
+def default_key_file(db_path: Path) -> Path:
+    """`rollkeeper.sqlite3` -> `rollkeeper.key`, beside the database."""
+    return db_path.with_suffix(".key")
+
+
+class SealKey:
+    """The secret that seals unrevealed seeds. `origin` says where it came from (for errors)."""
+
+    def __init__(self, secret: bytes, origin: str, created: bool = False) -> None:
+        if len(secret) != _KEY_BYTES:
+            raise SealKeyError(f"the seal key from {origin} is not {_KEY_BYTES} bytes")
+        self._secret = secret
+        self.origin = origin
+        self.created = created
+        self.key_id = hmac.new(secret, b"rk-seal-id/1", hashlib.sha256).hexdigest()[:16]
+
+    @classmethod
+    def generate(cls, origin: str = "memory") -> SealKey:
+        return cls(secrets.token_bytes(_KEY_BYTES), origin, created=True)
+
+    def _pad(self, nonce: bytes) -> bytes:
+        return hmac.new(self._secret, b"rk-seal/1" + nonce, hashlib.sha256).digest()
+
+    def seal(self, seed: bytes) -> str:
+        if len(seed) != _KEY_BYTES:
+            raise ValueError("seeds are 32 bytes")
+        nonce = secrets.token_bytes(16)
+        sealed = bytes(a ^ b for a, b in zip(seed, self._pad(nonce), strict=True))
+        return f"{_PREFIX}{nonce.hex()}:{sealed.hex()}"
+
+    @staticmethod
+    def is_sealed(text: str) -> bool:
+        return text.startswith(_PREFIX)
+
+    def unseal(self, text: str, commitment: str | None, what: str) -> bytes:
+        """The seed sealed in `text`; refuses (never guesses) if it does not match the
+        commitment published for it."""
+        if not self.is_sealed(text):
+            raise SealKeyError(f"{what}'s seed is not sealed: the database was altered")
+        nonce_hex, _, sealed_hex = text[len(_PREFIX) :].partition(":")
+        try:
+            nonce, sealed = bytes.fromhex(nonce_hex), bytes.fromhex(sealed_hex)
+        except ValueError:
+            raise SealKeyError(f"{what}'s sealed seed is malformed") from None
+        if len(sealed) != _KEY_BYTES:
+            raise SealKeyError(f"{what}'s sealed seed is malformed")
+        seed = bytes(a ^ b for a, b in zip(sealed, self._pad(nonce), strict=True))
+        if commitment is not None and hashlib.sha256(seed).hexdigest() != commitment:
+            raise SealKeyError(
+                f"{what}'s seed does not match its commitment: the seal key ({self.origin}) "
+                "is not the one it was sealed with"
+            )
+        return seed
+
+    def mismatch(self, db_path: Path, recorded: str) -> str:
+        if self.created:
+            return (
+                f"the key that seals {db_path}'s dice is missing: it was sealed with key "
+                f"{recorded}, which is not at {self.origin} (or in ${ENV_KEY}). Restore the key "
+                "file from your backup (see README, 'Verifiable fairness')"
+            )
+        return (
+            f"the seal key at {self.origin} (id {self.key_id}) is not the one {db_path} was "
+            f"sealed with (id {recorded}). Use the right key file (see README, 'Verifiable "
+            "fairness')"
+        )
+
+
+def _parse(text: str, origin: str) -> SealKey:
+    try:
+        secret = bytes.fromhex(text.strip())
+    except ValueError:
+        raise SealKeyError(f"the seal key in {origin} is not {_KEY_BYTES * 2} hex digits") from None
+    if len(secret) != _KEY_BYTES:
+        raise SealKeyError(f"the seal key in {origin} is not {_KEY_BYTES * 2} hex digits")
+    return SealKey(secret, origin)
+
+
+def load_or_create_key(db_path: Path, key_file: Path | None = None) -> SealKey:
+    """The key from the environment, else from the key file, else a new key file (owner-only
+    permissions). The database decides whether a new key is acceptable (see `Database`)."""
+    env = os.environ.get(ENV_KEY)
+    if env:
+        return _parse(env, f"${ENV_KEY}")
+    path = key_file or default_key_file(db_path)
+    try:
+        return _parse(path.read_text(encoding="ascii"), str(path))
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SealKeyError(f"cannot read the seal key file {path}: {exc}") from None
+    key = SealKey.generate(str(path))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise SealKeyError(f"cannot create the seal key file {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(key._secret.hex() + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return key
+
+
+def forget_created_key(key: SealKey) -> None:
+    """Remove a key file this run created for a database that turned out to need another."""
+    if key.created and not key.origin.startswith("$"):
+        Path(key.origin).unlink(missing_ok=True)
