@@ -95,7 +95,7 @@ async def _audit_verify(args: argparse.Namespace) -> int:
     db = await _open_db(args.db)
     try:
         started = time.perf_counter()
-        report = await verify(db.conn)
+        report = await verify(db)
         elapsed = time.perf_counter() - started
     finally:
         await db.close()

@@ -703,7 +703,7 @@ class Desk:
 
     async def mod_verify(self, caller: Caller) -> list[Reply]:
         self.require_moderator(caller)
-        report = await audit.verify(self.service.db.conn)
+        report = await audit.verify(self.service.db)
         if report.problem is None:
             text = (
                 f"✅ The roll log verifies: {report.rows} rows chained, "

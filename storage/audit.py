@@ -5,19 +5,25 @@ The offline CLI (`rollkeeper audit ...`) and the bot's moderator commands call t
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import aiosqlite
 
 from engine import (
     AnyEvent,
     AnyState,
+    DiceSource,
     DieFace,
     GameStarted,
+    RecordingDice,
     RollVoided,
     RulesError,
     ScriptedDice,
@@ -28,10 +34,14 @@ from engine import (
 )
 from engine.cardgame import CardState
 from engine.codec import SnapshotError, action_from_data, to_snapshot
+from engine.fairdice import HmacDice, commitment, draw, game_key
 from storage import rolllog
 from storage.cardrecords import card_record_lines
+from storage.db import Database, connect_readonly
+from storage.logrows import ACTION_ROWS, action_entries, base_entry, committed
+from storage.model import StoredGame, Where, Who
 from storage.records import event_line, header_line
-from storage.rolllog import ChainProblem, LogRow
+from storage.rolllog import FREE_ROLL, ROLL_NAMES, ChainProblem, LogEntry, LogRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,29 +54,343 @@ class GameProblem:
 
 
 @dataclass(frozen=True, slots=True)
+class FreeRollProblem:
+    label: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"free rolls {self.label}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
 class VerifyReport:
     rows: int
     games: int
-    problem: ChainProblem | GameProblem | None
+    problem: ChainProblem | GameProblem | FreeRollProblem | None
+    revealed: int = 0  # games and free-roll days whose every draw was checked against its seed
+    sealed: int = 0  # games and days whose seed is not revealed yet (their dice: see README)
 
     @property
     def ok(self) -> bool:
         return self.problem is None
 
 
-async def verify(conn: aiosqlite.Connection) -> VerifyReport:
-    """The whole chain, then every game replayed from its actions against its snapshot and
-    its log rows. Stops at the first problem."""
-    chain = await rolllog.verify_chain(conn)
+async def verify(db: Database, head: tuple[int, str] | None = None) -> VerifyReport:
+    """Everything the file can prove, read beside the bot on its own connection in a worker
+    thread (see `verify_file`)."""
+    return await asyncio.to_thread(verify_file, db.path, head)
+
+
+def verify_file(path: Path | str, head: tuple[int, str] | None = None) -> VerifyReport:
+    """The chain; then every game replayed against its snapshot and its log rows (who acted,
+    which turn, which dice), and, where the seed is revealed, every die and shuffle against
+    it; then every free-roll day's draws. Stops at the first problem.
+
+    `head`: a log head (row id, hash or its start) published outside the file, such as a
+    game-over message's: a chain recomputed after a rewrite no longer reaches it.
+    """
+    chain = rolllog.verify_chain_file(str(path))
     if chain.problem is not None:
         return VerifyReport(chain.rows, 0, chain.problem)
-    async with conn.execute("SELECT id FROM games ORDER BY id") as cursor:
-        game_ids = [int(r[0]) for r in await cursor.fetchall()]
-    for checked, game_id in enumerate(game_ids):
-        reason = await _verify_game(conn, game_id)
-        if reason is not None:
-            return VerifyReport(chain.rows, checked, GameProblem(game_id, reason))
-    return VerifyReport(chain.rows, len(game_ids), None)
+    reader = connect_readonly(path)
+    try:
+        if head is not None:
+            problem = _check_head(reader, head)
+            if problem is not None:
+                return VerifyReport(chain.rows, 0, problem)
+        revealed = sealed = checked = 0
+        games = reader.execute(
+            "SELECT id, guild_id, channel_id, number, preset, options, snapshot, names, "
+            "created_at, commitment, player_seeds FROM games ORDER BY id"
+        ).fetchall()
+        for game_row in games:
+            try:
+                opened = _verify_game(reader, game_row)
+            except _Bad as bad:
+                return VerifyReport(chain.rows, checked, GameProblem(int(game_row[0]), str(bad)))
+            checked += 1
+            revealed += opened is True
+            sealed += opened is False
+        try:
+            days_revealed, days_sealed = _verify_free_rolls(reader)
+        except _BadDay as bad:
+            return VerifyReport(chain.rows, checked, FreeRollProblem(bad.label, bad.reason))
+    finally:
+        reader.close()
+    return VerifyReport(chain.rows, checked, None, revealed + days_revealed, sealed + days_sealed)
+
+
+class _Bad(Exception):
+    """What is wrong with one game (its message names the action or row)."""
+
+
+class _BadDay(Exception):
+    def __init__(self, label: str, reason: str) -> None:
+        super().__init__(reason)
+        self.label, self.reason = label, reason
+
+
+def _check_head(reader: sqlite3.Connection, head: tuple[int, str]) -> ChainProblem | None:
+    row_id, digest = head
+    found = reader.execute("SELECT hash FROM roll_log WHERE id = ?", (row_id,)).fetchone()
+    if found is None:
+        return ChainProblem(row_id, "is missing, but it was published as the log's head")
+    if not str(found[0]).startswith(digest.lower()):
+        return ChainProblem(
+            row_id, f"its hash is not the published {digest[:16]}: the log was rewritten"
+        )
+    return None
+
+
+def _randomness(row: LogRow) -> dict[str, Any]:
+    try:
+        info = json.loads(row.randomness or "")
+    except ValueError:
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+# Rows whose `dice` names players by their display name at the time (names may change later).
+_NAMED = frozenset({"Skip turn", "Kick", "Deal", "Showdown"})
+
+
+def _verify_game(reader: sqlite3.Connection, game_row: Sequence[Any]) -> bool | None:
+    """Raises `_Bad`; returns True when every draw was checked against the revealed seed,
+    False when the seed is still sealed (an open game), None for a game without one."""
+    (game_id, guild, channel, number, preset, options, snapshot, names_text, created_at,
+     commit, player_seeds_text) = game_row  # fmt: skip
+    label = f"g{game_id}"
+    rows = rolllog.rows_for_game_sync(reader, int(game_id))
+    player_seeds = tuple(json.loads(player_seeds_text or "[]"))
+    key = _game_key(rows, label, commit, player_seeds)
+    state = new_state(make_game_rules(preset, json.loads(options)))
+    names = dict(json.loads(names_text))
+    reasons: dict[int, str] = {}
+    for row in rows:
+        if row.reason is not None and row.game_seq is not None and row.action in ACTION_ROWS:
+            reasons.setdefault(row.game_seq, row.reason)
+    expected: list[LogEntry] = []
+    actions = reader.execute(
+        "SELECT seq, actor_id, action, faces FROM game_actions WHERE game_id = ? ORDER BY seq",
+        (game_id,),
+    )
+    for seq, actor, action_text, faces_text in actions:
+        faces = [int(f) for f in json.loads(faces_text)]
+        if key is None:
+            source: DiceSource = ScriptedDice(faces)
+        else:
+            source = HmacDice(key, label, seq)
+        dice = RecordingDice(source)
+        try:
+            state, events = apply(state, action_from_data(json.loads(action_text)), dice)
+        except (RulesError, SnapshotError, ScriptExhaustedError) as exc:
+            raise _Bad(f"action {seq} does not replay: {exc}") from None
+        if dice.faces != faces:
+            if key is not None:
+                raise _Bad(
+                    f"action {seq}: its dice {faces} do not follow from the revealed seed "
+                    f"(it gives {dice.faces})"
+                )
+            raise _Bad(f"action {seq} stored more faces than it rolled")
+        game = StoredGame(
+            int(game_id), guild, channel, int(number), state, names, int(seq), created_at,
+            commit, player_seeds,
+        )  # fmt: skip
+        # Some rows exist only for overrides (an automatic score, a moderator's end): the
+        # action had a reason exactly when its stored rows carry one.
+        reason = reasons.get(int(seq))
+        base = base_entry(game, Where(guild, channel), Who(actor, ""), "", reason)
+        randomness = committed(game) if commit is not None else _anything
+        expected.extend(action_entries(game, base, events, randomness))
+    _check_sequence(reader, int(game_id))
+    if to_snapshot(state) != json.loads(snapshot):
+        raise _Bad("its stored state differs from replaying its actions")
+    _compare_rows(rows, expected, commit is not None)
+    revealed = any(r.action == "Seed reveal" for r in rows)
+    if commit is not None and state.is_over and not revealed:
+        raise _Bad("it is over but its seed was never revealed")
+    if revealed and not state.is_over:
+        raise _Bad("its seed was revealed while it is still open")
+    if commit is None:
+        return None
+    return key is not None
+
+
+def _anything(first: int, sides: list[int]) -> str | None:
+    return None  # dice injected (tests): nothing to derive the row's randomness from
+
+
+def _check_sequence(reader: sqlite3.Connection, game_id: int) -> None:
+    found = reader.execute(
+        "SELECT count(*), coalesce(max(seq), 0) FROM game_actions WHERE game_id = ?", (game_id,)
+    ).fetchone()
+    count, last = int(found[0]), int(found[1])
+    if count != last:
+        missing = next(
+            n
+            for n, (seq,) in enumerate(
+                reader.execute(
+                    "SELECT seq FROM game_actions WHERE game_id = ? ORDER BY seq", (game_id,)
+                ),
+                start=1,
+            )
+            if n != seq
+        )
+        raise _Bad(f"action {missing} is missing")
+
+
+def _game_key(
+    rows: Sequence[LogRow], label: str, commit: str | None, player_seeds: tuple[str, ...]
+) -> bytes | None:
+    """The game key from the revealed seed, once the seed is checked against everything that
+    published it; None while the seed is sealed. Raises `_Bad`."""
+    commits = [r for r in rows if r.action == "Commit"]
+    if commit is None:
+        if commits:
+            raise _Bad(f"row {commits[0].id} commits to a seed the game does not have")
+        return None
+    if len(commits) != 1 or _randomness(commits[0]).get("commitment") != commit:
+        where = f"row {commits[0].id}" if commits else "the log"
+        raise _Bad(f"{where} does not hold the game's commitment {commit[:16]}...")
+    texts = tuple(r.dice for r in rows if r.action == "Player seed")
+    if texts != player_seeds:
+        raise _Bad("its player seeds differ from the ones logged before the start")
+    reveals = [r for r in rows if r.action == "Seed reveal"]
+    if not reveals:
+        return None
+    info = _randomness(reveals[0])
+    try:
+        seed = bytes.fromhex(str(info.get("seed")))
+    except ValueError:
+        raise _Bad(f"row {reveals[0].id}: the revealed seed is not hex") from None
+    if commitment(seed) != commit or info.get("label") != label:
+        raise _Bad(
+            f"row {reveals[0].id}: the revealed seed does not match the commitment "
+            f"{commit[:16]}... published before the first roll"
+        )
+    if tuple(info.get("player_seeds") or ()) != player_seeds:
+        raise _Bad(f"row {reveals[0].id}: the revealed player seeds differ from the logged ones")
+    return game_key(seed, player_seeds)
+
+
+def _compare_rows(rows: Sequence[LogRow], expected: Sequence[LogEntry], derived: bool) -> None:
+    """Every row an action writes must be the row the replay produces, in order: who, which
+    action and turn, which dice and faces, and (for committed games) how they were drawn."""
+    stored = [r for r in rows if r.action in ACTION_ROWS]
+    rolls = {r.id: r for r in stored if r.action in ROLL_NAMES}
+    for row, want in zip(stored, expected, strict=False):
+        fields = ["game_seq", "action", "user_id", "turn_label", "results"]  # results: above
+        if row.action not in _NAMED:
+            fields.append("dice")
+        if derived:
+            fields.append("randomness")
+        if row.results != want.results:
+            shown, drew = [f for _, f, _ in row.faces], [f for _, f, _ in _faces(want)]
+            raise _Bad(
+                f"action {want.game_seq}: the roll log shows {shown} but the game drew {drew} "
+                f"(row {row.id})"
+            )
+        for name in fields:
+            if getattr(row, name) != getattr(want, name):
+                raise _Bad(
+                    f"row {row.id} ({row.action}) is not what action {want.game_seq} did: its "
+                    f"{name.replace('_', ' ')} is {getattr(row, name)!r}, the replay gives "
+                    f"{getattr(want, name)!r}"
+                )
+        if row.action == "Void":
+            target = rolls.get(row.corrects or 0)
+            if target is None or target.turn_label != row.turn_label or target.id > row.id:
+                raise _Bad(f"row {row.id} voids #{row.corrects}, which is not that turn's roll")
+    if len(stored) > len(expected):
+        extra = stored[len(expected)]
+        raise _Bad(f"row {extra.id} ({extra.action}) was not written by any of its actions")
+    if len(stored) < len(expected):
+        lost = expected[len(stored)]
+        raise _Bad(f"the log lacks the {lost.action} row of action {lost.game_seq}")
+
+
+def _faces(entry: LogEntry) -> list[tuple[str, int, str | None]]:
+    return [(d, int(f), c) for d, f, c in json.loads(entry.results)]
+
+
+def _verify_free_rolls(reader: sqlite3.Connection) -> tuple[int, int]:
+    """Each channel's free rolls of a day under their committed seed: committed before the
+    first roll, events numbered 0, 1, 2, ... with no gap, as many as the day's count, and once
+    revealed, every face what the seed gives. Returns (days revealed, days still sealed)."""
+    commits: dict[str, str] = {}
+    reveals: dict[str, bytes] = {}
+    events: dict[str, int] = {}
+    sql = f"{rolllog.ROW_SELECT} WHERE game_id IS NULL ORDER BY id"
+    for record in reader.execute(sql):
+        row = rolllog.row_from_record(record)
+        info = _randomness(row)
+        label = info.get("label")
+        if not isinstance(label, str) or not label.startswith("free/"):
+            continue
+        if row.action == "Commit":
+            if label in commits:
+                raise _BadDay(label, f"row {row.id} commits to a second seed")
+            commits[label] = str(info.get("commitment"))
+        elif row.action == "Seed reveal":
+            reveals[label] = _revealed_day(row, label, info, commits.get(label))
+        elif row.action == FREE_ROLL:
+            if label not in commits or info.get("commitment") != commits[label]:
+                raise _BadDay(label, f"row {row.id} rolled before its seed was committed")
+            if label in reveals:
+                raise _BadDay(label, f"row {row.id} rolled after its seed was revealed")
+            if info.get("event") != events.get(label, 0) or info.get("first_draw") != 0:
+                raise _BadDay(
+                    label,
+                    f"row {row.id} is roll {info.get('event')} of the day, but the one before "
+                    f"it was roll {events.get(label, 0) - 1} (rolls are missing)",
+                )
+            events[label] = events.get(label, 0) + 1
+            _check_free_faces(row, label, info)
+    for label, seed in reveals.items():
+        _check_free_draws(reader, label, game_key(seed))
+    for channel, day, rolls, commit in reader.execute(
+        "SELECT channel_id, day, rolls, commitment FROM channel_seeds"
+    ):
+        label = f"free/{channel}/{day}"
+        if commits.get(label, commit) != commit or events.get(label, 0) != int(rolls):
+            raise _BadDay(
+                label, f"the log holds {events.get(label, 0)} rolls, the day counted {rolls}"
+            )
+    return len(reveals), len(commits) - len(reveals)
+
+
+def _revealed_day(row: LogRow, label: str, info: dict[str, Any], commit: str | None) -> bytes:
+    try:
+        seed = bytes.fromhex(str(info.get("seed")))
+    except ValueError:
+        raise _BadDay(label, f"row {row.id}: the revealed seed is not hex") from None
+    if commit is None or commitment(seed) != commit or info.get("commitment") != commit:
+        raise _BadDay(label, f"row {row.id}: the revealed seed does not match its commitment")
+    return seed
+
+
+def _check_free_faces(row: LogRow, label: str, info: dict[str, Any]) -> None:
+    sides = info.get("sides")
+    if not isinstance(sides, list) or len(sides) != len(row.faces):
+        raise _BadDay(label, f"row {row.id}: its dice and their sides disagree")
+    for (die, face, _), side in zip(row.faces, sides, strict=True):
+        if not 1 <= face <= int(side) or (die.startswith("py") and side != 6):
+            raise _BadDay(label, f"row {row.id}: {die} cannot show {face}")
+
+
+def _check_free_draws(reader: sqlite3.Connection, label: str, key: bytes) -> None:
+    channel = label.split("/")[1]
+    query = rolllog.LogQuery(channel_id=channel, limit=1_000_000)
+    for row in rolllog.iter_query(reader, query):
+        info = _randomness(row)
+        if row.action != FREE_ROLL or info.get("label") != label:
+            continue
+        for n, ((die, face, _), sides) in enumerate(zip(row.faces, info["sides"], strict=True)):
+            if draw(key, label, int(info["event"]), n, int(sides)) != face:
+                raise _BadDay(
+                    label,
+                    f"row {row.id}: {die} shows {face}, which the revealed seed does not give",
+                )
 
 
 async def _replay_actions(
@@ -96,39 +420,6 @@ async def _replay_actions(
             events.append((seq, produced))
             expected += 1
     return state, drawn, events
-
-
-async def _verify_game(conn: aiosqlite.Connection, game_id: int) -> str | None:
-    async with conn.execute(
-        "SELECT preset, options, snapshot FROM games WHERE id = ?", (game_id,)
-    ) as cursor:
-        row = await cursor.fetchone()
-    assert row is not None
-    try:
-        state, drawn, _ = await _replay_actions(conn, game_id, row[0], row[1])
-    except ValueError as exc:
-        return str(exc)
-    if to_snapshot(state) != json.loads(row[2]):
-        return "its stored state differs from replaying its actions"
-    logged: dict[int, list[int]] = {}
-    revealed: list[tuple[str, ...]] = []
-    async for log_row in rolllog.rows_for_game(conn, game_id):
-        if log_row.action == "Deck reveal":
-            revealed.extend(tuple(order.split()) for order in log_row.dice.split(" | "))
-        if log_row.game_seq is not None and log_row.action not in ("Void",):
-            faces = [face for _, face, _ in log_row.faces]
-            if faces:
-                logged.setdefault(log_row.game_seq, []).extend(faces)
-    if isinstance(state, CardState):
-        # Shuffles are checked through the revealed deck orders; start rolls by their faces.
-        if revealed != list(state.history[: len(revealed)]):
-            return "a revealed deck order differs from the shuffles the game made"
-        drawn = {seq: drawn[seq][: len(logged[seq])] for seq in logged if seq in drawn}
-    for seq in sorted(set(drawn) | set(logged)):
-        if drawn.get(seq) != logged.get(seq):
-            shown, drew = logged.get(seq), drawn.get(seq)
-            return f"action {seq}: the roll log shows {shown} but the game drew {drew}"
-    return None
 
 
 # ---- exports -------------------------------------------------------------------------------

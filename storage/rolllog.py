@@ -196,23 +196,14 @@ class ChainReport:
 PARALLEL_FROM = 200_000  # rows; below this one thread is quicker than starting processes
 
 
-async def verify_chain(conn: aiosqlite.Connection) -> ChainReport:
+async def verify_chain(db: Database) -> ChainReport:
     """Walk the whole log in id order; the first row whose hash, link or id is wrong is named.
 
     The walk reads its own connections (WAL lets it read while the bot writes) off the event
     loop; SQLite builds each row's canonical text, Python only hashes it, and a large log is
     split by id range across the machine's cores.
     """
-    path = await _database_path(conn)
-    return await asyncio.to_thread(_verify_chain_sync, path)
-
-
-async def _database_path(conn: aiosqlite.Connection) -> str:
-    async with conn.execute("PRAGMA database_list") as cursor:
-        for _, name, file in await cursor.fetchall():
-            if name == "main":
-                return str(file)
-    raise RuntimeError("the connection has no main database file")
+    return await asyncio.to_thread(verify_chain_file, str(db.path))
 
 
 def _reader(path: str | Path) -> sqlite3.Connection:
@@ -259,7 +250,7 @@ def _verify_range(path: str, first: int, stop: int, prev: str) -> tuple[int, Cha
     return count, None
 
 
-def _verify_chain_sync(path: str) -> ChainReport:
+def verify_chain_file(path: str) -> ChainReport:
     reader = _reader(path)
     try:
         last = reader.execute("SELECT max(id) FROM roll_log").fetchone()[0] or 0

@@ -21,23 +21,15 @@ import aiosqlite
 from engine import (
     AnyAction,
     AnyEvent,
-    AnyState,
-    DiceRolled,
     DiceSource,
     EndGame,
-    GameEnded,
     Join,
     Kick,
     Phase,
-    PlayerLeft,
     RecordingDice,
     Refusal,
-    RollOffRolled,
-    RollVoided,
     RulesError,
-    Scored,
     Skip,
-    TurnSkipped,
     TurnStarted,
     VoidRoll,
     apply,
@@ -46,17 +38,8 @@ from engine import (
 )
 from engine.autoplay import ends_turn, next_action
 from engine.cardgame import (
-    CardsExchanged,
     CardState,
-    HandDeclared,
-    NoHand,
-    RoundDealt,
-    RoundEnded,
-    ShowdownBegan,
-    Stayed,
-    StockRefilled,
 )
-from engine.cards import DECK, HAND_BY_ID, show_all
 from engine.codec import action_to_data, from_snapshot, to_snapshot
 from engine.fairdice import SCHEME, HmacDice, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
@@ -71,6 +54,28 @@ from engine.timing import (
 )
 from storage import rolllog
 from storage.db import Database
+from storage.logrows import action_entries, base_entry, derivation
+from storage.model import (  # re-exported: the service is where callers find them
+    BOT as BOT,
+)
+from storage.model import (
+    NO_DEADLINE as NO_DEADLINE,
+)
+from storage.model import (
+    StoredGame as StoredGame,
+)
+from storage.model import (
+    Where as Where,
+)
+from storage.model import (
+    Who as Who,
+)
+from storage.model import (
+    timestamp as timestamp,
+)
+from storage.model import (
+    utc_now as utc_now,
+)
 from storage.pace import (
     Pace,
     Policy,
@@ -82,7 +87,7 @@ from storage.pace import (
     plan,
     prefs_from_row,
 )
-from storage.rolllog import FREE_ROLL, ROLL_NAMES, START_ROLL, LogEntry, LogRow
+from storage.rolllog import FREE_ROLL, ROLL_NAMES, LogEntry, LogRow
 from storage.seal import SealKey, SealKeyError
 
 log = logging.getLogger("rollkeeper.service")
@@ -115,63 +120,6 @@ class SealedSeedError(Refusal):
 SEED_TEXT_MAX = 100
 CACHED_GAMES = 20_000  # open games kept in memory (least recently used ones are dropped)
 CACHED_PEOPLE = 50_000  # players' settings kept in memory
-
-
-@dataclass(frozen=True, slots=True)
-class Where:
-    """Where a command came from."""
-
-    guild_id: str
-    channel_id: str
-    message_id: str | None = None
-    jump_url: str | None = None
-    content: str | None = None  # the message's text, kept for the edit/delete watchdog
-
-
-@dataclass(frozen=True, slots=True)
-class Who:
-    """Who sent it: a stable id and the name to show."""
-
-    user_id: str
-    name: str
-
-
-SHUFFLE = list(range(len(DECK), 1, -1))  # the die sizes of a deck shuffle (Fisher-Yates)
-BOT = Who("rollkeeper", "rollkeeper")  # the actor of what the bot does by itself
-NO_DEADLINE = Pace()
-
-
-@dataclass(frozen=True, slots=True)
-class StoredGame:
-    """A game as stored: its place, its number in the server, the state and players' names."""
-
-    id: int
-    guild_id: str
-    channel_id: str
-    number: int
-    state: AnyState
-    names: dict[str, str]
-    version: int
-    created_at: str
-    commitment: str | None = None
-    player_seeds: tuple[str, ...] = ()
-    pace: Pace = NO_DEADLINE
-    clock: TurnClock | None = None
-
-    @property
-    def label(self) -> str:
-        """The game's label in the dice derivation (engine/fairdice.py)."""
-        return f"g{self.id}"
-
-    @property
-    def title(self) -> str:
-        return f"{self.state.rules.turn_label} Game {self.number}"
-
-    def name(self, player: str) -> str:
-        return self.names.get(player, player)
-
-    def turn_label(self, turn: int) -> str:
-        return f"{self.title} Turn {turn}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,15 +208,6 @@ def _outbox_json(outgoing: Sequence[Outgoing]) -> str | None:
     if not outgoing:
         return None
     return json.dumps([[o.channel_id, o.user_id, o.payload] for o in outgoing], ensure_ascii=False)
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def timestamp(moment: datetime) -> str:
-    """UTC, fixed width, so text order is time order: `2026-11-20T23:30:37.123456Z`."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 _GAME_SELECT = (
@@ -485,7 +424,7 @@ class GameService:
                 rows: list[LogRow] = []
                 if commit is not None:
                     committed = replace(
-                        self._base_entry(game, where, who, now, None),
+                        base_entry(game, where, who, now, None),
                         action="Commit",
                         randomness=json.dumps(
                             {"scheme": SCHEME, "label": game.label, "commitment": commit}
@@ -519,7 +458,7 @@ class GameService:
                     self.db,
                     [
                         replace(
-                            self._base_entry(game, where, who, now, None),
+                            base_entry(game, where, who, now, None),
                             action="Player seed",
                             dice=text,
                             randomness=json.dumps(
@@ -686,17 +625,7 @@ class GameService:
         """How a row's dice were produced: the derivation inputs, or the injected source."""
         if self.dice is not None:
             return self.randomness
-        return json.dumps(
-            {
-                "scheme": SCHEME,
-                "label": label,
-                "event": event,
-                "first_draw": first,
-                "sides": sides,
-                "commitment": commit,
-            },
-            separators=(",", ":"),
-        )
+        return derivation(label, event, first, commit, sides)
 
     async def _game_dice(self, game: StoredGame, event: int) -> DiceSource:
         if self.dice is not None:
@@ -748,23 +677,15 @@ class GameService:
         updated = replace(game, state=state, names=names, version=game.version + 1)
         clock_json, clock, hushed = await self._next_clock(game, updated, events, who, automatic)
         updated = replace(updated, clock=clock)
-        entries = self._entries(updated, where, who, events, now, reason, corrects)
-        if (
-            isinstance(state, CardState)
-            and state.is_over
-            and not any(isinstance(e, RoundEnded) for e in events)
-            and state.history
-        ):
-            # Ended mid-round (or continuous): every deck order not yet shown is revealed now.
-            orders = state.history if state.rules.continuous else state.shuffles
-            entries.append(
-                replace(
-                    self._base_entry(updated, where, who, now, None),
-                    turn_label=self._card_round(updated),
-                    action="Deck reveal",
-                    dice=" | ".join(" ".join(order) for order in orders),
-                )
-            )
+        entries = action_entries(
+            updated,
+            base_entry(updated, where, who, now, reason),
+            events,
+            lambda first, sides: self._randomness(
+                updated.label, updated.version, first, updated.commitment, sides
+            ),
+            corrects,
+        )
         if state.is_over and game.commitment is not None:
             entries.append(await self._reveal(updated, where, who, now))
         players = None
@@ -937,33 +858,6 @@ class GameService:
             row = await cursor.fetchone()
         return None if row is None else int(row[0])
 
-    def _base_entry(
-        self, game: StoredGame, where: Where, who: Who, now: str, reason: str | None
-    ) -> LogEntry:
-        return LogEntry(
-            at=now,
-            guild_id=where.guild_id,
-            channel_id=where.channel_id,
-            message_id=where.message_id,
-            jump_url=where.jump_url,
-            user_id=who.user_id,
-            user_name=who.name,
-            game_id=game.id,
-            game_number=game.number,
-            game_seq=game.version,
-            variant=game.state.rules.preset,
-            action="",
-            dice="",
-            results="[]",
-            reason=reason,
-        )
-
-    @staticmethod
-    def _card_round(game: StoredGame) -> str:
-        state = game.state
-        number = state.round if isinstance(state, CardState) else 0
-        return f"{game.title} Round {number}"
-
     async def _reveal(self, game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:
         """The game is over: its seed goes into the log for anyone to check."""
         async with self.db.conn.execute(
@@ -972,7 +866,7 @@ class GameService:
             row = await cursor.fetchone()
         seed = self._unseal(row[0], game.commitment, game.title).hex() if row and row[0] else None
         return replace(
-            self._base_entry(game, where, who, now, None),
+            base_entry(game, where, who, now, None),
             action="Seed reveal",
             randomness=json.dumps(
                 {
@@ -984,153 +878,6 @@ class GameService:
                 }
             ),
         )
-
-    def _entries(
-        self,
-        game: StoredGame,
-        where: Where,
-        who: Who,
-        events: Sequence[AnyEvent],
-        now: str,
-        reason: str | None,
-        corrects: int | None,
-    ) -> list[LogEntry]:
-        base = self._base_entry(game, where, who, now, reason)
-        entries = []
-        draws = 0
-
-        def card_row(player: str | None, action: str, dice: str = "") -> LogEntry:
-            """A card-game row: a player's move (or the table's, with no player)."""
-            row = replace(base, turn_label=self._card_round(game), action=action, dice=dice)
-            if player is None:
-                return row
-            return replace(row, user_id=player, user_name=game.name(player))
-
-        for event in events:
-            match event:
-                case RollOffRolled(player, face, attempt):
-                    entries.append(
-                        replace(
-                            base,
-                            user_id=player,
-                            user_name=game.name(player),
-                            turn_label=f"{game.title} Start roll {attempt}",
-                            action=START_ROLL,
-                            dice="d6",
-                            results=rolllog.encode_results([("d6", face, None)]),
-                            randomness=self._randomness(
-                                game.label, game.version, draws, game.commitment, [6]
-                            ),
-                        )
-                    )
-                    draws += 1
-                case DiceRolled(player=player, turn=turn, roll=number, rolled=rolled):
-                    entries.append(
-                        replace(
-                            base,
-                            user_id=player,
-                            user_name=game.name(player),
-                            turn_label=game.turn_label(turn),
-                            action=ROLL_NAMES[number - 1],
-                            dice=",".join(d.die for d in rolled),
-                            results=rolllog.encode_results(
-                                [(d.die, d.face, d.colour) for d in rolled]
-                            ),
-                            randomness=self._randomness(
-                                game.label, game.version, draws, game.commitment, [6] * len(rolled)
-                            ),
-                        )
-                    )
-                    draws += len(rolled)
-                case RollVoided(player=player, turn=turn):
-                    entries.append(
-                        replace(
-                            base, turn_label=game.turn_label(turn), action="Void", corrects=corrects
-                        )
-                    )
-                case TurnSkipped(player=player, turn=turn):
-                    entries.append(
-                        replace(
-                            base,
-                            turn_label=game.turn_label(turn),
-                            action="Skip turn",
-                            dice=game.name(player),
-                        )
-                    )
-                case Scored(player=player, turn=turn, placement=placement) if reason is not None:
-                    # Players' own scores live in the game's actions; one made for them (by a
-                    # deadline's autoplay) is logged where moderators look.
-                    entries.append(
-                        replace(
-                            base,
-                            user_id=player,
-                            user_name=game.name(player),
-                            turn_label=game.turn_label(turn),
-                            action="Score",
-                            dice=f"{placement.box} {placement.points}",
-                        )
-                    )
-                case RoundDealt(round=number, dealer=dealer):
-                    # The deck order stays secret until the round ends (Deck reveal below).
-                    entries.append(
-                        replace(
-                            base,
-                            turn_label=f"{game.title} Round {number}",
-                            action="Deal",
-                            dice=f"round {number}, dealt by {game.name(dealer)}",
-                            randomness=self._randomness(
-                                game.label, game.version, draws, game.commitment, SHUFFLE
-                            ),
-                        )
-                    )
-                    draws += len(SHUFFLE)
-                case StockRefilled(cards=count, kept=kept):
-                    sides = list(range(count, 1, -1))
-                    pile = f"{count} cards from the discard pile (its top {kept} stay)"
-                    row = card_row(None, "Reshuffle", f"{pile}: {' '.join(event.pile)}")
-                    entries.append(
-                        replace(
-                            row,
-                            randomness=self._randomness(
-                                game.label, game.version, draws, game.commitment, sides
-                            ),
-                        )
-                    )
-                    draws += len(sides)
-                case CardsExchanged(player=player, put_aside=aside, from_discard=taken):
-                    entries.append(
-                        card_row(
-                            player,
-                            "Exchange",
-                            f"put aside {show_all(aside)}; from the discard pile "
-                            f"{show_all(taken) or 'none'}; from the stock {event.from_stock}",
-                        )
-                    )
-                case Stayed(player=player, passed=passed):
-                    entries.append(card_row(player, "Pass" if passed else "Stay"))
-                case ShowdownBegan(hands=hands):
-                    shown = "; ".join(f"{game.name(p)}: {show_all(c)}" for p, c in hands)
-                    entries.append(card_row(None, "Showdown", shown))
-                case HandDeclared(player=player, hand=hand, points=points):
-                    crossed = "crossed off " if event.crossed_off else ""
-                    label = f"{crossed}{HAND_BY_ID[hand].label} {points}"
-                    entries.append(card_row(player, "Declare", f"{label}: {show_all(event.cards)}"))
-                case NoHand(player=player):
-                    entries.append(card_row(player, "No hand"))
-                case RoundEnded(round=number, shuffles=shuffles):
-                    entries.append(
-                        replace(
-                            base,
-                            turn_label=f"{game.title} Round {number}",
-                            action="Deck reveal",
-                            dice=" | ".join(" ".join(order) for order in shuffles),
-                        )
-                    )
-                case PlayerLeft(player=player, kicked=True):
-                    entries.append(replace(base, action="Kick", dice=game.name(player)))
-                case GameEnded(early=True) if reason is not None:
-                    entries.append(replace(base, action="End game"))
-        return entries
 
     # ---- multi-day games: players' settings, turn clocks, reminders, the outbox -----------
 
@@ -1241,7 +988,7 @@ class GameService:
             game = await self.require_game_here(where.channel_id)
             now = timestamp(self.clock())
             entry = replace(
-                self._base_entry(game, where, moderator, now, reason),
+                base_entry(game, where, moderator, now, reason),
                 action="Deadline changed",
                 dice=pace.describe(),
             )
@@ -1382,7 +1129,7 @@ class GameService:
         count = int(due.kind.partition(":")[2] or 0) + 1
         deadline = game.pace.deadline or timedelta(days=1)
         entry = replace(
-            self._base_entry(
+            base_entry(
                 game,
                 Where(game.guild_id, game.channel_id),
                 BOT,

@@ -194,7 +194,7 @@ async def queries(
 async def verify(path: Path) -> dict[str, float]:
     db = await Database.open(path)
     t0 = time.perf_counter()
-    report = await rolllog.verify_chain(db.conn)
+    report = await rolllog.verify_chain(db)
     verify_s = time.perf_counter() - t0
     assert report.problem is None, report.problem
     await db.close()

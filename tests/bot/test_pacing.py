@@ -220,7 +220,7 @@ async def test_skip_policy_passes_the_turn_and_drops_after_misses(party: Party) 
     actions = {(r.action, r.user_name, r.reason) for r in rows}
     assert ("Skip turn", "rollkeeper", "turn deadline passed (policy skip)") in actions
     assert ("Kick", "rollkeeper", "dropped: missed 2 turns in a row (policy skip)") in actions
-    report = await audit.verify(party.service.db.conn)
+    report = await audit.verify(party.service.db)
     assert report.problem is None and report.games == 1
 
 
@@ -253,7 +253,7 @@ async def test_autoplay_plays_the_turn_and_logs_it_as_automatic(party: Party) ->
     assert all(r.user_id == "101" for r in automatic)
     first_roll = next(r for r in rows if r.action == "First roll")
     assert first_roll.reason is None  # the player's own roll stays theirs
-    assert (await audit.verify(party.service.db.conn)).problem is None
+    assert (await audit.verify(party.service.db)).problem is None
     assert all(s.reply.controls is None for s in sent)  # no buttons on the bot's moves
 
 
@@ -442,4 +442,4 @@ async def test_autoplay_in_a_card_game_stays_and_keeps_cards_hidden(party: Party
             assert not [c for c in held if show(c) in shown], shown
     game = await party.service.require_game_here(CHANNEL)
     assert game.state.current_player == "102"
-    assert (await audit.verify(party.service.db.conn)).problem is None
+    assert (await audit.verify(party.service.db)).problem is None

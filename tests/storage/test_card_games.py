@@ -81,7 +81,7 @@ async def test_a_card_game_is_stored_logged_audited_and_replayed(
     assert actions.count("Showdown") == 3 and "Declare" in actions
     reveal = next(r for r in reversed(rows) if r.action == "Deck reveal")
     assert reveal.dice.split(" | ")[0].split() == order  # round 1's deck, as shuffled
-    report = await audit.verify(service.db.conn)
+    report = await audit.verify(service.db)
     assert report.problem is None and report.games == 1
     # The record replays to the same table and totals.
     lines = await audit.export_record(service.db.conn, game.id)
@@ -105,7 +105,7 @@ async def test_a_rewritten_shuffle_fails_the_audit(
     rows = await query(service.db, LogQuery(game_id=game.id, limit=50))
     reveal = next(r for r in rows if r.action == "Deck reveal")
     assert reveal.dice.split() == list(DECK)
-    assert (await audit.verify(service.db.conn)).problem is None
+    assert (await audit.verify(service.db)).problem is None
     # Someone rewrites the draws of the deal: the replayed deck no longer matches.
     raw = sqlite3.connect(db_path)
     faces = [1] * 33
@@ -113,7 +113,7 @@ async def test_a_rewritten_shuffle_fails_the_audit(
     raw.execute("UPDATE game_actions SET faces = ? WHERE seq = 3", (json.dumps(faces),))
     raw.commit()
     raw.close()
-    report = await audit.verify(service.db.conn)
+    report = await audit.verify(service.db)
     assert report.problem is not None and "game" in str(report.problem)
 
 

@@ -47,7 +47,7 @@ async def test_sigkill_loses_nothing_acknowledged(db_path: Path) -> None:
                 versions[first] = max(versions.get(first, 0), int(second))
         db = await Database.open(db_path)
         try:
-            report = await verify(db.conn)
+            report = await verify(db)
             assert report.ok, report.problem
             for row_id, digest in acked.items():
                 row = await rolllog.get(db.conn, row_id)

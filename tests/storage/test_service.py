@@ -127,7 +127,7 @@ async def test_void_lets_the_player_roll_again(service: GameService, dice: Queue
     dice.push([5])
     (again,) = (await service.play(HERE, GYPSY, Roll(GYPSY.user_id, ("py5",)))).rows
     assert again.action == "Second roll"
-    report = await verify(service.db.conn)
+    report = await verify(service.db)
     assert report.ok, report.problem
 
 
@@ -143,7 +143,7 @@ async def test_moderator_overrides_are_logged_with_who_and_why(
     end = await service.moderate(HERE, MOD, EndGame(), "abandoned")
     assert end.rows[0].action == "End game" and end.game.state.is_over
     assert await service.game_here(HERE.channel_id) is None
-    assert (await verify(service.db.conn)).ok
+    assert (await verify(service.db)).ok
 
 
 async def test_export_replays_to_the_same_scores(service: GameService, dice: QueueDice) -> None:
@@ -185,7 +185,7 @@ async def test_concurrent_commands_in_many_channels(
             await service.play(where, who, Score(who.user_id, box))
 
     await asyncio.gather(*(one_game(n) for n in range(20)))
-    report = await verify(service.db.conn)
+    report = await verify(service.db)
     assert report.ok and report.games == 20 and report.rows == 60
     game = await service.require_game_here("c7")
     assert game.state.total(f"{7:018d}") == 30 + 30 + 50
@@ -197,7 +197,7 @@ async def test_free_rolls_are_logged(service: GameService, dice: QueueDice) -> N
     assert (row.action, row.dice, row.game_id, row.turn_label) == ("Free roll", "3d6+2", None, None)
     assert row.faces == [("d6", 4, None), ("d6", 1, None), ("d6", 6, None)]
     assert result.parts[0].total == 13
-    assert (await verify(service.db.conn)).ok
+    assert (await verify(service.db)).ok
 
 
 async def test_any_name_survives_the_log_byte_for_byte(
@@ -213,4 +213,4 @@ async def test_any_name_survives_the_log_byte_for_byte(
     (row,) = outcome.rows
     stored = await rolllog.get(service.db.conn, row.id)
     assert stored is not None and stored.user_name == odd.name and stored.hash == row.hash
-    assert (await verify(service.db.conn)).ok
+    assert (await verify(service.db)).ok

@@ -50,7 +50,7 @@ async def problem_after(db_path: Path, tamper: str, *params: object) -> str:
     assert changed == 1, "the tampering statement must change a row"
     db = await Database.open(db_path)
     try:
-        report = await verify(db.conn)
+        report = await verify(db)
     finally:
         await db.close()
     assert report.problem is not None, "verify missed the tampering"
@@ -93,7 +93,7 @@ async def test_verify_names_the_tampered_row(
     service: GameService, dice: QueueDice, db_path: Path, tamper: str, expected: str
 ) -> None:
     await fill(service, dice)
-    assert (await verify(service.db.conn)).ok
+    assert (await verify(service.db)).ok
     await service.db.close()
     assert expected in await problem_after(db_path, tamper)
 
@@ -118,7 +118,7 @@ async def test_a_rehashed_edit_is_still_caught_by_the_game_replay(
     conn.execute("UPDATE log_head SET last_hash = ?", (prev,))
     conn.close()
     db = await Database.open(db_path)
-    report = await verify(db.conn)
+    report = await verify(db)
     await db.close()
     assert "game 1: action 3: the roll log shows [6, 6, 6, 6, 6]" in str(report.problem)
 
@@ -135,7 +135,7 @@ async def test_a_snapshot_edit_is_caught(
     conn.commit()
     conn.close()
     db = await Database.open(db_path)
-    report = await verify(db.conn)
+    report = await verify(db)
     await db.close()
     assert str(report.problem) == ("game 1: its stored state differs from replaying its actions")
 
@@ -184,14 +184,14 @@ async def test_an_older_file_upgrades_without_loss(db_path: Path, tmp_path: Path
     db = await Database.open(db_path)
     try:
         assert await db.version() == LATEST
-        report = await verify(db.conn)
+        report = await verify(db)
         assert report.ok and report.rows == 1
         queue = QueueDice()
         queue.push([5])
         service = GameService(db, queue, FakeClock())
         row, _, _ = await service.free_roll(WHERE, ANN, parse_free_roll("d6"))
         assert row.id == 2 and row.prev_hash == digest
-        assert (await verify(db.conn)).ok
+        assert (await verify(db)).ok
     finally:
         await db.close()
 
@@ -236,6 +236,6 @@ async def test_games_in_play_before_deadlines_carry_on_after_the_upgrade(db_path
         outcome = await service.play(Where("g", "c"), Who("1", "Ann"), Score("1", "chance"))
         assert outcome.game.clock is not None and outcome.game.clock.player == "2"
         assert outcome.game.clock.due_at is None
-        assert (await verify(db.conn)).ok
+        assert (await verify(db)).ok
     finally:
         await db.close()
