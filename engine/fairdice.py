@@ -124,6 +124,9 @@ def verify_export(lines: Iterable[str]) -> Verdict:
     if commitment(seed) != header["commitment"]:
         return Verdict(False, 0, "the revealed seed does not match the published commitment")
     key = game_key(seed, header.get("player_seeds") or [])
+    gap = _first_gap(draws, free=str(header["label"]).startswith("free/"))
+    if gap is not None:
+        return Verdict(False, 0, gap)
     for checked, row in enumerate(draws):
         expected = draw(
             key, header["label"], int(row["event"]), int(row["draw"]), int(row["sides"])
@@ -142,6 +145,27 @@ def verify_export(lines: Iterable[str]) -> Verdict:
         f"all {len(draws)} draws match the revealed seed "
         f"(commitment {header['commitment'][:16]}...)",
     )
+
+
+def _first_gap(draws: Sequence[dict[str, object]], free: bool) -> str | None:
+    """Draws must come in order with none missing: within an event 0, 1, 2, ...; a game's
+    events (its action numbers) only ever grow; a free-roll day's events are its rolls, 0, 1,
+    2, ... A deleted roll leaves a gap here even when every remaining draw matches."""
+    event: int | None = None
+    expected = 0
+    for row in draws:
+        this, index = int(str(row["event"])), int(str(row["draw"]))
+        if this != event:
+            first = event is None
+            if first and free and this != 0:
+                return f"the first roll is event {this}, not 0 (rolls are missing)"
+            if not first and (this < event or (free and this != event + 1)):  # type: ignore[operator]
+                return f"event {this} follows event {event} (rolls are missing or out of order)"
+            event, expected = this, 0
+        if index != expected:
+            return f"event {this}: draw {index} follows draw {expected - 1} (draws are missing)"
+        expected = index + 1
+    return None
 
 
 def main(argv: Sequence[str]) -> int:

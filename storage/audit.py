@@ -389,7 +389,7 @@ def _check_free_draws(reader: sqlite3.Connection, label: str, key: bytes) -> Non
             if draw(key, label, int(info["event"]), n, int(sides)) != face:
                 raise _BadDay(
                     label,
-                    f"row {row.id}: {die} shows {face}, which the revealed seed does not give",
+                    f"row {row.id}: {die} shows {face}, which its revealed seed does not give",
                 )
 
 
