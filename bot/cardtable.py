@@ -53,6 +53,7 @@ from engine.cardgame import (
 )
 from engine.cards import HAND_BY_ID, HAND_SIZE, Best, CardError, show, show_all
 from engine.errors import RulesError
+from engine.numbers import read_number
 from storage import rolllog
 from storage.service import Outcome, StoredGame
 
@@ -61,7 +62,7 @@ if TYPE_CHECKING:
 
 COLOUR = 0x117A65
 _FROM_DISCARD = re.compile(
-    r"\s*(?:from\s+(?:the\s+)?discard(?:\s+pile)?|discard=|take|from\s+pile)\s*(\d)?\s*$",
+    r"\s*(?:from\s+(?:the\s+)?discard(?:\s+pile)?|discard=|take|from\s+pile)\s*([0-9])?\s*$",
     re.IGNORECASE,
 )
 
@@ -165,9 +166,8 @@ class CardTable:
         if "game" in words:
             at = words.index("game")
             number = words[at + 1] if at + 1 < len(words) else ""
-            if not number.isdigit():
-                raise CardError("Say which game: `mod hands 2 game 5`.", hint="mod hands 2 game 5")
-            game = await self.service.game_by_number(caller.where.guild_id, int(number))
+            game_number = read_number(number, "the game number", hint="mod hands 2 game 5")
+            game = await self.service.game_by_number(caller.where.guild_id, game_number)
             del words[at : at + 2]
         else:
             game = await self.service.require_game_here(caller.where.channel_id)
@@ -176,7 +176,11 @@ class CardTable:
             raise NotACardGameError(f"{game.title} is a dice game: see `mod log`.", "mod log")
         finished = state.round - (0 if state.is_over else 1)
         round_text = words[0] if words else ""
-        wanted = int(round_text) if round_text.isdigit() else finished
+        wanted = (
+            read_number(round_text, "the round", hint=f"mod hands {max(finished, 1)}")
+            if round_text
+            else finished
+        )
         if wanted < 1 or wanted > finished:
             raise CardError(
                 f"Rounds 1 to {finished} are finished and may be audited"

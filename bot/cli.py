@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from bot.config import Config
     from storage.db import Database
 
-EXIT_BAD_INPUT = 2
+EXIT_BAD_INPUT = 2  # the input or the file cannot be used
+EXIT_SOFTWARE = 70  # a bug: the details go to a file, never a traceback on the terminal
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -62,10 +63,10 @@ def _when(text: str, end: bool) -> str:
 
 
 async def _open_db(path: str) -> Database:
+    """Read-only: the audit tools never change the file (and work on read-only files and
+    beside a running bot)."""
     from storage.db import Database
 
-    if not Path(path).exists():
-        raise _CliError(f"there is no database at {path}")
     return await Database.open(path, migrate=False)
 
 
@@ -76,15 +77,28 @@ class _CliError(Exception):
 def _audit(args: argparse.Namespace) -> int:
     import asyncio
 
-    from storage.db import SchemaError
-
     try:
         code: int = asyncio.run(args.audit_handler(args))
-    except (_CliError, SchemaError, LookupError, argparse.ArgumentTypeError) as exc:
+    except (_CliError, LookupError, argparse.ArgumentTypeError) as exc:
         message = exc.args[0] if isinstance(exc, LookupError) else str(exc)
         print(f"rollkeeper: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return code
+
+
+def _head(text: str) -> tuple[int, str]:
+    """`--head 1234:3f2a9c...`: a log head as a game-over message shows it."""
+    row, _, digest = text.partition(":")
+    if not (row.isascii() and row.isdigit() and len(row) < 19) or not digest:
+        raise argparse.ArgumentTypeError(
+            f"`{text[:40]}` is not a log head: use ROW:HASH as a game-over message shows it, "
+            "e.g. 1234:3f2a9c0d1e2b4a5c"
+        )
+    try:
+        bytes.fromhex(digest if len(digest) % 2 == 0 else digest + "0")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"`{digest[:40]}` is not a hash (hex digits)") from None
+    return int(row), digest.lower()
 
 
 async def _audit_verify(args: argparse.Namespace) -> int:
@@ -95,7 +109,7 @@ async def _audit_verify(args: argparse.Namespace) -> int:
     db = await _open_db(args.db)
     try:
         started = time.perf_counter()
-        report = await verify(db)
+        report = await verify(db, args.head)
         elapsed = time.perf_counter() - started
     finally:
         await db.close()
@@ -107,6 +121,13 @@ async def _audit_verify(args: argparse.Namespace) -> int:
         f"OK: {report.rows} log rows chained and {report.games} games replayed "
         f"in {elapsed:.2f} s ({rate:,.0f} rows/s)."
     )
+    print(
+        f"{report.revealed} revealed seeds checked against every draw made under them; "
+        f"{report.sealed} still sealed (open games, today's free rolls): their dice are "
+        "checked once revealed."
+    )
+    if args.head is not None:
+        print(f"The log still reaches the published head #{args.head[0]}.")
     return 0
 
 
@@ -219,31 +240,27 @@ def _load(args: argparse.Namespace) -> Config:
 def _console(args: argparse.Namespace) -> int:
     import asyncio
 
-    from bot.config import ConfigError
     from bot.console import run_console
-    from storage.db import SchemaError
 
-    try:
-        config = _load(args)
-        db_path = Path(args.db) if args.db else config.database
-        return asyncio.run(run_console(config, db_path))
-    except (ConfigError, SchemaError) as exc:
-        print(f"rollkeeper: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        return 0
+    config = _load(args)
+    db_path = Path(args.db) if args.db else config.database
+    return asyncio.run(run_console(config, db_path))
 
 
 def _run(args: argparse.Namespace) -> int:
-    from bot.config import ConfigError, discord_token
+    from bot.config import discord_token
 
-    try:
-        config = _load(args)
-        token = discord_token(config)
-    except ConfigError as exc:
-        print(f"rollkeeper: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    config = _load(args)
+    token = discord_token(config)
     if token is None:
+        if not _has_input():
+            print(
+                "rollkeeper: no Discord token and no terminal to play in: set DISCORD_TOKEN "
+                "(or token_file in the config) to connect to Discord, or run "
+                "`rollkeeper console` with commands on its input.",
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
         print(
             "rollkeeper: no Discord token (set DISCORD_TOKEN or token_file): "
             "starting the local console channel instead.",
@@ -253,6 +270,19 @@ def _run(args: argparse.Namespace) -> int:
     from bot.discord_bot import run_discord
 
     return run_discord(config, token, Path(args.db) if args.db else config.database)
+
+
+def _has_input() -> bool:
+    """A terminal, a pipe or a file on standard input; not /dev/null or nothing, as under a
+    service manager, where a console would read no command and exit at once."""
+    import os
+    import stat
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return sys.stdin.isatty() or stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -282,6 +312,13 @@ def build_parser() -> argparse.ArgumentParser:
         "verify", help="check the roll log's hash chain and replay every game"
     )
     verify.add_argument("--db", required=True, help="the database file")
+    verify.add_argument(
+        "--head",
+        type=_head,
+        metavar="ROW:HASH",
+        help="a log head published in Discord (a game-over message shows one): the log must "
+        "still reach it",
+    )
     verify.set_defaults(handler=_audit, audit_handler=_audit_verify)
 
     log = audit_commands.add_parser("log", help="a readable table of rolls, newest first")
@@ -329,13 +366,53 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Every entry point ends here: a known problem is one line on stderr and an exit status
+    that means something (0 fine, 1 `audit verify` found the log inconsistent, 2 the input or
+    the file cannot be used); an unexpected one is one line too, with the details in a file."""
+    import sqlite3
+
+    from bot.config import ConfigError
+    from storage.db import DatabaseFileError, file_problem
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "handler"):
         parser.print_help()
         return 0
-    code: int = args.handler(args)
+    try:
+        code: int = args.handler(args)
+    except (ConfigError, DatabaseFileError) as exc:
+        print(f"rollkeeper: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except sqlite3.DatabaseError as exc:
+        where = getattr(args, "db", None) or "the database"
+        print(f"rollkeeper: {file_problem(where, exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        print(f"rollkeeper: {exc.filename or 'a file'}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        print(f"rollkeeper: unexpected error ({_report(exc)})", file=sys.stderr)
+        return EXIT_SOFTWARE
     return code
+
+
+def _report(exc: Exception) -> str:
+    """Write the traceback where the operator can find it; say where in one line."""
+    import tempfile
+    import traceback
+
+    name = type(exc).__name__
+    try:
+        with tempfile.NamedTemporaryFile(
+            "w", prefix="rollkeeper-error-", suffix=".txt", delete=False
+        ) as handle:
+            traceback.print_exception(exc, file=handle)
+    except OSError:
+        return name
+    return f"{name}; details in {handle.name}"
 
 
 if __name__ == "__main__":

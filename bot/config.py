@@ -115,6 +115,7 @@ class Config(BaseModel):
 
     prefix: Annotated[str, Field(min_length=1, max_length=5)] = "!"
     database: Path = Path("rollkeeper.sqlite3")
+    seal_key_file: Path | None = None  # default: beside the database, `<name>.key`
     durability: Durability = Durability.FULL
     moderator_role: str | None = None
     token_file: Path | None = None

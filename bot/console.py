@@ -7,8 +7,11 @@ Replies print as text (embeds rendered as text). Reads piped input and stops at 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import TextIO
 
@@ -94,12 +97,14 @@ class Console:
 async def run_console(
     config: Config, db_path: Path, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
 ) -> int:
-    db = await Database.open(db_path, config.durability)
+    db = await Database.open(db_path, config.durability, key_file=config.seal_key_file)
     service = GameService(db)
     desk = Desk(service, config)
     console = Console(desk, config, stdout)
     keeper = Timekeeper(service, desk.pacing, console)
     timekeeping = asyncio.create_task(keeper.run(), name="timekeeper")
+    lines = _LineReader(stdin)
+    stop = _stop_on_signals()
     try:
         interactive = stdin.isatty()
         if interactive:
@@ -110,17 +115,16 @@ async def run_console(
                 f"`Gypsy: {config.prefix}help`. Ctrl-D quits.\n"
                 + (f"Carrying on with {game.title}.\n" if game else "")
             )
-        loop = asyncio.get_running_loop()
         while True:
             if interactive:
                 stdout.write("> ")
                 stdout.flush()
-            line = await loop.run_in_executor(None, stdin.readline)
-            if not line:
+            line = await lines.next(stop)
+            if line is None:
                 break
             if not line.strip():
                 continue
-            replies = await console.post(line)
+            replies = await console.post(line)  # a signal waits for the command in flight
             if replies is None:
                 if _LINE.match(line) is None:
                     stdout.write("(type lines as NAME: MESSAGE, e.g. `Gypsy: !roll`)\n")
@@ -129,6 +133,60 @@ async def run_console(
                 stdout.write(render_reply(reply) + "\n")
             stdout.flush()
     finally:
+        _restore_signals()
         await keeper.stop(timekeeping)
         await db.close()
     return 0
+
+
+class _LineReader:
+    """Input lines from a daemon thread: waiting for the next line never holds up a stop (a
+    thread of the loop's executor would keep the process alive until the terminal sent one)."""
+
+    def __init__(self, stdin: TextIO) -> None:
+        loop = asyncio.get_running_loop()
+        self._lines: asyncio.Queue[str | None] = asyncio.Queue()
+
+        def read() -> None:
+            try:
+                for line in iter(stdin.readline, ""):
+                    loop.call_soon_threadsafe(self._lines.put_nowait, line)
+            except (OSError, ValueError):
+                pass
+            loop.call_soon_threadsafe(self._lines.put_nowait, None)
+
+        threading.Thread(target=read, name="console-input", daemon=True).start()
+
+    async def next(self, stop: asyncio.Event) -> str | None:
+        """The next line, or None at the end of input or once a stop signal came."""
+        if stop.is_set():
+            return None
+        getting = asyncio.ensure_future(self._lines.get())
+        stopping = asyncio.ensure_future(stop.wait())
+        done, _ = await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
+        if getting in done:
+            return getting.result()
+        getting.cancel()
+        return None
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop_on_signals() -> asyncio.Event:
+    """SIGTERM (a service manager's stop) and SIGINT (Ctrl-C) end the console after the
+    command in flight: the database closes cleanly and the exit status is 0."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in _STOP_SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+def _restore_signals() -> None:
+    loop = asyncio.get_running_loop()
+    for sig in _STOP_SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(sig)

@@ -5,9 +5,11 @@ out; nothing here knows about discord.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
+import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
@@ -64,8 +66,10 @@ from engine import (
 )
 from engine.cardgame import CardRules, CardState
 from engine.freeroll import parse_free_roll
+from engine.numbers import is_number, read_number
 from engine.timing import format_duration
 from storage import audit, fairness, rolllog
+from storage.db import StorageError, storage_refusal
 from storage.rolllog import ROLL_NAMES, LogQuery, LogRow
 from storage.service import BOT, GameService, Outcome, StoredGame, Where, Who
 
@@ -282,9 +286,18 @@ class Desk:
         except Refusal as exc:
             names: dict[str, str] = {}
             if caller is not None:
-                game = await self.service.game_here(caller.where.channel_id)
-                names = {**(game.names if game else {}), caller.who.user_id: caller.who.name}
+                with contextlib.suppress(Refusal, sqlite3.Error):
+                    game = await self.service.game_here(caller.where.channel_id)
+                    names = {**(game.names if game else {}), caller.who.user_id: caller.who.name}
             return [self.refusal(exc, names)]
+        except sqlite3.Error as exc:  # a read that met a damaged or busy file
+            refusal = storage_refusal(exc)
+            if refusal is None:
+                log.exception("command failed")
+                refusal = StorageError("Nothing was changed: the bot could not read its storage.")
+            else:
+                log.error("command met a storage problem: %s", exc)
+            return [self.refusal(refusal)]
         except Exception:
             log.exception("command failed")
             return [
@@ -392,8 +405,8 @@ class Desk:
     async def _score_text(self, caller: Caller, rest: str) -> list[Reply]:
         words = rest.split()
         column = None
-        if len(words) > 1 and words[-1].isdigit():
-            column = int(words.pop())
+        if len(words) > 1 and is_number(words[-1]):
+            column = read_number(words.pop(), "the column", most=999, hint="score chance 1")
         if not words:
             raise UsageError(
                 "Name a box, like `score chance` (see the roll for options).", hint="score chance"
@@ -626,7 +639,7 @@ class Desk:
             if words and words[-1].startswith("before="):
                 before = _number(words.pop()[7:], "before=")
             game = (
-                _number(words.pop(0), "the game number") if words and words[0].isdigit() else None
+                _number(words.pop(0), "the game number") if words and is_number(words[0]) else None
             )
             return await self.mod_log(caller, game, " ".join(words) or None, before)
         if sub == "verify":
@@ -1072,11 +1085,7 @@ def _dice_state(game: StoredGame) -> GameState:
 
 
 def _number(text: str, what: str) -> int:
-    if not text.isdigit() or len(text) > 18:
-        raise UsageError(
-            f"{what.capitalize()} should be a number, not `{clip(text, 20)}`.", hint="help mod"
-        )
-    return int(text)
+    return read_number(text, what, hint="help mod")
 
 
 def _log_line(row: LogRow) -> str:

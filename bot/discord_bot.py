@@ -6,10 +6,13 @@ The watchdog logs and flags edits and deletions of messages that made rolls.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import io
 import logging
 import re
+import signal
+import sys
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import available_timezones
 
+import aiohttp
 import discord
 from discord import app_commands
 
@@ -35,6 +39,11 @@ from storage.service import GameService, Outgoing, Where, Who, utc_now
 log = logging.getLogger("rollkeeper.discord")
 POLICIES = [p.value for p in Policy]
 
+EXIT_UNREACHABLE = 3  # Discord could not be reached: worth retrying later
+DRAIN_SECONDS = 10.0  # how long a stop waits for the commands in flight
+RESTARTING = Reply(
+    text="I'm restarting: nothing was done. Send that again in a minute.", private=True
+)
 _TOGGLE = r"rk:t:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+):(?P<die>\d)"
 _REROLL = r"rk:r:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+)"
 _ROLL = r"rk:o:(?P<game>\d+):(?P<version>\d+)"
@@ -308,6 +317,7 @@ class RollkeeperBot(discord.Client):
         self._inboxes: weakref.WeakValueDictionary[int, asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
+        self.closing = False
         _register_commands(self)
 
     def inbox(self, channel_id: int | None) -> asyncio.Lock:
@@ -326,8 +336,17 @@ class RollkeeperBot(discord.Client):
         assert self._desk is not None, "the bot is not set up yet"
         return self._desk
 
+    async def open_database(self) -> None:
+        """Open the database (before connecting, so a file problem is said before anything
+        else happens)."""
+        if self.db is None:
+            self.db = await Database.open(
+                self.db_path, self.config.durability, key_file=self.config.seal_key_file
+            )
+
     async def setup_hook(self) -> None:
-        self.db = await Database.open(self.db_path, self.config.durability)
+        await self.open_database()
+        assert self.db is not None
         self._desk = Desk(GameService(self.db, self.dice, self.clock), self.config)
         self.timekeeper = Timekeeper(self._desk.service, self._desk.pacing, self)
         self.add_dynamic_items(
@@ -374,6 +393,14 @@ class RollkeeperBot(discord.Client):
             raise UndeliverableError(exc.text or str(exc)) from None
 
     async def close(self) -> None:
+        """Stop: commands in flight finish and answer first (up to DRAIN_SECONDS), then the
+        timekeeper, the gateway and the database close."""
+        self.closing = True
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(DRAIN_SECONDS):
+                for lock in list(self._inboxes.values()):
+                    async with lock:
+                        pass
         if self._timekeeping is not None and self.timekeeper is not None:
             await self.timekeeper.stop(self._timekeeping)
             self._timekeeping = None
@@ -442,6 +469,9 @@ class RollkeeperBot(discord.Client):
         if text is None or not text.strip():
             return
         async with self.inbox(message.channel.id):
+            if self.closing:  # stopping: the command is not handled, and says so
+                await self._send(message.channel, RESTARTING, reference=message)
+                return
             replies = await self.desk.text_command(self.caller_from_message(message), text)
             for reply in replies:
                 if reply.secret_for is not None:
@@ -520,6 +550,11 @@ class RollkeeperBot(discord.Client):
     ) -> None:
         """Run a slash command's or a component's desk call in the channel's order; answer."""
         async with self.inbox(interaction.channel_id):
+            if self.closing:
+                if hasattr(work, "close"):
+                    work.close()  # the desk call never runs
+                await self.answer_interaction(interaction, [RESTARTING])
+                return
             replies = await self.desk.guard(work, self.caller_from_interaction(interaction))
             await self.answer_interaction(interaction, replies, retire=retire)
 
@@ -900,7 +935,34 @@ def _register_commands(bot: RollkeeperBot) -> None:
 
 
 def run_discord(config: Config, token: str, db_path: Path) -> int:
-    """Connect and serve until stopped. The token is passed to discord.py and never logged."""
-    bot = RollkeeperBot(config, db_path)
-    bot.run(token, log_level=logging.INFO)
+    """Connect and serve until stopped (SIGTERM from a service manager, or Ctrl-C): the command
+    in flight finishes, then the gateway and the database close, and the exit status is 0.
+    The token is passed to discord.py and never logged."""
+    discord.utils.setup_logging(level=logging.INFO)
+    return asyncio.run(_serve(RollkeeperBot(config, db_path), token))
+
+
+async def _serve(bot: RollkeeperBot, token: str) -> int:
+    loop = asyncio.get_running_loop()
+    stopping: list[asyncio.Task[None]] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, lambda: stopping.append(asyncio.create_task(bot.close())))
+    try:
+        async with bot:
+            await bot.open_database()
+            await bot.start(token)
+    except discord.LoginFailure:
+        print(
+            "rollkeeper: Discord refused the token (check DISCORD_TOKEN or token_file)",
+            file=sys.stderr,
+        )
+        return 2
+    except (aiohttp.ClientError, discord.GatewayNotFound, TimeoutError) as exc:
+        print(f"rollkeeper: cannot reach Discord ({exc or type(exc).__name__})", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        for task in stopping:
+            await task
     return 0

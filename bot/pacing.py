@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from bot.config import read_deadline
 from bot.replies import CONTENT_MAX, Field, Reply, clip, encode, pack
 from engine import Phase
+from engine.numbers import read_number
 from engine.timing import (
     HALF_TIME,
     NEAR_END,
@@ -71,13 +72,12 @@ def pace_from_options(base: Pace, options: dict[str, object]) -> Pace:
 
 
 def _count(text: str) -> int:
-    if not text.isdigit() or int(text) > 50:
-        raise PaceError(
-            f"`drop_after` is a number of missed turns from 0 (never) to 50, not "
-            f"`{clip(text, 10)}`.",
-            hint="new classic policy=skip drop_after=3",
-        )
-    return int(text)
+    return read_number(
+        text,
+        "`drop_after` (missed turns in a row; 0 never)",
+        most=50,
+        hint="new classic policy=skip drop_after=3",
+    )
 
 
 class Pacing:

@@ -133,7 +133,7 @@ class RecordingDice:
 
 
 _SEPARATORS = re.compile(r"[\s,;]+")
-_COUNTED = re.compile(r"^(\d*)d6$")
+_COUNTED = re.compile(r"^([0-9]{0,3})d6$")
 
 
 def parse_dice(text: str, kind: DiceKind) -> tuple[str, ...] | None:
@@ -154,9 +154,9 @@ def parse_dice(text: str, kind: DiceKind) -> tuple[str, ...] | None:
         if kind is DiceKind.PLAIN and counted_match:
             counted += int(counted_match.group(1) or 1)
             continue
-        name = f"{names[0][:-1]}{token}" if token.isdigit() else token
+        name = f"{names[0][:-1]}{token}" if token.isascii() and token.isdigit() else token
         if name not in names:
-            if len(token) > 12 or not re.fullmatch(r"[a-z]*\d*", token):
+            if len(token) > 12 or not re.fullmatch(r"[a-z]*[0-9]*", token):
                 raise DiceSyntaxError(
                     f"I can't read `{token[:20]}` as a die. Name dice like `{example}`.",
                     hint=f"roll {example}",

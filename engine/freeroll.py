@@ -74,8 +74,8 @@ class FreeRoll:
 
 
 _TOKEN = re.compile(
-    r"\s*(?:(?P<painted>py[1-5])|(?P<dice>(?P<count>\d*)d(?P<sides>\d+)"
-    r"(?:k(?P<hl>[hl])(?P<keep>\d+))?)|(?P<number>\d+)|(?P<op>[+\-,]))",
+    r"\s*(?:(?P<painted>py[1-5])|(?P<dice>(?P<count>[0-9]*)d(?P<sides>[0-9]+)"
+    r"(?:k(?P<hl>[hl])(?P<keep>[0-9]+))?)|(?P<number>[0-9]+)|(?P<op>[+\-,]))",
     re.IGNORECASE,
 )
 

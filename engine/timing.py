@@ -13,9 +13,9 @@ from engine.errors import RulesError
 
 MINUTE = timedelta(minutes=1)
 DAY = timedelta(days=1)
-_PART = re.compile(r"(\d{1,4})\s*(w|d|h|m)", re.IGNORECASE)
+_PART = re.compile(r"([0-9]{1,4})\s*(w|d|h|m)", re.IGNORECASE)
 _UNITS = {"w": timedelta(weeks=1), "d": DAY, "h": timedelta(hours=1), "m": MINUTE}
-_CLOCK = re.compile(r"^(\d{1,2})(?::(\d{2}))?$")
+_CLOCK = re.compile(r"^([0-9]{1,2})(?::([0-9]{2}))?$")
 OFF_WORDS = frozenset({"off", "none", "no", "never"})
 
 

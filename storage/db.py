@@ -104,6 +104,11 @@ def storage_refusal(exc: sqlite3.Error) -> StorageError | None:
             "Nothing was recorded: the database is busy (another program is holding it). "
             "Try again in a moment."
         )
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return StorageError(
+            "Nothing was recorded: the bot's database file is damaged. Tell a moderator; "
+            "the bot's log says which file."
+        )
     if code in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN):
         return StorageError(
             "Nothing was recorded: the bot could not write to its storage. Tell a moderator; "

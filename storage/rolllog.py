@@ -317,7 +317,9 @@ def _query_sql(q: LogQuery) -> tuple[str, list[object]]:
         where.append("game_id = ?")
         params.append(q.game_id)
     if q.user is not None:
-        if q.user.isdigit() and len(q.user) >= 15:  # a Discord user id (a snowflake)
+        if (
+            q.user.isascii() and q.user.isdigit() and len(q.user) >= 15
+        ):  # a Discord user id (a snowflake)
             where.append("user_id = ?")
         else:
             where.append("user_name = ? COLLATE NOCASE")

@@ -142,3 +142,81 @@ def command_strings(rng: random.Random, count: int, prefix: str = "!") -> list[s
             text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 4)))
         out.append(text[:1900])
     return out
+
+
+# Numbers as a hostile (or unlucky) player types them: digits `str.isdigit()` accepts but
+# `int()` refuses or misreads, numbers past every limit, and ids past SQLite's integers.
+HOSTILE_NUMBERS = [
+    "²",
+    "³",
+    "¹²",
+    "①",
+    "⑳",
+    "１２",
+    "３",
+    "٣",
+    "৭",
+    "𝟗",
+    "Ⅷ",
+    "-1",
+    "+3",
+    "0",
+    "00",
+    "1.5",
+    "1e9",
+    "0x10",
+    "9" * 20,
+    "99999999999999999999",
+    "18446744073709551616",
+    "9" * 5000,
+    "1" + "0" * 4400,
+    "",
+]
+
+# Every place a command reads a number; `{}` is where the number goes.
+NUMBER_SLOTS = [
+    "!score chance {}",
+    "!score fours {}",
+    "!score {}",
+    "!mod void {} reason",
+    "!mod void #{} reason",
+    "!mod export {}",
+    "!mod log before={}",
+    "!mod log {}",
+    "!mod log {} Gypsy before={}",
+    "!fairness game {}",
+    "!new classic drop_after={}",
+    "!new classic rounds={}",
+    "!new painted rounds={}",
+    "!new classic deadline={}h",
+    "!mod hands {}",
+    "!mod hands 1 game {}",
+    "!mod hands {} game {}",
+    "!mod deadline {}h wait reason",
+    "!mod deadline 24h skip drop_after={} reason",
+    "!discard 7h from discard {}",
+    "!discard 7h,Kd from discard {}",
+    "!roll {}",
+    "!roll {} {}",
+    "!roll d{}",
+    "!roll {}d6",
+    "!roll {}d20kh{}",
+    "!keep {}",
+    "!keep {} {}",
+    "!away {}d",
+    "!quiet {}:00-08:00",
+    "!tz UTC+{}",
+    "!declare {}",
+    "!card {}",
+    "!help {}",
+]
+
+
+def hostile_lines(rng: random.Random, count: int) -> list[str]:
+    """Commands with hostile numbers in every numeric slot (each slot's `{}` filled anew)."""
+    out = []
+    for _ in range(count):
+        slot = rng.choice(NUMBER_SLOTS)
+        numbers = [rng.choice(HOSTILE_NUMBERS) for _ in range(slot.count("{}"))]
+        out.append(slot.format(*numbers))
+    return out

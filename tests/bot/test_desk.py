@@ -26,7 +26,7 @@ from bot.replies import (
 from engine import GameState, Phase, RandomDice, Roll, ScriptedDice, Seat, apply, make_rules
 from engine.scoring import new_card
 from storage.service import GameService, StoredGame
-from tests.bot.fuzzing import command_strings
+from tests.bot.fuzzing import command_strings, hostile_lines
 
 
 def check_limits(reply: Reply) -> None:
@@ -71,6 +71,33 @@ async def test_thousands_of_random_commands_are_answered_or_ignored(
         else:
             assert replies is None
     assert answered > 2000
+
+
+async def test_five_thousand_hostile_numbers_never_crash_a_command(service: GameService) -> None:
+    """Superscripts, circled and fullwidth digits, numbers of thousands of digits and ids past
+    SQLite's integers, in every place a command reads a number, in every phase of a dice and a
+    card game: each gets an answer, and none is an internal error."""
+    service.dice = RandomDice(random.Random(5))
+    console = Console(Desk(service, Config()), Config())
+    rng = random.Random(13)
+    phases = [
+        ["Mod: !mod end reset"],
+        ["Mod: !mod end reset", "Gypsy: !new classic order=join", "Second: !join"],
+        ["Mod: !mod end reset", "Gypsy: !new triple order=join", "Gypsy: !start", "Gypsy: !roll"],
+        ["Mod: !mod end reset", "Gypsy: !new card order=join", "Second: !join", "Gypsy: !start"],
+    ]
+    lines = hostile_lines(rng, 5200)
+    for number, text in enumerate(lines):
+        if number % 200 == 0:
+            for line in phases[number // 200 % len(phases)]:
+                await console.post(line)
+        who = rng.choice(["Gypsy", "Second", "Mod"])
+        replies = await console.post(f"{who}: {text}")
+        assert replies, f"no answer to {text[:60]!r}"
+        for reply in replies:
+            check_limits(reply)
+            assert "went wrong on my side" not in reply.text, f"{text[:60]!r} crashed the desk"
+    assert len(lines) >= 5000
 
 
 def big_game(preset: str, options: dict[str, object], players: int) -> StoredGame:
