@@ -104,6 +104,12 @@ async def table(tmp_path: Path, dice: QueueDice, config: Config) -> AsyncIterato
     try:
         yield table
         table.check_alive()
+        await fake.settle(quiet=0.03)
+        # The stricter fake refuses what Discord refuses; a test that made the bot send anything
+        # Discord would refuse (too long, too fast, too late, twice) fails here.
+        # (A user's closed direct messages, code 50007, are their choice, not the bot's fault.)
+        refused = [r for r in fake.refused if r["code"] != 50007]
+        assert not refused, f"Discord would have refused: {refused}"
     finally:
         await stop_bot(table.bot, table.task)
         await fake.stop()
