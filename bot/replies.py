@@ -24,7 +24,8 @@ SELECT_OPTIONS_MAX = 25
 EMBEDS_MAX = 10  # embeds per message
 QUOTE_MAX = 300  # characters of someone's own text (a reason, a scope) quoted in a message
 
-_MARKDOWN = re.compile(r"([\\*_~|`>#\-\[\]()<:])")
+_MARKDOWN = re.compile(r"([\\*_~|`\[\]<])")  # emphasis, code, masked links, mentions
+_LINE_START = re.compile(r"^(\s*)([#>+-]|\d+\.)")  # headings, quotes, lists where a line begins
 _MASS_MENTION = re.compile(r"@(everyone|here)")
 
 
@@ -33,10 +34,17 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _escape_line_start(match: re.Match[str]) -> str:
+    marker = match.group(2)
+    marker = marker[:-1] + "\\." if marker.endswith(".") else "\\" + marker
+    return match.group(1) + marker
+
+
 def escape(text: str) -> str:
     """Someone's text (a display name, a reason) shown as typed: markdown characters escaped
     (no masked link, heading or mention can come out of it) and @everyone/@here broken."""
-    return _MASS_MENTION.sub("@\u200b\\1", _MARKDOWN.sub(r"\\\1", text))
+    text = _LINE_START.sub(_escape_line_start, _MARKDOWN.sub(r"\\\1", text))
+    return _MASS_MENTION.sub("@\u200b\\1", text)
 
 
 def quote(text: str, limit: int = QUOTE_MAX) -> str:
