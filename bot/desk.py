@@ -68,7 +68,7 @@ from engine import (
 from engine.cardgame import CardRules, CardState
 from engine.freeroll import parse_free_roll
 from engine.timing import format_duration
-from storage import audit, fairness, rolllog
+from storage import audit, fairness, rolllog, selections
 from storage.rolllog import ROLL_NAMES, LogQuery, LogRow
 from storage.service import BOT, GameService, Outcome, StoredGame, Where, Who
 
@@ -226,10 +226,10 @@ def _reroll_words(faces: tuple[DieFace, ...]) -> str:
 class Desk:
     """Every command, transport-free. Refusals come back as private replies; nothing changes."""
 
-    def __init__(self, service: GameService, config: Config) -> None:
+    def __init__(self, service: GameService, config: Config, prefix: str | None = None) -> None:
         self.service = service
         self.config = config
-        self.prefix = config.prefix
+        self.prefix = prefix or config.prefix  # as hints show commands: `!roll`, or `/roll`
         self.pacing = Pacing(self)
         self.cards = CardTable(self)
         self._text: dict[str, Callable[[Caller, str], Awaitable[list[Reply]]]] = {
@@ -454,20 +454,27 @@ class Desk:
             )
         return game
 
-    async def toggle(
-        self, caller: Caller, game_id: int, version: int, mask: int, die: int
-    ) -> list[Reply]:
-        """Mark or unmark a die for the next reroll; returns the roll message's new controls."""
+    async def toggle(self, caller: Caller, game_id: int, version: int, die: int) -> list[Reply]:
+        """Mark or unmark a die for the next reroll, in the selection held for this roll (so
+        taps from one rendered message all count); returns the roll message's new controls."""
         game = await self._button_game(caller, game_id, version)
-        controls = self._controls(game, mask ^ (1 << die))
-        return [Reply(controls=controls, edit=True)]
+        mask = await selections.selected(self.service.db, game.id, game.version) ^ (1 << die)
+        await selections.select(self.service.db, game.id, game.version, mask)
+        return [Reply(controls=self._controls(game, mask), edit=True)]
 
     async def roll_button(self, caller: Caller, game_id: int, version: int) -> list[Reply]:
         await self._button_game(caller, game_id, version)
         return await self._play(caller, Roll(caller.who.user_id))
 
-    async def reroll(self, caller: Caller, game_id: int, version: int, mask: int) -> list[Reply]:
+    async def reroll(
+        self, caller: Caller, game_id: int, version: int, mask: int | None = None
+    ) -> list[Reply]:
+        """Reroll the dice held as selected for this roll: what the player last saw marked.
+        (`mask`: what a button posted before selections were held says it showed.)"""
         game = await self._button_game(caller, game_id, version)
+        held = await selections.selected(self.service.db, game.id, game.version)
+        if held or mask is None:
+            mask = held
         names = tuple(n for i, n in enumerate(_dice_state(game).rules.dice.names) if mask >> i & 1)
         if not names:
             raise UsageError("Tap the dice to reroll first, then Reroll.")
