@@ -21,6 +21,7 @@ PLAYERS = [
     User(1_002, "Second"),
     User(1_003, "Third"),
     User(1_009, "Mod", moderator=True),
+    User(1_004, "Mallory", display="[Free Nitro](https://evil.test)"),
 ]
 
 
@@ -71,8 +72,10 @@ class Table:
 
 
 async def start_bot(
-    fake: FakeDiscord, config: Config, db_path: Path, dice: QueueDice, clock: FakeClock
+    fake: FakeDiscord, config: Config, db_path: Path, dice: QueueDice | None, clock: FakeClock
 ) -> tuple[RollkeeperBot, asyncio.Task[None]]:
+    """The bot on `fake`; `dice=None` draws every die from the game's committed seed, as in
+    production (scripted dice make no commitment)."""
     bot = RollkeeperBot(config, db_path, dice=dice, clock=clock, guild_ready_timeout=0.05)
     await bot.login("fake-token")
     task = asyncio.create_task(bot.connect(reconnect=False))

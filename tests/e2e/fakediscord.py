@@ -66,12 +66,13 @@ class User:
     id: int
     name: str
     moderator: bool = False
+    display: str | None = None  # the display name others see, when not `name`
 
     def payload(self) -> dict[str, Any]:
         return {
             "id": str(self.id),
             "username": self.name.lower(),
-            "global_name": self.name,
+            "global_name": self.display or self.name,
             "discriminator": "0",
             "avatar": None,
             "bot": self.id == BOT_ID,
@@ -106,10 +107,17 @@ class Refusal(Exception):
 
 def _invalid(path: str, problem: str) -> Refusal:
     """Discord's 50035 Invalid Form Body, naming the field."""
-    return Refusal(400, 50035, "Invalid Form Body", errors={path: {"_errors": [problem]}})
+    error = {"code": "INVALID_FORM_BODY", "message": problem}
+    return Refusal(400, 50035, "Invalid Form Body", errors={path: {"_errors": [error]}})
 
 
-def check_message(body: dict[str, Any], files: list[dict[str, Any]], *, edit: bool = False) -> None:
+def check_message(
+    body: dict[str, Any],
+    files: list[dict[str, Any]],
+    *,
+    edit: bool = False,
+    embed_total: int = EMBED_TOTAL_MAX,
+) -> None:
     """Discord's limits on a message: content, embeds and components."""
     content = body.get("content") or ""
     if len(content) > CONTENT_MAX:
@@ -139,8 +147,8 @@ def check_message(body: dict[str, Any], files: list[dict[str, Any]], *, edit: bo
                 raise _invalid(f"embeds.{index}.fields.{number}.value", "Must be 1-1024 long.")
             total += len(name) + len(value)
         total += sum(len(t) for t in parts.values())
-    if total > EMBED_TOTAL_MAX:
-        raise _invalid("embeds", f"Embed size exceeds maximum size of {EMBED_TOTAL_MAX}.")
+    if total > embed_total:
+        raise _invalid("embeds", f"Embed size exceeds maximum size of {embed_total}.")
     check_components(body.get("components") or [])
     if not edit and not (content or embeds or files or body.get("components")):
         raise Refusal(400, 50006, "Cannot send an empty message")
@@ -241,6 +249,9 @@ class FakeDiscord:
         self.calls: list[str] = []  # every REST call the bot made: "POST /channels/2000/messages"
         self.refused: list[dict[str, Any]] = []  # every refusal: route, status, code, message
         self._sent: dict[int, list[float]] = {}  # channel -> times of accepted messages
+        self.embed_total_max = (
+            EMBED_TOTAL_MAX  # a test may make Discord stricter than the bot knows
+        )
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -598,7 +609,7 @@ class FakeDiscord:
         recipient = next((u for u, c in self.dm_channels.items() if c == channel), None)
         if recipient in self.closed_dms:
             raise Refusal(403, 50007, "Cannot send messages to this user")
-        check_message(body, files)
+        check_message(body, files, embed_total=self.embed_total_max)
         reference = self._reference(body)
         nonce = body.get("nonce")
         if nonce and body.get("enforce_nonce"):  # Discord drops a repeat with the same nonce
@@ -616,7 +627,7 @@ class FakeDiscord:
 
     async def _edit_message(self, request: web.Request) -> web.Response:
         body, files = await self._body(request)
-        check_message(body, files, edit=True)
+        check_message(body, files, edit=True, embed_total=self.embed_total_max)
         message = self.find(request.match_info["message"])
         async with self._changed:
             message.update(
@@ -666,7 +677,7 @@ class FakeDiscord:
         }
         channel = int(interaction["channel_id"])
         if kind == 4:  # a new message
-            check_message(data, files)
+            check_message(data, files, embed_total=self.embed_total_max)
             message = await self._record(
                 channel, data, files, interaction_id=request.match_info["id"]
             )
@@ -685,7 +696,7 @@ class FakeDiscord:
         elif kind == 6:  # a component's deferred update: the clicked message is the original
             interaction["_original"] = interaction["message"]["id"]
         elif kind == 7:  # update the clicked message
-            check_message(data, files, edit=True)
+            check_message(data, files, edit=True, embed_total=self.embed_total_max)
             message = self.find(interaction["message"]["id"])
             async with self._changed:
                 message.update(
@@ -709,7 +720,7 @@ class FakeDiscord:
     async def _followup(self, request: web.Request) -> web.Response:
         body, files = await self._body(request)
         interaction = self._by_token(request.match_info["token"])
-        check_message(body, files)
+        check_message(body, files, embed_total=self.embed_total_max)
         if interaction.get("_loading"):  # the first followup fills the "thinking" message
             message = self.find(interaction["_original"])
             async with self._changed:
@@ -734,7 +745,7 @@ class FakeDiscord:
     async def _edit_followup(self, request: web.Request) -> web.Response:
         body, files = await self._body(request)
         interaction = self._by_token(request.match_info["token"])
-        check_message(body, files, edit=True)
+        check_message(body, files, edit=True, embed_total=self.embed_total_max)
         message = self._webhook_message(interaction, request.match_info["message"])
         async with self._changed:
             message.update(
