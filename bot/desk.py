@@ -303,7 +303,7 @@ class Desk:
         """The refusal in words, players by name (the engine speaks of player ids)."""
         text = exc.message
         for player, name in (names or {}).items():
-            text = text.replace(player, name)
+            text = text.replace(player, escape(name))
         if exc.hint:
             text += f" Try `{self.prefix}{exc.hint}`."
         return Reply(text=clip(text, CONTENT_MAX), private=True, refusal=True)
@@ -450,7 +450,7 @@ class Desk:
         if game.state.current_player != caller.who.user_id:
             current = game.state.current_player
             raise UsageError(
-                f"Not your turn: it's {game.name(current) if current else 'nobody'}'s."
+                f"Not your turn: it's {escape(game.name(current)) if current else 'nobody'}'s."
             )
         return game
 
@@ -794,7 +794,7 @@ class Desk:
         for player in game.state.players:
             if game.name(player).lower() == text.lower() or player == text:
                 return player
-        names = ", ".join(game.name(p) for p in game.state.players) or "nobody"
+        names = ", ".join(escape(game.name(p)) for p in game.state.players) or "nobody"
         raise UsageError(
             f"No player `{code(text, 30)}` in {game.title}. Playing: {names}.", hint="status"
         )
