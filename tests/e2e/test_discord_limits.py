@@ -272,3 +272,15 @@ async def test_help_autocompletes_and_every_option_is_described(table: Table) ->
     (help_command,) = [c for c in table.fake.commands if c["name"] == "help"]
     (command,) = help_command["options"]
     assert command["autocomplete"] and not command.get("choices")
+
+
+async def test_a_deferred_command_that_ends_in_a_refusal_answers_privately(table: Table) -> None:
+    """/fairness thinks in public; a refusal must not be public: the thinking message goes and
+    the refusal comes only to the asker."""
+    fake = table.fake
+    start = len(fake.messages)
+    await fake.slash("Gypsy", "fairness", game=99)
+    refusal = await fake.wait_for(lambda m: "99" in text_of(m), after=start)
+    assert refusal["flags"] & EPHEMERAL
+    thinking = [m for m in fake.messages[start:] if m is not refusal]
+    assert [m["id"] in fake.deleted for m in thinking] == [True]
