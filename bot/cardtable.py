@@ -10,7 +10,6 @@ whose turn, the crosses, and everyone's cards once the showdown reveals them.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bot.replies import (
@@ -22,9 +21,12 @@ from bot.replies import (
     ScoreOption,
     chunks,
     clip,
+    escape,
     pack,
+    points,
+    quote,
 )
-from bot.words import game_over_headline
+from bot.words import game_over_headline, shown_caller, shown_outcome, with_lines
 from engine import (
     GameEnded,
     Phase,
@@ -190,7 +192,7 @@ class CardTable:
         label = f"{game.title} Round {wanted}"
         rows = [r async for r in rolllog.rows_for_game(self.service.db.conn, game.id)]
         lines = [
-            f"`#{r.id}` {r.user_name}: {r.action} {r.dice}"
+            f"`#{r.id}` {escape(r.user_name)}: {r.action} {r.dice}"
             for r in rows
             if r.turn_label == label and r.action != "Deck reveal"
         ]
@@ -307,6 +309,7 @@ class CardTable:
     # ---- events in words ---------------------------------------------------------------------
 
     def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
+        outcome, caller = shown_outcome(outcome), shown_caller(caller)
         game = outcome.game
         state = game.state
         assert isinstance(state, CardState)
@@ -375,7 +378,7 @@ class CardTable:
                 case NoHand(player):
                     lines.append(f"{game.name(player)} has no hand to score this round.")
                 case TurnSkipped(player, _):
-                    why = (outcome.rows[0].reason or "") if outcome.rows else ""
+                    why = quote(outcome.rows[0].reason or "") if outcome.rows else ""
                     lines.append(f"⏭ {caller.who.name} skipped {game.name(player)}'s turn ({why}).")
                 case RoundEnded(number):
                     lines.append(
@@ -392,11 +395,8 @@ class CardTable:
                     lines.append(f"⭐ {game.name(player)} scored a special hand: one more round!")
                 case TurnStarted(player, _):
                     turn = self._turn(outcome, player)  # one message with what just happened
-                    if lines:
-                        text = clip("\n".join([*lines, turn.text]), CONTENT_MAX)
-                        turn = replace(turn, text=text)
-                        lines.clear()
-                    replies.append(turn)
+                    replies.extend(with_lines(lines, turn))
+                    lines.clear()
                 case GameEnded(winners, totals, early):
                     flush()
                     replies.append(self._game_over(game, winners, totals, early, outcome))
@@ -427,7 +427,7 @@ class CardTable:
             options = self._options_text(state, player)
             what = f"declare your hand: `{self.prefix}declare <hand>` or the menu. {options}"
             hands = tuple(
-                ScoreOption(b.hand, clip(HAND_BY_ID[b.hand].label, 100), f"{b.points} points")
+                ScoreOption(b.hand, clip(HAND_BY_ID[b.hand].label, 100), points(b.points))
                 for b in state.available(player)[:25]
             ) or tuple(
                 ScoreOption(h, clip(f"Cross off {HAND_BY_ID[h].label}", 100), "0 points")

@@ -118,6 +118,8 @@ class Config(BaseModel):
     seal_key_file: Path | None = None  # default: beside the database, `<name>.key`
     durability: Durability = Durability.FULL
     moderator_role: str | None = None
+    moderator_channel: str | None = None
+    refusal_seconds: Annotated[float, Field(ge=0, le=3600)] = 60
     token_file: Path | None = None
     message_content: bool = True
     defaults: dict[str, dict[str, str | int | bool]] = Field(default_factory=dict)

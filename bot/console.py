@@ -24,6 +24,7 @@ from storage.service import GameService, Outgoing, Where, Who
 
 _LINE = re.compile(r"^\s*([^:]{1,32}?)\s*:\s?(.*)$")
 _MARKUP = re.compile(r"\*\*|__|^-# ", re.MULTILINE)
+_ESCAPED = re.compile(r"\\([^A-Za-z0-9\s])")  # `\_` shows as `_` on Discord, and here
 EXPORTS = Path("exports")
 
 
@@ -51,10 +52,15 @@ def render_reply(reply: Reply) -> str:
         target = EXPORTS / attachment.filename
         target.write_bytes(attachment.data)
         lines.append(f"(attached {attachment.filename}: saved to {target})")
-    text = _MARKUP.sub("", "\n".join(lines))
+    text = _ESCAPED.sub(r"\1", _MARKUP.sub("", "\n".join(lines))).replace("\u200b", "")
     if reply.secret_for is not None:
         text = f"(only {reply.secret_for.removeprefix('console:')} sees this) " + text
+    elif reply.refusal:
+        # On Discord a refusal to a typed command is a short reply everyone can see for a
+        # minute (slash commands and buttons get it privately).
+        text = "(to you, removed shortly) " + text
     elif reply.private:
+        # On Discord: by direct message to a typed command, privately to a slash command.
         text = "(only you see this) " + text
     return text
 

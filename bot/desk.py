@@ -29,9 +29,13 @@ from bot.replies import (
     ScoreOption,
     chunks,
     clip,
+    code,
+    escape,
     pack,
+    points,
+    quote,
 )
-from bot.words import game_over_headline
+from bot.words import game_over_headline, shown_caller, shown_game, shown_outcome, with_lines
 from engine import (
     PRESETS,
     Action,
@@ -68,7 +72,7 @@ from engine.cardgame import CardRules, CardState
 from engine.freeroll import parse_free_roll
 from engine.numbers import is_number, read_number
 from engine.timing import format_duration
-from storage import audit, fairness, rolllog
+from storage import audit, fairness, rolllog, selections
 from storage.db import StorageError, storage_refusal
 from storage.rolllog import ROLL_NAMES, LogQuery, LogRow
 from storage.service import BOT, GameService, Outcome, StoredGame, Where, Who
@@ -227,10 +231,10 @@ def _reroll_words(faces: tuple[DieFace, ...]) -> str:
 class Desk:
     """Every command, transport-free. Refusals come back as private replies; nothing changes."""
 
-    def __init__(self, service: GameService, config: Config) -> None:
+    def __init__(self, service: GameService, config: Config, prefix: str | None = None) -> None:
         self.service = service
         self.config = config
-        self.prefix = config.prefix
+        self.prefix = prefix or config.prefix  # as hints show commands: `!roll`, or `/roll`
         self.pacing = Pacing(self)
         self.cards = CardTable(self)
         self._text: dict[str, Callable[[Caller, str], Awaitable[list[Reply]]]] = {
@@ -269,7 +273,7 @@ class Desk:
         name = ALIASES.get(name.lower(), name.lower())
         handler = self._text.get(name)
         if handler is None:
-            shown = clip(name, 20) or "that"
+            shown = code(name, 20) or "that"
             return [
                 self.refusal(
                     UsageError(f"I don't know `{shown}`. Commands: {', '.join(HELP)}.", hint="help")
@@ -305,6 +309,7 @@ class Desk:
                     text="Sorry, something went wrong on my side and nothing was changed. "
                     "The moderators can find it in the bot's log.",
                     private=True,
+                    refusal=True,
                 )
             ]
 
@@ -312,10 +317,10 @@ class Desk:
         """The refusal in words, players by name (the engine speaks of player ids)."""
         text = exc.message
         for player, name in (names or {}).items():
-            text = text.replace(player, name)
+            text = text.replace(player, escape(name))
         if exc.hint:
             text += f" Try `{self.prefix}{exc.hint}`."
-        return Reply(text=clip(text, CONTENT_MAX), private=True)
+        return Reply(text=clip(text, CONTENT_MAX), private=True, refusal=True)
 
     # ---- lobby -------------------------------------------------------------------------------
 
@@ -331,7 +336,7 @@ class Desk:
             key, eq, value = word.partition("=")
             if not eq or not key or not value:
                 raise UsageError(
-                    f"Options look like `rounds=2`; I can't read `{clip(word, 20)}`.",
+                    f"Options look like `rounds=2`; I can't read `{code(word, 20)}`.",
                     hint=f"new {variant} rounds=2" if "paint" in variant else f"new {variant}",
                 )
             options[key] = value
@@ -352,8 +357,9 @@ class Desk:
                 "standard rules"
             )
         text = (
-            f"**{game.title}**: {rules.title} ({opts}; {pace.describe()}). {caller.who.name} "
-            f"is in. Others: `{self.prefix}join`. When everyone is in: `{self.prefix}start`."
+            f"**{game.title}**: {rules.title} ({opts}; {pace.describe()}). "
+            f"{escape(caller.who.name)} is in. Others: `{self.prefix}join`. "
+            f"When everyone is in: `{self.prefix}start`."
         )
         if game.commitment:
             what = "Deck" if isinstance(game.state, CardState) else "Dice"
@@ -419,10 +425,10 @@ class Desk:
     async def free_roll(self, caller: Caller, text: str) -> list[Reply]:
         parsed = parse_free_roll(text)
         row, result, reveals = await self.service.free_roll(caller.where, caller.who, parsed)
-        line = result.describe(caller.who.name)
+        name = escape(caller.who.name)
+        line = result.describe(name)
         fields = (
-            f"Character: {caller.who.name} · Action: Free roll · Dice Roll: "
-            f"{parsed.text} · Roll #{row.id}"
+            f"Character: {name} · Action: Free roll · Dice Roll: {parsed.text} · Roll #{row.id}"
         )
         replies = [Reply(text=clip(f"{line}\n-# {fields}", CONTENT_MAX))]
         for reveal in reveals:
@@ -441,7 +447,7 @@ class Desk:
         row = await self.service.add_seed(caller.where, caller.who, text)
         return [
             Reply(
-                text=f"🌱 {caller.who.name} added a seed: `{clip(row.dice, 100)}`. Every "
+                text=f"🌱 {escape(caller.who.name)} added a seed: `{code(row.dice, 100)}`. Every "
                 "die in this game will mix it in."
             )
         ]
@@ -458,24 +464,31 @@ class Desk:
         if game.state.current_player != caller.who.user_id:
             current = game.state.current_player
             raise UsageError(
-                f"Not your turn: it's {game.name(current) if current else 'nobody'}'s."
+                f"Not your turn: it's {escape(game.name(current)) if current else 'nobody'}'s."
             )
         return game
 
-    async def toggle(
-        self, caller: Caller, game_id: int, version: int, mask: int, die: int
-    ) -> list[Reply]:
-        """Mark or unmark a die for the next reroll; returns the roll message's new controls."""
+    async def toggle(self, caller: Caller, game_id: int, version: int, die: int) -> list[Reply]:
+        """Mark or unmark a die for the next reroll, in the selection held for this roll (so
+        taps from one rendered message all count); returns the roll message's new controls."""
         game = await self._button_game(caller, game_id, version)
-        controls = self._controls(game, mask ^ (1 << die))
-        return [Reply(controls=controls, edit=True)]
+        mask = await selections.selected(self.service.db, game.id, game.version) ^ (1 << die)
+        await selections.select(self.service.db, game.id, game.version, mask)
+        return [Reply(controls=self._controls(game, mask), edit=True)]
 
     async def roll_button(self, caller: Caller, game_id: int, version: int) -> list[Reply]:
         await self._button_game(caller, game_id, version)
         return await self._play(caller, Roll(caller.who.user_id))
 
-    async def reroll(self, caller: Caller, game_id: int, version: int, mask: int) -> list[Reply]:
+    async def reroll(
+        self, caller: Caller, game_id: int, version: int, mask: int | None = None
+    ) -> list[Reply]:
+        """Reroll the dice held as selected for this roll: what the player last saw marked.
+        (`mask`: what a button posted before selections were held says it showed.)"""
         game = await self._button_game(caller, game_id, version)
+        held = await selections.selected(self.service.db, game.id, game.version)
+        if held or mask is None:
+            mask = held
         names = tuple(n for i, n in enumerate(_dice_state(game).rules.dice.names) if mask >> i & 1)
         if not names:
             raise UsageError("Tap the dice to reroll first, then Reroll.")
@@ -491,13 +504,13 @@ class Desk:
     async def card(self, caller: Caller, player: str) -> list[Reply]:
         game = await self.service.require_game_here(caller.where.channel_id)
         if isinstance(game.state, CardState):
-            return [Reply(embeds=(self.cards.board(game),))]
+            return [Reply(embeds=(self.cards.board(shown_game(game)),))]
         only = self._find_player(game, player) if player else None
-        embeds = self.scorecards(game, only)
+        embeds = self.scorecards(shown_game(game), only)
         return [Reply(embeds=(e,)) for e in embeds]
 
     async def status(self, caller: Caller) -> list[Reply]:
-        game = await self.service.require_game_here(caller.where.channel_id)
+        game = shown_game(await self.service.require_game_here(caller.where.channel_id))
         if isinstance(game.state, CardState):
             board = self.cards.board(game)
             clock = await self.pacing.clock_field(game)
@@ -541,7 +554,7 @@ class Desk:
                 Reply(text=f"No games in this server yet. `{self.prefix}new classic` starts one.")
             ]
         lines = []
-        for g in games:
+        for g in map(shown_game, games):
             where = f"<#{g.channel_id}>" if g.channel_id.isdigit() else g.channel_id
             if g.state.is_over:
                 winners = ", ".join(g.name(w) for w in g.state.winners()) or "no winner"
@@ -583,10 +596,10 @@ class Desk:
             match = _MENTION.match(scope.strip())
             user = match.group(1) if match else scope.strip()
             query = LogQuery(user=user, guild_id=where.guild_id, limit=200_000)
-            title = scope.strip()
+            title = quote(scope, 100)
         result = await fairness.report(self.service.db, query, title)
         if not result.rows:
-            return [Reply(text=f"No rolls yet for {title}.", private=True)]
+            return [Reply(text=f"No rolls yet for {title}.", private=True, refusal=True)]
         fields = []
         for t in [*result.dice, *([result.colours] if result.colours else [])]:
             counts = "  ".join(
@@ -614,7 +627,7 @@ class Desk:
         if name:
             entry = HELP.get(name)
             if entry is None:
-                raise UsageError(f"There's no command `{clip(name, 20)}`.", hint="help")
+                raise UsageError(f"There's no command `{code(name, 20)}`.", hint="help")
             return [Reply(text=f"`{p}{entry.usage}`: {entry.summary}", private=True)]
         lines = [f"`{p}{h.usage}`: {h.summary}" for h in HELP.values()]
         variants = "\n".join(f"**{pr.name}**: {pr.summary}" for pr in PRESETS)
@@ -690,7 +703,7 @@ class Desk:
         if player:
             match = _MENTION.match(player)
             user = match.group(1) if match else player
-            title += f", {player}"
+            title += f", {quote(player, 100)}"
         query = LogQuery(
             game_id=game_id,
             user=user,
@@ -795,9 +808,9 @@ class Desk:
         for player in game.state.players:
             if game.name(player).lower() == text.lower() or player == text:
                 return player
-        names = ", ".join(game.name(p) for p in game.state.players) or "nobody"
+        names = ", ".join(escape(game.name(p)) for p in game.state.players) or "nobody"
         raise UsageError(
-            f"No player `{clip(text, 30)}` in {game.title}. Playing: {names}.", hint="status"
+            f"No player `{code(text, 30)}` in {game.title}. Playing: {names}.", hint="status"
         )
 
     async def _play(self, caller: Caller, action: Action) -> list[Reply]:
@@ -820,7 +833,7 @@ class Desk:
                 ScoreOption(
                     value,
                     clip(_placement_label(state, p), 100),
-                    clip(f"{p.gain} points{_placement_note(p)}", 100),
+                    clip(f"{points(p.gain)}{_placement_note(p)}", 100),
                 )
             )
         return Controls(
@@ -829,10 +842,11 @@ class Desk:
 
     def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
         """Turn what the engine did into messages, in the forum's words."""
-        game = outcome.game
-        if isinstance(game.state, CardState):
+        if isinstance(outcome.game.state, CardState):
             return self.cards.describe(outcome, caller)
-        state = game.state
+        outcome, caller = shown_outcome(outcome), shown_caller(caller)
+        game = outcome.game
+        state = _dice_state(game)
         roll_rows = [r for r in outcome.rows if r.action in ROLL_NAMES]
         replies: list[Reply] = []
         lines: list[str] = []
@@ -844,11 +858,8 @@ class Desk:
                 case TurnStarted(player, turn):
                     # What just happened and whose turn it is now: one message, not two.
                     turn_reply = self._turn_started(outcome, player, turn)
-                    if lines:
-                        text = "\n".join([*lines, turn_reply.text])
-                        turn_reply = replace(turn_reply, text=clip(text, CONTENT_MAX))
-                        lines = []
-                    replies.append(turn_reply)
+                    replies.extend(with_lines(lines, turn_reply))
+                    lines = []
                 case DiceRolled():
                     row = roll_rows.pop(0) if roll_rows else None
                     replies.append(self._roll_reply(game, event, row))
@@ -860,15 +871,16 @@ class Desk:
                         f"Total {total}."
                     )
                 case TurnSkipped(player, turn):
-                    why = (outcome.rows[0].reason or "") if outcome.rows else ""
+                    why = quote(outcome.rows[0].reason or "") if outcome.rows else ""
                     lines.append(
                         f"⏭ {caller.who.name} skipped {game.name(player)}'s turn {turn} ({why})."
                     )
                 case RollVoided(player, turn, roll):
                     row = outcome.rows[0] if outcome.rows else None
                     corrected = f" #{row.corrects}" if row and row.corrects else ""
+                    why = quote(row.reason or "") if row else ""
                     lines.append(
-                        f"🛑 {caller.who.name} voided roll{corrected} ({row.reason if row else ''}"
+                        f"🛑 {caller.who.name} voided roll{corrected} ({why}"
                         f"). {game.name(player)}, roll {'again' if roll > 1 else 'all five'}: "
                         f"`{self.prefix}roll`"
                         + (" with the dice you were rerolling." if roll > 1 else ".")
@@ -896,7 +908,9 @@ class Desk:
                 )
             case PlayerLeft(player, kicked):
                 verb = "was removed from" if kicked else "left"
-                reason = f" ({outcome.rows[0].reason})" if kicked and outcome.rows else ""
+                reason = (
+                    f" ({quote(outcome.rows[0].reason or '')})" if kicked and outcome.rows else ""
+                )
                 lines.append(f"{game.name(player)} {verb} {game.title}{reason}.")
             case RollOffRolled(player, face, attempt):
                 if attempt > len(start_rolls):
@@ -1091,12 +1105,12 @@ def _number(text: str, what: str) -> int:
 def _log_line(row: LogRow) -> str:
     results = audit.results_text(row)
     note = (
-        f" (corrects #{row.corrects}: {row.reason})"
+        f" (corrects #{row.corrects}: {quote(row.reason or '', 200)})"
         if row.corrects
-        else (f" ({row.reason})" if row.reason else "")
+        else (f" ({quote(row.reason, 200)})" if row.reason else "")
     )
     return clip(
-        f"`#{row.id}` {row.at[5:16].replace('T', ' ')} **{row.user_name}** "
+        f"`#{row.id}` {row.at[5:16].replace('T', ' ')} **{escape(row.user_name)}** "
         f"{row.action} {row.dice}{': ' + results if results else ''}"
         f"{' · ' + row.turn_label if row.turn_label else ''}{note}",
         380,

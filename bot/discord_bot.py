@@ -14,7 +14,7 @@ import re
 import signal
 import sys
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -26,8 +26,19 @@ import discord
 from discord import app_commands
 
 from bot.config import Config
-from bot.desk import HELP, Caller, Desk
-from bot.replies import CardButtons, Controls, Embed, Reply
+from bot.cooldown import Cooldown
+from bot.desk import ALIASES, HELP, Caller, Desk, UsageError
+from bot.replies import (
+    CONTENT_MAX,
+    CardButtons,
+    Controls,
+    Embed,
+    Reply,
+    RollButton,
+    clip,
+    code,
+    escape,
+)
 from bot.timekeeper import Timekeeper, UndeliverableError
 from engine import PRESETS
 from engine.cardgame import CardState
@@ -42,15 +53,27 @@ POLICIES = [p.value for p in Policy]
 EXIT_UNREACHABLE = 3  # Discord could not be reached: worth retrying later
 DRAIN_SECONDS = 10.0  # how long a stop waits for the commands in flight
 RESTARTING = Reply(
-    text="I'm restarting: nothing was done. Send that again in a minute.", private=True
+    text="I'm restarting: nothing was done. Send that again in a minute.",
+    private=True,
+    refusal=True,
 )
-_TOGGLE = r"rk:t:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+):(?P<die>\d)"
-_REROLL = r"rk:r:(?P<game>\d+):(?P<version>\d+):(?P<mask>\d+)"
-_ROLL = r"rk:o:(?P<game>\d+):(?P<version>\d+)"
-_PICK = r"rk:s:(?P<game>\d+):(?P<version>\d+):(?P<part>\d)"
-_HAND = r"rk:h:(?P<game>\d+)"
-_STAY = r"rk:y:(?P<game>\d+):(?P<version>\d+)"
-_DECLARE = r"rk:d:(?P<game>\d+):(?P<version>\d+)"
+# Custom ids name the game, the roll (the game's version) and the die or menu, never the dice
+# selected: the selection is held by the bot (storage/selections.py), so every rendering of a
+# roll message carries the same ids and a tap from any of them applies to what is held.
+# Messages posted before that carried the mask (`rk:t:g:v:MASK:die`, `rk:r:g:v:MASK`); those
+# ids are still read.
+_TOGGLE = re.compile(r"rk:t:(?P<game>\d+):(?P<version>\d+)(?::(?P<mask>\d+))?:(?P<die>\d)")
+_REROLL = re.compile(r"rk:r:(?P<game>\d+):(?P<version>\d+)(?::(?P<mask>\d+))?")
+_ROLL = re.compile(r"rk:o:(?P<game>\d+):(?P<version>\d+)")
+_PICK = re.compile(r"rk:s:(?P<game>\d+):(?P<version>\d+):(?P<part>\d)")
+_HAND = re.compile(r"rk:h:(?P<game>\d+)")
+_STAY = re.compile(r"rk:y:(?P<game>\d+):(?P<version>\d+)")
+_DECLARE = re.compile(r"rk:d:(?P<game>\d+):(?P<version>\d+)")
+# Typed commands that read the log (and may take seconds on a big one): they don't hold up
+# the channel's queue, and as slash commands they are acknowledged at once and answered when
+# done (public: the report is for everyone; private: only the moderator sees it).
+SLOW_PUBLIC = {"fairness"}
+SLOW_PRIVATE = {"mod log", "mod verify", "mod export", "mod hands"}
 
 
 def to_discord_embed(embed: Embed) -> discord.Embed:
@@ -64,138 +87,86 @@ def to_discord_embed(embed: Embed) -> discord.Embed:
     return out
 
 
+class Rendered(discord.ui.View):
+    """Buttons and menus drawn, not listened to: discord.py never keeps such a view, so every
+    press reaches `on_interaction`, which answers it (even one on an outdated message)."""
+
+    def __init__(self, *items: discord.ui.Item[Any]) -> None:
+        super().__init__(timeout=None)
+        for item in items:
+            self.add_item(item)
+        self.stop()
+
+    def is_dispatchable(self) -> bool:
+        return False
+
+
 def controls_view(controls: Controls) -> discord.ui.View:
-    """Dice toggles (row 0), Reroll (row 1), score menus (rows 2-3): all persistent."""
-    view = discord.ui.View(timeout=None)
+    """Dice toggles (row 0), Reroll (row 1), score menus (rows 2-3)."""
+    items: list[discord.ui.Item[Any]] = []
+    game, version = controls.game_id, controls.version
     if controls.can_reroll:
         for index, die in enumerate(controls.dice):
-            view.add_item(DieButton(controls, index, die.text))
-        view.add_item(RerollButton(controls))
-    for part in range(min(2, (len(controls.options) + 24) // 25)):
-        view.add_item(ScoreMenu(controls, part))
-    return view
-
-
-class _Restored:
-    """Rebuilds a persistent item from its custom id: each named group of the class's template
-    becomes an int attribute (`game`, `version`, `mask`, `die`), so buttons survive restarts."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-
-    @classmethod
-    async def from_custom_id(
-        cls, interaction: discord.Interaction[Any], item: discord.ui.Item[Any], match: re.Match[str]
-    ) -> Any:
-        restored = cls.__new__(cls)
-        discord.ui.DynamicItem.__init__(restored, item)  # type: ignore[arg-type]
-        for name, value in match.groupdict().items():
-            setattr(restored, name, int(value))
-        return restored
-
-
-class DieButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_TOGGLE):
-    def __init__(self, controls: Controls, index: int, label: str) -> None:
-        chosen = bool(controls.selected >> index & 1)
-        super().__init__(
-            discord.ui.Button(
-                label=("🔁 " if chosen else "") + label,
-                style=discord.ButtonStyle.primary if chosen else discord.ButtonStyle.secondary,
-                custom_id=f"rk:t:{controls.game_id}:{controls.version}:{controls.selected}:{index}",
-                row=0,
+            chosen = bool(controls.selected >> index & 1)
+            items.append(
+                discord.ui.Button(
+                    label=("🔁 " if chosen else "") + die.text,
+                    style=discord.ButtonStyle.primary if chosen else discord.ButtonStyle.secondary,
+                    custom_id=f"rk:t:{game}:{version}:{index}",
+                    row=0,
+                )
             )
-        )
-        self.game, self.version, self.mask, self.die = (
-            controls.game_id,
-            controls.version,
-            controls.selected,
-            index,
-        )
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        bot: RollkeeperBot = interaction.client
-        await bot.handle_interaction(
-            interaction,
-            bot.desk.toggle(
-                bot.caller_from_interaction(interaction),
-                self.game,
-                self.version,
-                self.mask,
-                self.die,
-            ),
-        )
-
-
-class FirstRollButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_ROLL):
-    def __init__(self, game_id: int, version: int) -> None:
-        super().__init__(
+        count = bin(controls.selected).count("1")
+        items.append(
             discord.ui.Button(
-                label="Roll all five",
-                emoji="🎲",
+                label=f"Reroll {count} dice" if count else "Reroll (tap dice first)",
                 style=discord.ButtonStyle.success,
-                custom_id=f"rk:o:{game_id}:{version}",
+                custom_id=f"rk:r:{game}:{version}",
+                row=1,
             )
         )
-        self.game, self.version = game_id, version
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        bot: RollkeeperBot = interaction.client
-        await bot.handle_interaction(
-            interaction,
-            bot.desk.roll_button(bot.caller_from_interaction(interaction), self.game, self.version),
-            retire=True,
-        )
-
-
-class HandButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_HAND):
-    """Card games: your cards, in a reply only you can see."""
-
-    def __init__(self, game_id: int) -> None:
-        super().__init__(
-            discord.ui.Button(
-                label="My hand",
-                emoji="🂠",
-                style=discord.ButtonStyle.primary,
-                custom_id=f"rk:h:{game_id}",
+    for part in range(min(2, (len(controls.options) + 24) // 25)):
+        options = controls.options[part * 25 : (part + 1) * 25]
+        items.append(
+            discord.ui.Select(
+                placeholder="Score in…" if part == 0 else "More boxes…",
+                custom_id=f"rk:s:{game}:{version}:{part}",
+                options=[
+                    discord.SelectOption(
+                        label=o.label, value=o.value, description=o.description or None
+                    )
+                    for o in options
+                ],
+                row=2 + part,
             )
         )
-        self.game = game_id
+    return Rendered(*items)
 
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        bot: RollkeeperBot = interaction.client
-        await bot.handle_interaction(
-            interaction, bot.desk.cards.hand(bot.caller_from_interaction(interaction))
+
+def roll_view(button: RollButton) -> discord.ui.View:
+    return Rendered(
+        discord.ui.Button(
+            label="Roll all five",
+            emoji="🎲",
+            style=discord.ButtonStyle.success,
+            custom_id=f"rk:o:{button.game_id}:{button.version}",
         )
+    )
 
 
-class StayButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_STAY):
-    """Card games: keep your cards (for the player whose turn it is)."""
-
-    def __init__(self, game_id: int, version: int) -> None:
-        super().__init__(
-            discord.ui.Button(
-                label="Stay",
-                style=discord.ButtonStyle.secondary,
-                custom_id=f"rk:y:{game_id}:{version}",
-            )
+def cards_view(buttons: CardButtons) -> discord.ui.View:
+    """**My hand** (a reply only you can see) and **Stay**, or at the showdown the hands the
+    declaring player may name."""
+    items: list[discord.ui.Item[Any]] = [
+        discord.ui.Button(
+            label="My hand",
+            emoji="🂠",
+            style=discord.ButtonStyle.primary,
+            custom_id=f"rk:h:{buttons.game_id}",
         )
-        self.game, self.version = game_id, version
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        bot: RollkeeperBot = interaction.client
-        await bot.handle_interaction(
-            interaction,
-            bot.desk.cards.stay_button(
-                bot.caller_from_interaction(interaction), self.game, self.version
-            ),
-        )
-
-
-class DeclareMenu(_Restored, discord.ui.DynamicItem[discord.ui.Select[Any]], template=_DECLARE):
-    """Card games at the showdown: the hands the declaring player may name."""
-
-    def __init__(self, buttons: CardButtons) -> None:
-        super().__init__(
+    ]
+    if buttons.hands:
+        items.append(
             discord.ui.Select(
                 placeholder="Declare…",
                 custom_id=f"rk:d:{buttons.game_id}:{buttons.version}",
@@ -208,79 +179,19 @@ class DeclareMenu(_Restored, discord.ui.DynamicItem[discord.ui.Select[Any]], tem
                 row=1,
             )
         )
-        self.game, self.version = buttons.game_id, buttons.version
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        bot: RollkeeperBot = interaction.client
-        data: dict[str, Any] = dict(interaction.data or {})
-        values = data.get("values") or [""]
-        await bot.handle_interaction(
-            interaction,
-            bot.desk.cards.declare_pick(
-                bot.caller_from_interaction(interaction), self.game, self.version, str(values[0])
-            ),
-            retire=True,
-        )
-
-
-class RerollButton(_Restored, discord.ui.DynamicItem[discord.ui.Button[Any]], template=_REROLL):
-    def __init__(self, controls: Controls) -> None:
-        count = bin(controls.selected).count("1")
-        super().__init__(
+    else:
+        items.append(
             discord.ui.Button(
-                label=f"Reroll {count} dice" if count else "Reroll (tap dice first)",
-                style=discord.ButtonStyle.success,
-                disabled=False,
-                custom_id=f"rk:r:{controls.game_id}:{controls.version}:{controls.selected}",
-                row=1,
+                label="Stay",
+                style=discord.ButtonStyle.secondary,
+                custom_id=f"rk:y:{buttons.game_id}:{buttons.version}",
             )
         )
-        self.game, self.version, self.mask = (
-            controls.game_id,
-            controls.version,
-            controls.selected,
-        )
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        bot: RollkeeperBot = interaction.client
-        await bot.handle_interaction(
-            interaction,
-            bot.desk.reroll(
-                bot.caller_from_interaction(interaction), self.game, self.version, self.mask
-            ),
-            retire=True,
-        )
+    return Rendered(*items)
 
 
-class ScoreMenu(_Restored, discord.ui.DynamicItem[discord.ui.Select[Any]], template=_PICK):
-    def __init__(self, controls: Controls, part: int) -> None:
-        options = controls.options[part * 25 : (part + 1) * 25]
-        super().__init__(
-            discord.ui.Select(
-                placeholder="Score in…" if part == 0 else "More boxes…",
-                custom_id=f"rk:s:{controls.game_id}:{controls.version}:{part}",
-                options=[
-                    discord.SelectOption(
-                        label=o.label, value=o.value, description=o.description or None
-                    )
-                    for o in options
-                ],
-                row=2 + part,
-            )
-        )
-        self.game, self.version = controls.game_id, controls.version
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        bot: RollkeeperBot = interaction.client
-        data: dict[str, Any] = dict(interaction.data or {})
-        values = data.get("values") or [""]
-        await bot.handle_interaction(
-            interaction,
-            bot.desk.pick(
-                bot.caller_from_interaction(interaction), self.game, self.version, str(values[0])
-            ),
-            retire=True,
-        )
+async def _outdated() -> list[Reply]:
+    raise UsageError("That button no longer works: use the newest message.", hint="status")
 
 
 class RollkeeperBot(discord.Client):
@@ -317,7 +228,10 @@ class RollkeeperBot(discord.Client):
         self._inboxes: weakref.WeakValueDictionary[int, asyncio.Lock] = (
             weakref.WeakValueDictionary()
         )
+        self.cooldown = Cooldown()
+        self._expiring: dict[asyncio.Task[None], discord.Message] = {}
         self.closing = False
+        self._in_flight: set[asyncio.Task[Any]] = set()
         _register_commands(self)
 
     def inbox(self, channel_id: int | None) -> asyncio.Lock:
@@ -347,17 +261,11 @@ class RollkeeperBot(discord.Client):
     async def setup_hook(self) -> None:
         await self.open_database()
         assert self.db is not None
-        self._desk = Desk(GameService(self.db, self.dice, self.clock), self.config)
+        # Without Message Content the `!` commands never arrive: every hint names the slash
+        # command instead.
+        prefix = None if self.config.message_content else "/"
+        self._desk = Desk(GameService(self.db, self.dice, self.clock), self.config, prefix)
         self.timekeeper = Timekeeper(self._desk.service, self._desk.pacing, self)
-        self.add_dynamic_items(
-            DieButton,
-            RerollButton,
-            ScoreMenu,
-            FirstRollButton,
-            HandButton,
-            StayButton,
-            DeclareMenu,
-        )
         if self.sync_commands:
             await self.tree.sync()
 
@@ -373,22 +281,26 @@ class RollkeeperBot(discord.Client):
 
     async def deliver(self, message: Outgoing, reply: Reply, nonce: str) -> None:
         """The timekeeper's transport: a channel message or a direct message, with a nonce
-        Discord uses to drop a repeat of the same message."""
-        kwargs = self._message_kwargs(reply)
+        Discord uses to drop a repeat of the same message (a long one goes in pieces, each
+        with its own nonce)."""
         try:
             if message.user_id is not None:
                 if not message.user_id.isdigit():
                     raise UndeliverableError(f"not a Discord user: {message.user_id}")
-                user_id = int(message.user_id)
-                user = self.get_user(user_id) or await self.fetch_user(user_id)
-                await user.send(nonce=nonce, **kwargs)
+                channel: Any = await self.create_dm(discord.Object(int(message.user_id)))
             else:
                 assert message.channel_id is not None
                 if not message.channel_id.isdigit():
                     raise UndeliverableError(f"not a Discord channel: {message.channel_id}")
                 channel_id = int(message.channel_id)
                 channel = self.get_channel(channel_id) or await self.fetch_channel(channel_id)
-                await channel.send(nonce=nonce, **kwargs)  # type: ignore[union-attr]
+            for index, piece in enumerate(reply.split()):
+                once = nonce if index == 0 else f"{nonce}-{index}"
+
+                async def send(r: Reply, n: str = once) -> Any:
+                    return await channel.send(nonce=n, **self.kwargs(r))
+
+                await self._deliver(send, piece)
         except (discord.Forbidden, discord.NotFound) as exc:
             raise UndeliverableError(exc.text or str(exc)) from None
 
@@ -396,14 +308,13 @@ class RollkeeperBot(discord.Client):
         """Stop: commands in flight finish and answer first (up to DRAIN_SECONDS), then the
         timekeeper, the gateway and the database close."""
         self.closing = True
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(DRAIN_SECONDS):
-                for lock in list(self._inboxes.values()):
-                    async with lock:
-                        pass
+        flying = self._in_flight - {asyncio.current_task()}
+        if flying:
+            await asyncio.wait(flying, timeout=DRAIN_SECONDS)
         if self._timekeeping is not None and self.timekeeper is not None:
             await self.timekeeper.stop(self._timekeeping)
             self._timekeeping = None
+        await self._expire_now()
         await super().close()
         if self.db is not None:
             await self.db.close()
@@ -462,22 +373,134 @@ class RollkeeperBot(discord.Client):
                     return content[len(mention) :].strip().removeprefix(prefix)
         return None
 
+    @staticmethod
+    def command_name(text: str) -> str:
+        """`mod log 3` -> `mod log`, `r d1` -> `roll`: the command a typed text names."""
+        words = text.lower().split()
+        if not words:
+            return ""
+        name = ALIASES.get(words[0], words[0])
+        return f"mod {words[1]}" if name == "mod" and len(words) > 1 else name
+
+    @contextlib.contextmanager
+    def _tracked(self) -> Iterator[None]:
+        """A command in flight: a stop waits for it to answer (see `close`)."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._in_flight.add(task)
+        try:
+            yield
+        finally:
+            if task is not None:
+                self._in_flight.discard(task)
+
     async def on_message(self, message: discord.Message) -> None:
+        with self._tracked():
+            await self._on_message(message)
+
+    async def _on_message(self, message: discord.Message) -> None:
         if message.author.bot or self._desk is None:
             return
         text = self._command_text(message)
         if text is None or not text.strip():
             return
+        caller = self.caller_from_message(message)
+        name = self.command_name(text)
+        if name in SLOW_PUBLIC | SLOW_PRIVATE:  # reads the log: don't hold up the channel
+            await self._answer_typed(message, await self.desk.text_command(caller, text), name)
+            return
         async with self.inbox(message.channel.id):
             if self.closing:  # stopping: the command is not handled, and says so
-                await self._send(message.channel, RESTARTING, reference=message)
+                await self._answer_typed(message, [RESTARTING], name)
                 return
-            replies = await self.desk.text_command(self.caller_from_message(message), text)
-            for reply in replies:
-                if reply.secret_for is not None:
-                    await self._direct(reply, message.channel, message)
-                else:
-                    await self._send(message.channel, reply, reference=message)
+            replies = await self.desk.text_command(caller, text)
+            await self._answer_typed(message, replies, name)
+
+    async def _answer_typed(
+        self, message: discord.Message, replies: list[Reply], name: str
+    ) -> None:
+        """A typed command's answers: public ones in the channel; hidden cards and personal
+        answers (`mygames`, `tz`, `help`, moderators' reports) by direct message; refusals as a
+        short reply removed after a while, at most a few per person (see bot/cooldown.py)."""
+        for reply in replies:
+            if reply.secret_for is not None:
+                await self._direct(reply, message.channel, message)
+            elif reply.refusal:
+                await self._refuse(message, reply)
+            elif reply.private:
+                await self._personal(message, reply, name)
+            else:
+                for piece in reply.split():
+                    await self._deliver(lambda r: message.channel.send(**self.kwargs(r)), piece)
+
+    async def _refuse(self, message: discord.Message, reply: Reply) -> None:
+        """A refusal to a typed command: a reply to it, removed after `refusal_seconds`; none
+        when this person has had their share of refusals just now."""
+        key = (message.channel.id, message.author.id)
+        if not self.cooldown.allow(key, reply.text, self.clock()):
+            log.debug("refusal to %s held back (cooldown)", message.author.id)
+            return
+        sent = await self._deliver(
+            lambda r: message.channel.send(**self._replying(r, message)), reply
+        )
+        if sent is not None:
+            task = asyncio.create_task(self._remove_later(sent), name="remove refusal")
+            self._expiring[task] = sent
+            task.add_done_callback(lambda t: self._expiring.pop(t, None))
+
+    async def _remove_later(self, sent: discord.Message) -> None:
+        await asyncio.sleep(self.config.refusal_seconds)
+        with contextlib.suppress(discord.HTTPException):
+            await sent.delete()
+
+    async def _expire_now(self) -> None:
+        """Closing: the refusals still up are removed now rather than left for good."""
+        pending = list(self._expiring.items())
+        self._expiring.clear()
+        for task, sent in pending:
+            task.cancel()
+            with contextlib.suppress(discord.HTTPException, asyncio.TimeoutError):
+                await asyncio.wait_for(sent.delete(), 2)
+
+    async def _personal(self, message: discord.Message, reply: Reply, name: str) -> None:
+        """An answer only its asker should see, to a typed command: by direct message (the
+        console marks these "only you see this"). Closed DMs: a short note naming the slash
+        command, which answers privately."""
+        if name == "help" and not self.cooldown.allow(
+            (message.channel.id, message.author.id), "help", self.clock()
+        ):
+            return
+        try:
+            channel = await self.create_dm(message.author)
+            for piece in reply.split():
+                await self._deliver(lambda r: channel.send(**self.kwargs(r)), piece)
+        except (discord.Forbidden, discord.NotFound):
+            slash = name.split()[0] if name else "help"
+            note = (
+                f"I can't send you direct messages, where that answer goes: `/{name or slash}` "
+                "answers so only you see it."
+            )
+            await self._refuse(message, Reply(text=note, private=True, refusal=True))
+
+    def _replying(self, reply: Reply, message: discord.Message) -> dict[str, Any]:
+        """Message arguments for a reply to `message` that is still sent if it was deleted."""
+        kwargs = self.kwargs(reply)
+        kwargs["reference"] = message.to_reference(fail_if_not_exists=False)
+        kwargs["mention_author"] = False
+        return kwargs
+
+    async def _deliver(self, send: Callable[[Reply], Awaitable[Any]], reply: Reply) -> Any:
+        """Send `reply`; when Discord refuses it (400: something over a limit we missed), log
+        it and send a shortened form, so the message (a game's end, a turn) still arrives."""
+        try:
+            return await send(reply)
+        except discord.HTTPException as exc:
+            if exc.status != 400:
+                raise
+            log.warning(
+                "Discord refused a message (%s: %s); sending it shortened", exc.code, exc.text
+            )
+            return await send(reply.shortened())
 
     async def _direct(
         self, reply: Reply, channel: Any = None, reference: discord.Message | None = None
@@ -488,9 +511,9 @@ class RollkeeperBot(discord.Client):
         try:
             if not reply.secret_for.isdigit():
                 raise UndeliverableError(f"not a Discord user: {reply.secret_for}")
-            user_id = int(reply.secret_for)
-            user = self.get_user(user_id) or await self.fetch_user(user_id)
-            await user.send(**self._message_kwargs(reply))
+            dm = await self.create_dm(discord.Object(int(reply.secret_for)))
+            for piece in reply.split():
+                await self._deliver(lambda r: dm.send(**self.kwargs(r)), piece)
         except (discord.Forbidden, discord.NotFound, UndeliverableError):
             if channel is not None:
                 await channel.send(
@@ -501,21 +524,15 @@ class RollkeeperBot(discord.Client):
                     )
                     if reply.secret_for.isdigit()
                     else discord.AllowedMentions.none(),
-                    reference=reference,
+                    reference=reference.to_reference(fail_if_not_exists=False)
+                    if reference is not None
+                    else None,
                     mention_author=False,
                 )
 
-    async def _send(
-        self, channel: Any, reply: Reply, reference: discord.Message | None = None
-    ) -> discord.Message:
-        kwargs = self._message_kwargs(reply)
-        if reply.private and reference is not None:
-            kwargs["reference"] = reference
-            kwargs["mention_author"] = False
-        return await channel.send(**kwargs)  # type: ignore[no-any-return]
-
     @staticmethod
-    def _message_kwargs(reply: Reply) -> dict[str, Any]:
+    def kwargs(reply: Reply) -> dict[str, Any]:
+        """A reply as discord.py's message arguments (one message: see `Reply.split`)."""
         kwargs: dict[str, Any] = {
             "content": reply.text or None,
             "embeds": [to_discord_embed(e) for e in reply.embeds],
@@ -523,17 +540,9 @@ class RollkeeperBot(discord.Client):
         if reply.controls is not None:
             kwargs["view"] = controls_view(reply.controls)
         elif reply.roll_button is not None:
-            view = discord.ui.View(timeout=None)
-            view.add_item(FirstRollButton(reply.roll_button.game_id, reply.roll_button.version))
-            kwargs["view"] = view
+            kwargs["view"] = roll_view(reply.roll_button)
         elif reply.card_buttons is not None:
-            view = discord.ui.View(timeout=None)
-            view.add_item(HandButton(reply.card_buttons.game_id))
-            if reply.card_buttons.hands:
-                view.add_item(DeclareMenu(reply.card_buttons))
-            else:
-                view.add_item(StayButton(reply.card_buttons.game_id, reply.card_buttons.version))
-            kwargs["view"] = view
+            kwargs["view"] = cards_view(reply.card_buttons)
         if reply.files:
             kwargs["files"] = [
                 discord.File(io.BytesIO(f.data), filename=f.filename) for f in reply.files
@@ -545,50 +554,146 @@ class RollkeeperBot(discord.Client):
             )
         return kwargs
 
+    # ---- interactions ------------------------------------------------------------------------
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """Every press of one of our buttons or menus, on any message however old, is
+        answered here (the views we draw are never kept by discord.py)."""
+        if interaction.type is not discord.InteractionType.component or self._desk is None:
+            return
+        data: dict[str, Any] = dict(interaction.data or {})
+        custom_id = str(data.get("custom_id", ""))
+        if not custom_id.startswith("rk:"):
+            return
+        caller = self.caller_from_interaction(interaction)
+        value = str((data.get("values") or [""])[0])
+        desk, retire = self.desk, False
+        work: Awaitable[list[Reply]]
+        if m := _TOGGLE.fullmatch(custom_id):
+            work = desk.toggle(caller, int(m["game"]), int(m["version"]), int(m["die"]))
+        elif m := _REROLL.fullmatch(custom_id):
+            mask = int(m["mask"]) if m["mask"] is not None else None
+            work, retire = desk.reroll(caller, int(m["game"]), int(m["version"]), mask), True
+        elif m := _ROLL.fullmatch(custom_id):
+            work, retire = desk.roll_button(caller, int(m["game"]), int(m["version"])), True
+        elif m := _PICK.fullmatch(custom_id):
+            work, retire = desk.pick(caller, int(m["game"]), int(m["version"]), value), True
+        elif _HAND.fullmatch(custom_id):
+            work = desk.cards.hand(caller)
+        elif m := _STAY.fullmatch(custom_id):
+            work = desk.cards.stay_button(caller, int(m["game"]), int(m["version"]))
+        elif m := _DECLARE.fullmatch(custom_id):
+            game, version = int(m["game"]), int(m["version"])
+            work, retire = desk.cards.declare_pick(caller, game, version, value), True
+        else:
+            work = _outdated()
+        await self.handle_interaction(interaction, work, retire=retire)
+
     async def handle_interaction(
-        self, interaction: discord.Interaction[Any], work: Any, retire: bool = False
+        self,
+        interaction: discord.Interaction[Any],
+        work: Awaitable[list[Reply]],
+        retire: bool = False,
+        slow: str | None = None,
     ) -> None:
-        """Run a slash command's or a component's desk call in the channel's order; answer."""
+        with self._tracked():
+            await self._handle_interaction(interaction, work, retire, slow)
+
+    async def _handle_interaction(
+        self,
+        interaction: discord.Interaction[Any],
+        work: Awaitable[list[Reply]],
+        retire: bool = False,
+        slow: str | None = None,
+    ) -> None:
+        """Run a slash command's or a component's desk call in the channel's order; answer.
+        `slow` ("public" or "private"): a command that reads the log, acknowledged at once
+        (Discord allows 3 seconds) and answered when done, outside the channel's queue."""
+        caller = self.caller_from_interaction(interaction)
+        if slow is not None:
+            await interaction.response.defer(ephemeral=slow == "private", thinking=True)
+            replies = await self.desk.guard(work, caller)
+            await self._answer_deferred(interaction, replies, private=slow == "private")
+            return
         async with self.inbox(interaction.channel_id):
             if self.closing:
                 if hasattr(work, "close"):
                     work.close()  # the desk call never runs
                 await self.answer_interaction(interaction, [RESTARTING])
                 return
-            replies = await self.desk.guard(work, self.caller_from_interaction(interaction))
+            replies = await self.desk.guard(work, caller)
             await self.answer_interaction(interaction, replies, retire=retire)
+
+    @staticmethod
+    def _for_clicker(
+        interaction: discord.Interaction[Any], replies: Sequence[Reply]
+    ) -> tuple[list[Reply], list[Reply]]:
+        """The replies the clicker gets (their own cards made private) in messages within
+        Discord's limits, and other players' cards (which go by direct message)."""
+        caller = str(interaction.user.id)
+        others = [r for r in replies if r.secret_for not in (None, caller)]
+        mine = [
+            replace(r, private=True) if r.secret_for == caller or r.refusal else r
+            for r in replies
+            if r.secret_for in (None, caller)
+        ] or [Reply(text="Done.", private=True)]
+        return [piece for r in mine for piece in r.split()], others
 
     async def answer_interaction(
         self, interaction: discord.Interaction[Any], replies: Sequence[Reply], retire: bool = False
     ) -> None:
         """Answer a slash command or a component: the first reply answers it (or edits the
         clicked message), the rest follow up. `retire` takes the old buttons off on success."""
-        caller = str(interaction.user.id)
-        others = [r for r in replies if r.secret_for not in (None, caller)]
-        replies = [
-            replace(r, private=True) if r.secret_for == caller else r
-            for r in replies
-            if r.secret_for in (None, caller)
-        ]
-        if not replies:
-            replies = [Reply(text="Done.", private=True)]
-        first = replies[0]
+        pieces, others = self._for_clicker(interaction, replies)
+        first = pieces[0]
         if first.edit and interaction.message is not None:
             view = controls_view(first.controls) if first.controls else None
             await interaction.response.edit_message(view=view)
-            rest = replies[1:]
+            rest = pieces[1:]
         elif retire and not first.private and interaction.message is not None:
             await interaction.response.edit_message(view=None)
-            rest = replies
+            rest = pieces
         else:
-            kwargs = self._message_kwargs(first)
-            await interaction.response.send_message(ephemeral=first.private, **kwargs)
-            rest = replies[1:]
+            await self._deliver(
+                lambda r: interaction.response.send_message(ephemeral=r.private, **self.kwargs(r)),
+                first,
+            )
+            rest = pieces[1:]
         for reply in rest:
-            kwargs = self._message_kwargs(reply)
-            await interaction.followup.send(ephemeral=reply.private, **kwargs)
+            await self._deliver(
+                lambda r: interaction.followup.send(ephemeral=r.private, **self.kwargs(r)), reply
+            )
         for reply in others:  # other players' cards (a new deal): by direct message
             await self._direct(reply, interaction.channel)
+
+    async def _answer_deferred(
+        self, interaction: discord.Interaction[Any], replies: Sequence[Reply], private: bool
+    ) -> None:
+        """The answer to an acknowledged ("thinking...") command: the first reply fills the
+        thinking message when it is as private as that was; otherwise that message goes and
+        the answer follows as its own."""
+        pieces, others = self._for_clicker(interaction, replies)
+        first = pieces[0]
+        rest = pieces
+        if first.private == private:
+            await self._deliver(
+                lambda r: interaction.edit_original_response(**self._editing(r)), first
+            )
+            rest = pieces[1:]
+        else:
+            await interaction.delete_original_response()
+        for reply in rest:
+            await self._deliver(
+                lambda r: interaction.followup.send(ephemeral=r.private, **self.kwargs(r)), reply
+            )
+        for reply in others:
+            await self._direct(reply, interaction.channel)
+
+    def _editing(self, reply: Reply) -> dict[str, Any]:
+        kwargs = self.kwargs(reply)
+        if "files" in kwargs:
+            kwargs["attachments"] = kwargs.pop("files")
+        return kwargs
 
     # ---- the watchdog ------------------------------------------------------------------------
 
@@ -597,36 +702,77 @@ class RollkeeperBot(discord.Client):
         content = data.get("content")
         if content is None:
             return
-        await self._flag(
-            payload.channel_id, payload.guild_id, payload.message_id, "edited", str(content)
-        )
+        changes = [(str(payload.message_id), "edited", str(content))]
+        await self._watch(payload.channel_id, payload.guild_id, changes)
 
     async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
-        await self._flag(payload.channel_id, payload.guild_id, payload.message_id, "deleted", None)
+        changes = [(str(payload.message_id), "deleted", None)]
+        await self._watch(payload.channel_id, payload.guild_id, changes)
 
-    async def _flag(
+    async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
+        """A moderator's purge, or a ban that removed someone's history."""
+        changes = [(str(i), "deleted", None) for i in sorted(payload.message_ids)]
+        await self._watch(payload.channel_id, payload.guild_id, changes, bulk=True)
+
+    async def _watch(
         self,
         channel_id: int,
         guild_id: int | None,
-        message_id: int,
-        change: str,
-        content: str | None,
+        changes: Sequence[tuple[str, str, str | None]],
+        bulk: bool = False,
     ) -> None:
+        """Log what happened to messages that made rolls, and tell the moderators: their role
+        mentioned (for this message only), in the configured moderators' channel or else where
+        it happened."""
         if self._desk is None:
             return
         where = Where(str(guild_id) if guild_id else "dm", str(channel_id))
-        flagged = await self.desk.service.flag_message(where, str(message_id), change, content)
-        if flagged is None:
+        flagged = await self.desk.service.flag_messages(where, changes)
+        if not flagged:
             return
-        row, original = flagged
-        channel = self.get_channel(channel_id) or await self.fetch_channel(channel_id)
+        mods, roles = self._moderators(guild_id)
+        first, original = flagged[0]
+        name = escape(first.user_name)
+        if bulk:
+            rolls = ", ".join(f"#{r.corrects} ({escape(r.user_name)})" for r, _ in flagged)
+            text = (
+                f"⚠️ {mods}: {len(flagged)} message(s) behind rolls were removed at once (a "
+                f"purge, or a ban that removed someone's history) in <#{channel_id}>: rolls "
+                f"{rolls}. The rolls stand; logged as #{flagged[0][0].id}"
+                + (f"-#{flagged[-1][0].id}" if len(flagged) > 1 else "")
+                + "."
+            )
+        elif first.action == "Message deleted":
+            text = (
+                f"⚠️ {mods}: {name} deleted the message behind roll #{first.corrects} in "
+                f"<#{channel_id}>. The roll stands; logged as #{first.id}. It said: "
+                f"`{code(original, 300)}`"
+            )
+        else:
+            text = (
+                f"⚠️ {mods}: {name} edited the message behind roll #{first.corrects} in "
+                f"<#{channel_id}>; a roll's message is not to be edited. Logged as #{first.id} "
+                f"with both texts. Original: `{code(original, 300)}`"
+            )
+        target = self.config.moderator_channel
+        dest = int(target) if target and target.isdigit() else channel_id
+        channel: Any = self.get_channel(dest) or await self.fetch_channel(dest)
+        reply = Reply(text=clip(text, CONTENT_MAX), roles=roles)
+        await self._deliver(lambda r: channel.send(**self.kwargs(r)), reply)
+
+    def _moderators(self, guild_id: int | None) -> tuple[str, tuple[str, ...]]:
+        """How to address the moderators: their role's mention (by id, or found by name in
+        the server) and the role to let ping; "Moderators" when there is no such role."""
         role = self.config.moderator_role
-        text = (
-            f"⚠️ Moderators{f' ({role})' if role else ''}: the message behind roll "
-            f"#{row.corrects} by {row.user_name} was {change}. A roll cannot be edited; "
-            f"logged as #{row.id}. Original: `{original[:300]}`"
-        )
-        await channel.send(content=text)  # type: ignore[union-attr]
+        if not role:
+            return "Moderators", ()
+        if role.isdigit():
+            return f"<@&{role}>", (role,)
+        guild = self.get_guild(guild_id) if guild_id else None
+        found = discord.utils.get(guild.roles, name=role) if guild else None
+        if found is None:
+            return f"Moderators ({escape(role)})", ()
+        return f"<@&{found.id}>", (str(found.id),)
 
 
 # ---- slash commands ------------------------------------------------------------------------
@@ -635,8 +781,10 @@ class RollkeeperBot(discord.Client):
 def _register_commands(bot: RollkeeperBot) -> None:
     tree = bot.tree
 
-    async def respond(interaction: discord.Interaction[Any], work: Any) -> None:
-        await bot.handle_interaction(interaction, work)
+    async def respond(
+        interaction: discord.Interaction[Any], work: Any, slow: str | None = None
+    ) -> None:
+        await bot.handle_interaction(interaction, work, slow=slow)
 
     def caller(interaction: discord.Interaction[Any]) -> Caller:
         return bot.caller_from_interaction(interaction)
@@ -745,20 +893,29 @@ def _register_commands(bot: RollkeeperBot) -> None:
         player: discord.User | None = None,
     ) -> None:
         scope = f"game {game}" if game else f"<@{player.id}>" if player else ""
-        await respond(interaction, bot.desk.fairness(caller(interaction), scope))
+        await respond(interaction, bot.desk.fairness(caller(interaction), scope), slow="public")
 
     @tree.command(name="games", description="The games in this server")
     async def games(interaction: discord.Interaction[Any]) -> None:
         await respond(interaction, bot.desk.games(caller(interaction)))
 
+    async def help_choices(
+        _: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        """Suggested as you type, so /help stays valid however many commands there are (a
+        fixed choice list allows 25)."""
+        wanted = current.strip().lower()
+        return [
+            app_commands.Choice(name=clip(f"{name}: {entry.summary}", 100), value=name)
+            for name, entry in HELP.items()
+            if wanted in name
+        ][:25]
+
     @tree.command(name="help", description="How to play with rollkeeper")
-    @app_commands.choices(command=[app_commands.Choice(name=n, value=n) for n in HELP])
-    async def help_(
-        interaction: discord.Interaction[Any], command: app_commands.Choice[str] | None = None
-    ) -> None:
-        await respond(
-            interaction, bot.desk.help(caller(interaction), command.value if command else "")
-        )
+    @app_commands.describe(command="One command to explain (leave empty for all of them)")
+    @app_commands.autocomplete(command=help_choices)
+    async def help_(interaction: discord.Interaction[Any], command: str | None = None) -> None:
+        await respond(interaction, bot.desk.help(caller(interaction), command or ""))
 
     async def zone_choices(
         _: discord.Interaction[Any], current: str
@@ -779,6 +936,7 @@ def _register_commands(bot: RollkeeperBot) -> None:
         await respond(interaction, bot.desk.pacing.quiet(caller(interaction), hours))
 
     @tree.command(name="dm", description="Direct messages when your turn starts and at half time")
+    @app_commands.describe(setting="on: a direct message when your turn starts; off: none")
     @app_commands.choices(
         setting=[
             app_commands.Choice(name="on", value="on"),
@@ -859,6 +1017,11 @@ def _register_commands(bot: RollkeeperBot) -> None:
     )
 
     @mod.command(name="log", description="The roll log, newest first")
+    @app_commands.describe(
+        game="Only this game (its number in this server)",
+        player="Only this player's rolls",
+        before="Older rows: the roll id shown at the end of the last page",
+    )
     async def mod_log(
         interaction: discord.Interaction[Any],
         game: int | None = None,
@@ -870,25 +1033,30 @@ def _register_commands(bot: RollkeeperBot) -> None:
             bot.desk.mod_log(
                 caller(interaction), game, f"<@{player.id}>" if player else None, before
             ),
+            slow="private",
         )
 
     @mod.command(name="verify", description="Check the roll log's chain and replay every game")
     async def mod_verify(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.mod_verify(caller(interaction)))
+        await respond(interaction, bot.desk.mod_verify(caller(interaction)), slow="private")
 
     @mod.command(name="export", description="Export a game as a record (.jsonl) and log (.csv)")
+    @app_commands.describe(game="The game's number in this server (default: this channel's)")
     async def mod_export(interaction: discord.Interaction[Any], game: int | None = None) -> None:
-        await respond(interaction, bot.desk.mod_export(caller(interaction), game))
+        await respond(interaction, bot.desk.mod_export(caller(interaction), game), slow="private")
 
     @mod.command(name="void", description="Void the current turn's latest roll")
+    @app_commands.describe(roll_id="The roll's id (Roll #N under it)", reason="Why (logged)")
     async def mod_void(interaction: discord.Interaction[Any], roll_id: int, reason: str) -> None:
         await respond(interaction, bot.desk.mod_void(caller(interaction), roll_id, reason))
 
     @mod.command(name="skip", description="Skip the current player's turn")
+    @app_commands.describe(reason="Why (logged and shown)")
     async def mod_skip(interaction: discord.Interaction[Any], reason: str) -> None:
         await respond(interaction, bot.desk.mod_skip(caller(interaction), reason))
 
     @mod.command(name="kick", description="Remove a player from this channel's game")
+    @app_commands.describe(player="The player to remove", reason="Why (logged and shown)")
     async def mod_kick(
         interaction: discord.Interaction[Any], player: discord.User, reason: str
     ) -> None:
@@ -897,6 +1065,7 @@ def _register_commands(bot: RollkeeperBot) -> None:
         )
 
     @mod.command(name="end", description="End this channel's game now")
+    @app_commands.describe(reason="Why (logged and shown)")
     async def mod_end(interaction: discord.Interaction[Any], reason: str) -> None:
         await respond(interaction, bot.desk.mod_end(caller(interaction), reason))
 
@@ -929,7 +1098,9 @@ def _register_commands(bot: RollkeeperBot) -> None:
         interaction: discord.Interaction[Any], round: int | None = None, game: int | None = None
     ) -> None:
         text = f"{round or ''} {f'game {game}' if game else ''}"
-        await respond(interaction, bot.desk.cards.mod_hands(caller(interaction), text))
+        await respond(
+            interaction, bot.desk.cards.mod_hands(caller(interaction), text), slow="private"
+        )
 
     tree.add_command(mod)
 

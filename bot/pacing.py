@@ -10,7 +10,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from bot.config import read_deadline
-from bot.replies import CONTENT_MAX, Field, Reply, clip, encode, pack
+from bot.replies import CONTENT_MAX, Field, Reply, clip, code, encode, escape, pack, quote
+from bot.words import shown_game
 from engine import Phase
 from engine.numbers import read_number
 from engine.timing import (
@@ -157,7 +158,7 @@ class Pacing:
         moved = await self.service.set_prefs(prefs)
         assert prefs.away_until is not None
         text = (
-            f"🌴 {caller.who.name} is away for {format_duration(span)}, until "
+            f"🌴 {escape(caller.who.name)} is away for {format_duration(span)}, until "
             f"{prefs.local(prefs.away_until)}: their turn deadlines are paused and no "
             f"reminders go out. `{self.prefix}back` to return early."
         )
@@ -171,7 +172,7 @@ class Pacing:
         if not prefs.away(now):
             raise PaceError("You're not marked away.", hint="mygames")
         moved = await self.service.set_prefs(replace(prefs, away_until=None))
-        text = f"👋 {caller.who.name} is back: their turn deadlines run again."
+        text = f"👋 {escape(caller.who.name)} is back: their turn deadlines run again."
         for game in moved:
             text += f"\n{game.title}: {time_left(game.clock, now) or 'no deadline'}."
         return [Reply(text=clip(text, CONTENT_MAX))]
@@ -187,7 +188,7 @@ class Pacing:
             ]
         now = self.service.clock()
         lines = []
-        for g in games:
+        for g in map(shown_game, games):
             where = channel_ref(g.channel_id)
             current = g.state.current_player
             if g.state.phase is Phase.LOBBY:
@@ -229,8 +230,8 @@ class Pacing:
         left = time_left(updated.clock, self.service.clock())
         return [
             Reply(
-                text=f"⏱ {caller.who.name} set {game.title} to {pace.describe()} ({reason})."
-                + (f" This turn: {left}." if left else "")
+                text=f"⏱ {escape(caller.who.name)} set {game.title} to {pace.describe()} "
+                f"({quote(reason)})." + (f" This turn: {left}." if left else "")
             )
         ]
 
@@ -264,6 +265,7 @@ class Pacing:
         self, game: StoredGame, clock: TurnClock, kind: str, prefs: Prefs, now: datetime
     ) -> list[Outgoing]:
         player = clock.player
+        game = shown_game(game)
         turn = game.turn_label(game.state.seat(player).turns + 1)
         left = time_left(clock, now)
         at_deadline = POLICY_WORDS[game.pace.policy]
@@ -310,11 +312,11 @@ class Pacing:
         role = self.config.moderator_role
         mods = f"<@&{role}>" if role and role.isdigit() else "Moderators"
         late = format_duration(now - clock.due_at) if clock.due_at else ""
-        name = game.name(clock.player)
+        name, typed = escape(game.name(clock.player)), code(game.name(clock.player), 40)
         text = (
             f"⌛ {mods}: {name}'s turn in {game.title} passed its deadline"
             f"{' ' + late + ' ago' if late and late != '0m' else ''} (policy wait). "
-            f"`{self.prefix}mod skip <reason>`, `{self.prefix}mod kick {name} <reason>`, or "
+            f"`{self.prefix}mod skip <reason>`, `{self.prefix}mod kick {typed} <reason>`, or "
             f"`{self.prefix}mod deadline <time> <reason>` to give more time."
         )
         reply = Reply(text=text, roles=(role,) if role and role.isdigit() else ())

@@ -7,6 +7,7 @@ values, 4,096-char descriptions, 6,000 characters per message); `fit` enforces t
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, replace
 
 from engine import DieFace
@@ -20,11 +21,59 @@ FIELDS_MAX = 25
 EMBED_TOTAL_MAX = 6000
 CONTENT_MAX = 2000
 SELECT_OPTIONS_MAX = 25
+EMBEDS_MAX = 10  # embeds per message
+QUOTE_MAX = 300  # characters of someone's own text (a reason, a scope) quoted in a message
+
+_MARKDOWN = re.compile(r"([\\*_~|`\[\]<])")  # emphasis, code, masked links, mentions
+_LINE_START = re.compile(r"^(\s*)([#>+-]|\d+\.)")  # headings, quotes, lists where a line begins
+_MASS_MENTION = re.compile(r"@(everyone|here)")
 
 
 def clip(text: str, limit: int) -> str:
     """`text` cut to `limit` characters, with an ellipsis when cut."""
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    marker = match.group(2)
+    marker = marker[:-1] + "\\." if marker.endswith(".") else "\\" + marker
+    return match.group(1) + marker
+
+
+def escape(text: str) -> str:
+    """Someone's text (a display name, a reason) shown as typed: markdown characters escaped
+    (no masked link, heading or mention can come out of it) and @everyone/@here broken."""
+    text = _LINE_START.sub(_escape_line_start, _MARKDOWN.sub(r"\\\1", text))
+    return _MASS_MENTION.sub("@\u200b\\1", text)
+
+
+def quote(text: str, limit: int = QUOTE_MAX) -> str:
+    """Someone's text shortened and escaped, to quote in a message."""
+    return escape(clip(" ".join(text.split()), limit))
+
+
+def code(text: str, limit: int = QUOTE_MAX) -> str:
+    """Someone's text for inside a `code span` (where escapes don't work): no backticks."""
+    return clip(text.replace("`", "'"), limit)
+
+
+def points(n: int) -> str:
+    return f"{n} point{'' if n in (1, -1) else 's'}"
+
+
+def split_text(text: str, limit: int = CONTENT_MAX) -> list[str]:
+    """`text` in pieces of at most `limit` characters, cut at line ends where possible, else at
+    spaces, else anywhere."""
+    pieces: list[str] = []
+    while len(text) > limit:
+        cut = text.rfind("\n", 0, limit + 1)
+        if cut <= 0:
+            cut = text.rfind(" ", 0, limit + 1)
+        if cut <= 0:
+            cut = limit
+        pieces.append(text[:cut].rstrip())
+        text = text[cut:].lstrip("\n ")
+    return [*pieces, text] if text or not pieces else pieces
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +214,60 @@ class Reply:
     mentions: tuple[str, ...] = ()  # user ids this message may ping
     roles: tuple[str, ...] = ()  # role ids this message may ping
     edit: bool = False  # replace the message the caller clicked, instead of a new one
+    # A refusal (what to type instead): private to slash commands and buttons; to a typed
+    # command, a short reply that is removed after a while (and rate-limited per user).
+    refusal: bool = False
+
+    def split(self) -> list[Reply]:
+        """This reply as messages within Discord's limits: a long text in pieces at line ends
+        (the embeds, buttons and files go with the last piece), more than ten embeds or more
+        than 6,000 characters of embeds over several messages."""
+        texts = split_text(self.text) if self.text else [""]
+        groups: list[list[Embed]] = [[]]
+        used = 0
+        for embed in (e.fitted() for e in self.embeds):
+            if groups[-1] and (
+                len(groups[-1]) >= EMBEDS_MAX or used + embed.size > EMBED_TOTAL_MAX
+            ):
+                groups.append([])
+                used = 0
+            groups[-1].append(embed)
+            used += embed.size
+        if len(texts) == 1 and len(groups) == 1:
+            return [replace(self, embeds=tuple(groups[0]))]
+        bare = replace(
+            self, embeds=(), controls=None, roll_button=None, card_buttons=None, files=()
+        )
+        out = [replace(bare, text=t) for t in texts[:-1]]
+        out.append(replace(bare, text=texts[-1], embeds=tuple(groups[0])))
+        out += [replace(bare, text="", embeds=tuple(g)) for g in groups[1:]]
+        last = out[-1]
+        out[-1] = replace(
+            last,
+            controls=self.controls,
+            roll_button=self.roll_button,
+            card_buttons=self.card_buttons,
+            files=self.files,
+        )
+        return out
+
+    def shortened(self) -> Reply:
+        """A form of this reply Discord will surely take, for when it refused the whole: the
+        text cut short, the embeds' titles and descriptions as text, no buttons or files."""
+        parts = [self.text] if self.text else []
+        for embed in self.embeds:
+            parts.append(
+                f"**{embed.title}**" + (f"\n{embed.description}" if embed.description else "")
+            )
+        text = clip("\n".join(parts), CONTENT_MAX - 40) or "(a message Discord refused)"
+        return Reply(
+            text=text + "\n-# (shortened: Discord refused the full message)",
+            private=self.private,
+            secret_for=self.secret_for,
+            mentions=self.mentions,
+            roles=self.roles,
+            refusal=self.refusal,
+        )
 
 
 def encode(reply: Reply) -> str:

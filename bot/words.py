@@ -2,7 +2,39 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from bot.replies import CONTENT_MAX, Reply, clip, escape, quote
 from storage.service import Outcome, StoredGame
+
+if TYPE_CHECKING:
+    from bot.desk import Caller
+
+
+def shown_game(game: StoredGame) -> StoredGame:
+    """The game with its players' names escaped for showing (a display name is someone's own
+    text: `[Free Nitro](https://evil.test)` must not become a link, nor `# me` a heading)."""
+    return replace(game, names={p: escape(n) for p, n in game.names.items()})
+
+
+def shown_outcome(outcome: Outcome) -> Outcome:
+    return replace(outcome, game=shown_game(outcome.game))
+
+
+def shown_caller(caller: Caller) -> Caller:
+    return replace(caller, who=replace(caller.who, name=escape(caller.who.name)))
+
+
+def with_lines(lines: list[str], turn: Reply) -> list[Reply]:
+    """What just happened and whose turn it is now: one message, or two when together they
+    would be too long (the turn prompt is never cut)."""
+    if not lines:
+        return [turn]
+    text = "\n".join([*lines, turn.text])
+    if len(text) <= CONTENT_MAX:
+        return [replace(turn, text=text)]
+    return [Reply(text=clip("\n".join(lines), CONTENT_MAX)), turn]
 
 
 def game_over_headline(
@@ -21,5 +53,5 @@ def game_over_headline(
         text = f"🏁 {game.title} is over. **{names}** {verb} with {dict(totals)[winners[0]]}!"
     if early:
         reason = outcome.rows[0].reason if outcome.rows else None
-        text += f" (ended early{': ' + reason if reason else ''})"
+        text += f" (ended early{': ' + quote(reason) if reason else ''})"
     return text

@@ -301,6 +301,22 @@ MIGRATION_7 = [
     """,
 ]
 
+# 8: Discord as it behaves. The dice a player has tapped for the next reroll, held per game and
+# roll (`version`) so quick taps from one rendered message all count and survive a restart;
+# and the watchdog's view of each message that made a roll: the text it last flagged (`seen`,
+# so one edit is flagged once, not again at every pin or link preview) and when it was deleted.
+MIGRATION_8 = [
+    """
+    CREATE TABLE dice_selections (
+        game_id  INTEGER PRIMARY KEY REFERENCES games (id),
+        version  INTEGER NOT NULL,
+        mask     INTEGER NOT NULL
+    )
+    """,
+    "ALTER TABLE message_rolls ADD COLUMN seen TEXT",
+    "ALTER TABLE message_rolls ADD COLUMN deleted_at TEXT",
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -309,4 +325,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_5,
     MIGRATION_6,
     MIGRATION_7,
+    MIGRATION_8,
 ]

@@ -21,6 +21,7 @@ PLAYERS = [
     User(1_002, "Second"),
     User(1_003, "Third"),
     User(1_009, "Mod", moderator=True),
+    User(1_004, "Mallory", display="[Free Nitro](https://evil.test)"),
 ]
 
 
@@ -71,8 +72,10 @@ class Table:
 
 
 async def start_bot(
-    fake: FakeDiscord, config: Config, db_path: Path, dice: QueueDice, clock: FakeClock
+    fake: FakeDiscord, config: Config, db_path: Path, dice: QueueDice | None, clock: FakeClock
 ) -> tuple[RollkeeperBot, asyncio.Task[None]]:
+    """The bot on `fake`; `dice=None` draws every die from the game's committed seed, as in
+    production (scripted dice make no commitment)."""
     bot = RollkeeperBot(config, db_path, dice=dice, clock=clock, guild_ready_timeout=0.05)
     await bot.login("fake-token")
     task = asyncio.create_task(bot.connect(reconnect=False))
@@ -104,6 +107,12 @@ async def table(tmp_path: Path, dice: QueueDice, config: Config) -> AsyncIterato
     try:
         yield table
         table.check_alive()
+        await fake.settle(quiet=0.03)
+        # The stricter fake refuses what Discord refuses; a test that made the bot send anything
+        # Discord would refuse (too long, too fast, too late, twice) fails here.
+        # (A user's closed direct messages, code 50007, are their choice, not the bot's fault.)
+        refused = [r for r in fake.refused if r["code"] != 50007]
+        assert not refused, f"Discord would have refused: {refused}"
     finally:
         await stop_bot(table.bot, table.task)
         await fake.stop()

@@ -1,8 +1,25 @@
 """A small fake Discord on 127.0.0.1: REST over aiohttp and a gateway websocket, enough for the
 real, unmodified discord.py client to log in, receive messages and interactions, and answer.
 
-Tests speak as users (`say`, `click`, `choose`, `slash`, `edit`, `delete`) and read what the
-bot posted (`messages`, `wait_for`). Every bot output is a plain dict as Discord stores it.
+Tests speak as users (`say`, `click`, `choose`, `slash`, `edit`, `delete`, `bulk_delete`) and
+read what the bot posted (`messages`, `wait_for`). Every bot output is a plain dict as Discord
+stores it.
+
+It refuses what Discord refuses, with Discord's status and code, and records every refusal in
+`refused` (the e2e fixture fails a test that caused one): content over 2,000 characters, embeds
+and components over their limits and empty messages (400, code 50035 / 50006), an interaction
+answered after 3 seconds or twice (404 code 10062, 400 code 40060), more than 5 messages in 5
+seconds to one channel (429 with retry_after), a reply to a message that is gone unless
+`fail_if_not_exists` is false, and slash commands Discord would not register.
+
+Time is the fake's own (`now`, in seconds), not the wall clock, so nothing here depends on how
+fast the machine is: each user action moves it on by `pace` seconds (5 by default: people take
+their time, and a fresh rate-limit window per action), or by what the test passes (`pace=0.1`
+for a double tap or a flood), and `advance()` moves it explicitly. The interaction deadline and
+the rate-limit window are measured in that time, so a bot that answers late is one that answered
+after the test moved time on, never one that happened to run on a slow CPU. A 429 tells the bot
+to wait retry_after seconds; the fake's clock moves on by that wait and reports it scaled down
+(`RETRY_SCALE`) so discord.py sleeps milliseconds instead of seconds.
 """
 
 from __future__ import annotations
@@ -29,6 +46,19 @@ TIMESTAMP = "2026-11-20T12:00:00.000000+00:00"
 MANAGE_MESSAGES = 1 << 13
 MESSAGE_CONTENT = 1 << 15  # the privileged gateway intent
 BASIC = (1 << 10) | (1 << 11) | (1 << 16) | (1 << 31)  # view, send, read history, use commands
+EPHEMERAL = 1 << 6
+LOADING = 1 << 7  # a deferred response's "thinking..." message
+
+CONTENT_MAX = 2000
+EMBEDS_MAX = 10
+EMBED_LIMITS = {"title": 256, "description": 4096, "footer": 2048, "author": 256}
+FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX, EMBED_TOTAL_MAX = 25, 256, 1024, 6000
+ROWS_MAX, BUTTONS_PER_ROW, SELECT_OPTIONS_MAX = 5, 5, 25
+INTERACTION_DEADLINE = 3.0  # seconds to answer an interaction (or defer it)
+TOKEN_LIFETIME = 15 * 60.0  # seconds a deferred interaction may be followed up
+RATE_COUNT, RATE_WINDOW = 5, 5.0  # messages per channel per window
+DEFAULT_PACE = 5.0  # seconds the fake's clock moves before each user action
+RETRY_SCALE = 0.001  # real seconds discord.py sleeps per fake second of retry_after
 
 
 @dataclass
@@ -36,12 +66,13 @@ class User:
     id: int
     name: str
     moderator: bool = False
+    display: str | None = None  # the display name others see, when not `name`
 
     def payload(self) -> dict[str, Any]:
         return {
             "id": str(self.id),
             "username": self.name.lower(),
-            "global_name": self.name,
+            "global_name": self.display or self.name,
             "discriminator": "0",
             "avatar": None,
             "bot": self.id == BOT_ID,
@@ -63,6 +94,133 @@ class User:
 BOT = User(BOT_ID, "rollkeeper")
 
 
+class Refusal(Exception):
+    """What Discord answers instead of doing what was asked."""
+
+    def __init__(self, status: int, code: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.extra = status, code, message, extra
+
+    def body(self) -> dict[str, Any]:
+        return {"message": self.message, "code": self.code, **self.extra}
+
+
+def _invalid(path: str, problem: str) -> Refusal:
+    """Discord's 50035 Invalid Form Body, naming the field."""
+    error = {"code": "INVALID_FORM_BODY", "message": problem}
+    return Refusal(400, 50035, "Invalid Form Body", errors={path: {"_errors": [error]}})
+
+
+def check_message(
+    body: dict[str, Any],
+    files: list[dict[str, Any]],
+    *,
+    edit: bool = False,
+    embed_total: int = EMBED_TOTAL_MAX,
+) -> None:
+    """Discord's limits on a message: content, embeds and components."""
+    content = body.get("content") or ""
+    if len(content) > CONTENT_MAX:
+        raise _invalid("content", f"Must be {CONTENT_MAX} or fewer in length ({len(content)}).")
+    embeds = body.get("embeds") or []
+    if len(embeds) > EMBEDS_MAX:
+        raise _invalid("embeds", f"Must be {EMBEDS_MAX} or fewer in length.")
+    total = 0
+    for index, embed in enumerate(embeds):
+        parts = {
+            "title": embed.get("title") or "",
+            "description": embed.get("description") or "",
+            "footer": (embed.get("footer") or {}).get("text") or "",
+            "author": (embed.get("author") or {}).get("name") or "",
+        }
+        for key, text in parts.items():
+            if len(text) > EMBED_LIMITS[key]:
+                raise _invalid(f"embeds.{index}.{key}", f"Must be {EMBED_LIMITS[key]} or fewer.")
+        fields = embed.get("fields") or []
+        if len(fields) > FIELDS_MAX:
+            raise _invalid(f"embeds.{index}.fields", f"Must be {FIELDS_MAX} or fewer in length.")
+        for number, field_ in enumerate(fields):
+            name, value = field_.get("name") or "", field_.get("value") or ""
+            if not name or len(name) > FIELD_NAME_MAX:
+                raise _invalid(f"embeds.{index}.fields.{number}.name", "Must be 1-256 long.")
+            if not value or len(value) > FIELD_VALUE_MAX:
+                raise _invalid(f"embeds.{index}.fields.{number}.value", "Must be 1-1024 long.")
+            total += len(name) + len(value)
+        total += sum(len(t) for t in parts.values())
+    if total > embed_total:
+        raise _invalid("embeds", f"Embed size exceeds maximum size of {embed_total}.")
+    check_components(body.get("components") or [])
+    if not edit and not (content or embeds or files or body.get("components")):
+        raise Refusal(400, 50006, "Cannot send an empty message")
+    nonce = body.get("nonce")
+    if nonce is not None and len(str(nonce)) > 25:
+        raise _invalid("nonce", "Must be 25 or fewer in length.")
+
+
+def check_components(rows: list[dict[str, Any]]) -> None:
+    if len(rows) > ROWS_MAX:
+        raise _invalid("components", f"Must be {ROWS_MAX} or fewer in length.")
+    seen: set[str] = set()
+    for r, row in enumerate(rows):
+        items = row.get("components") or []
+        if row.get("type") != 1 or not items:
+            raise _invalid(f"components.{r}", "An action row holds one to five components.")
+        selects = [c for c in items if c.get("type") == 3]
+        if len(items) > BUTTONS_PER_ROW or (selects and len(items) > 1):
+            raise _invalid(f"components.{r}", "Five buttons, or one select menu, per row.")
+        for c, item in enumerate(items):
+            where = f"components.{r}.components.{c}"
+            custom_id = item.get("custom_id")
+            if custom_id is not None:
+                if not custom_id or len(custom_id) > 100 or custom_id in seen:
+                    raise _invalid(f"{where}.custom_id", "Must be 1-100 long and unique.")
+                seen.add(custom_id)
+            if len(item.get("label") or "") > 80:
+                raise _invalid(f"{where}.label", "Must be 80 or fewer in length.")
+            if item.get("type") == 3:
+                options = item.get("options") or []
+                if not 1 <= len(options) <= SELECT_OPTIONS_MAX:
+                    raise _invalid(f"{where}.options", "Must be between 1 and 25 in length.")
+                if len(item.get("placeholder") or "") > 150:
+                    raise _invalid(f"{where}.placeholder", "Must be 150 or fewer in length.")
+                for o, option in enumerate(options):
+                    for key in ("label", "value", "description"):
+                        if len(option.get(key) or "") > 100:
+                            raise _invalid(f"{where}.options.{o}.{key}", "Must be 100 or fewer.")
+                    if not option.get("label") or not option.get("value"):
+                        raise _invalid(f"{where}.options.{o}", "Label and value are required.")
+
+
+def check_commands(commands: list[dict[str, Any]]) -> None:
+    """What Discord checks when slash commands are registered."""
+    if len(commands) > 100:
+        raise _invalid("commands", "Must be 100 or fewer in length.")
+
+    def check_options(options: list[dict[str, Any]], where: str) -> None:
+        if len(options) > 25:
+            raise _invalid(f"{where}.options", "Must be 25 or fewer in length.")
+        for number, option in enumerate(options):
+            at = f"{where}.options.{number}"
+            if not 1 <= len(option.get("name") or "") <= 32:
+                raise _invalid(f"{at}.name", "Must be between 1 and 32 in length.")
+            if not 1 <= len(option.get("description") or "") <= 100:
+                raise _invalid(f"{at}.description", "Must be between 1 and 100 in length.")
+            choices = option.get("choices") or []
+            if len(choices) > 25:
+                raise _invalid(f"{at}.choices", "Must be 25 or fewer in length.")
+            if any(len(c.get("name") or "") > 100 for c in choices):
+                raise _invalid(f"{at}.choices", "Choice names must be 100 or fewer in length.")
+            check_options(option.get("options") or [], at)
+
+    for number, command in enumerate(commands):
+        at = str(number)
+        if not 1 <= len(command.get("name") or "") <= 32:
+            raise _invalid(f"{at}.name", "Must be between 1 and 32 in length.")
+        if not 1 <= len(command.get("description") or "") <= 100:
+            raise _invalid(f"{at}.description", "Must be between 1 and 100 in length.")
+        check_options(command.get("options") or [], at)
+
+
 @dataclass
 class FakeDiscord:
     users: list[User]
@@ -70,6 +228,7 @@ class FakeDiscord:
     messages: list[dict[str, Any]] = field(default_factory=list)
     interaction_replies: list[dict[str, Any]] = field(default_factory=list)
     commands: list[dict[str, Any]] = field(default_factory=list)
+    pace: float = DEFAULT_PACE
 
     def __post_init__(self) -> None:
         self._ids = itertools.count(100_000)
@@ -84,11 +243,20 @@ class FakeDiscord:
         self.intents = 0
         self.dm_channels: dict[int, int] = {}  # user id -> their DM channel with the bot
         self.closed_dms: set[int] = set()  # users who don't accept direct messages
+        self.now = 0.0  # the fake's own clock, in seconds (see the module's docstring)
+        self.user_messages: dict[str, dict[str, Any]] = {}  # what users posted, by id
+        self.deleted: set[str] = set()  # ids of deleted messages (the bot's or users')
+        self.calls: list[str] = []  # every REST call the bot made: "POST /channels/2000/messages"
+        self.refused: list[dict[str, Any]] = []  # every refusal: route, status, code, message
+        self._sent: dict[int, list[float]] = {}  # channel -> times of accepted messages
+        self.embed_total_max = (
+            EMBED_TOTAL_MAX  # a test may make Discord stricter than the bot knows
+        )
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
     async def start(self) -> None:
-        app = web.Application()
+        app = web.Application(middlewares=[self._refusals])
         app.router.add_get("/gateway", self._gateway)
         api = "/api/v10"
         app.router.add_get(api + "/users/@me", self._me)
@@ -99,12 +267,16 @@ class FakeDiscord:
         app.router.add_get(api + "/applications/@me", self._application)
         app.router.add_post(api + "/channels/{channel}/messages", self._create_message)
         app.router.add_patch(api + "/channels/{channel}/messages/{message}", self._edit_message)
+        app.router.add_delete(api + "/channels/{channel}/messages/{message}", self._delete_message)
         app.router.add_get(api + "/channels/{channel}", self._get_channel)
         app.router.add_put(api + "/applications/{app}/commands", self._put_commands)
         app.router.add_post(api + "/interactions/{id}/{token}/callback", self._callback)
         app.router.add_post(api + "/webhooks/{app}/{token}", self._followup)
         app.router.add_patch(
             api + "/webhooks/{app}/{token}/messages/{message}", self._edit_followup
+        )
+        app.router.add_delete(
+            api + "/webhooks/{app}/{token}/messages/{message}", self._delete_followup
         )
         self._runner = web.AppRunner(app)
         await self._runner.setup()
@@ -129,18 +301,40 @@ class FakeDiscord:
     async def ready(self) -> None:
         await asyncio.wait_for(self._identified.wait(), 10)
 
+    def advance(self, seconds: float) -> None:
+        """Move the fake's clock on (time passing with nobody doing anything)."""
+        self.now += seconds
+
+    def _step(self, pace: float | None) -> None:
+        self.now += self.pace if pace is None else pace
+
+    @web.middleware
+    async def _refusals(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """Counts the bot's REST calls and turns a Refusal into Discord's error response."""
+        route = f"{request.method} {request.path.removeprefix('/api/v10')}"
+        if request.path.startswith("/api/"):
+            self.calls.append(route)
+        try:
+            return await handler(request)  # type: ignore[no-any-return]
+        except Refusal as refusal:
+            self.refused.append(
+                {"route": route, "status": refusal.status, "at": self.now, **refusal.body()}
+            )
+            headers = {"Via": "1.1 fake"} if refusal.status == 429 else {}
+            return self._json(refusal.body(), status=refusal.status, headers=headers)
+
     # ---- payload helpers ---------------------------------------------------------------------
 
     def snowflake(self) -> int:
         return next(self._ids)
 
     @staticmethod
-    def _json(data: Any, status: int = 200) -> web.Response:
+    def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
         # discord.py parses JSON only for exactly this content type (no charset).
         return web.Response(
             body=json.dumps(data).encode(),
             status=status,
-            headers={"Content-Type": "application/json"},
+            headers={"Content-Type": "application/json", **(headers or {})},
         )
 
     def _channel(self, channel_id: int) -> dict[str, Any]:
@@ -324,6 +518,7 @@ class FakeDiscord:
 
     async def _put_commands(self, request: web.Request) -> web.Response:
         body = await request.json()
+        check_commands(body)
         self.commands = [
             {**c, "id": str(self.snowflake()), "application_id": str(APP_ID), "version": "1"}
             for c in body
@@ -350,6 +545,43 @@ class FakeDiscord:
             return payload, files
         return await request.json(), []
 
+    def _known(self, message_id: str) -> dict[str, Any] | None:
+        """A message that exists (the bot's or a user's) and was not deleted."""
+        if message_id in self.deleted:
+            return None
+        found = self.user_messages.get(message_id)
+        return found or next((m for m in self.messages if m["id"] == message_id), None)
+
+    def _reference(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """A reply's reference, checked as Discord does: a reply to a message that is gone
+        fails unless `fail_if_not_exists` is false (then it is sent as a plain message)."""
+        reference = body.get("message_reference")
+        if not reference:
+            return None
+        if self._known(str(reference.get("message_id"))) is not None:
+            return dict(reference)
+        if reference.get("fail_if_not_exists", True) is False:
+            return None
+        raise _invalid("message_reference", "REPLIES_UNKNOWN_MESSAGE: Unknown message")
+
+    def _rate(self, channel: int) -> None:
+        """5 messages per 5 seconds per channel: a 429 telling the bot how long to wait. The
+        bot waits (its retry comes that much later in the fake's time)."""
+        window = [t for t in self._sent.get(channel, []) if t > self.now - RATE_WINDOW]
+        if len(window) >= RATE_COUNT:
+            wait = window[0] + RATE_WINDOW - self.now
+            self.now += wait
+            raise Refusal(
+                429,
+                20028,
+                "You are being rate limited.",
+                retry_after=wait * RETRY_SCALE,
+                waited=wait,
+                channel=str(channel),
+                **{"global": False},
+            )
+        self._sent[channel] = [*window, self.now]
+
     async def _record(
         self, channel: int, body: dict[str, Any], files: list[dict[str, Any]], **extra: Any
     ) -> dict[str, Any]:
@@ -365,6 +597,7 @@ class FakeDiscord:
         )
         message["allowed_mentions"] = body.get("allowed_mentions")
         message["_received"] = time.perf_counter()
+        message["_at"] = self.now
         async with self._changed:
             self.messages.append(message)
             self._changed.notify_all()
@@ -375,21 +608,26 @@ class FakeDiscord:
         channel = int(request.match_info["channel"])
         recipient = next((u for u, c in self.dm_channels.items() if c == channel), None)
         if recipient in self.closed_dms:
-            return self._json(
-                {"message": "Cannot send messages to this user", "code": 50007}, status=403
-            )
+            raise Refusal(403, 50007, "Cannot send messages to this user")
+        check_message(body, files, embed_total=self.embed_total_max)
+        reference = self._reference(body)
         nonce = body.get("nonce")
         if nonce and body.get("enforce_nonce"):  # Discord drops a repeat with the same nonce
             for earlier in self.messages:
                 if earlier.get("nonce") == nonce and earlier["channel_id"] == str(channel):
                     return self._json(earlier)
-        message = await self._record(channel, body, files, nonce=nonce)
+        self._rate(channel)
+        extra: dict[str, Any] = {"nonce": nonce}
+        if reference is not None:
+            extra["message_reference"] = reference
+        message = await self._record(channel, body, files, **extra)
         if recipient is not None:
             message.pop("guild_id", None)
         return self._json(message)
 
     async def _edit_message(self, request: web.Request) -> web.Response:
-        body, _ = await self._body(request)
+        body, files = await self._body(request)
+        check_message(body, files, edit=True, embed_total=self.embed_total_max)
         message = self.find(request.match_info["message"])
         async with self._changed:
             message.update(
@@ -398,42 +636,136 @@ class FakeDiscord:
             self._changed.notify_all()
         return self._json(message)
 
+    async def _delete_message(self, request: web.Request) -> web.Response:
+        message_id = request.match_info["message"]
+        if self._known(message_id) is None:
+            raise Refusal(404, 10008, "Unknown Message")
+        await self._mark_deleted(message_id)
+        return web.Response(status=204)
+
+    async def _mark_deleted(self, message_id: str) -> None:
+        async with self._changed:
+            self.deleted.add(message_id)
+            for message in self.messages:
+                if message["id"] == message_id:
+                    message["_deleted"] = self.now
+            self._changed.notify_all()
+
+    def _live_interaction(self, interaction_id: str) -> dict[str, Any]:
+        interaction = self._interactions.get(interaction_id)
+        if interaction is None or self.now - interaction["_at"] > INTERACTION_DEADLINE:
+            raise Refusal(404, 10062, "Unknown interaction")
+        if interaction.get("_answered"):
+            raise Refusal(400, 40060, "Interaction has already been acknowledged.")
+        return interaction
+
+    def _by_token(self, token: str) -> dict[str, Any]:
+        interaction = next((i for i in self._interactions.values() if i["token"] == token), None)
+        if interaction is None or not interaction.get("_answered"):
+            raise Refusal(404, 10015, "Unknown Webhook")
+        if self.now - interaction["_at"] > TOKEN_LIFETIME:
+            raise Refusal(401, 50027, "Invalid Webhook Token")
+        return interaction
+
     async def _callback(self, request: web.Request) -> web.Response:
         body, files = await self._body(request)
-        interaction = self._interactions[request.match_info["id"]]
+        interaction = self._live_interaction(request.match_info["id"])
         kind = body["type"]
         data = body.get("data") or {}
         result: dict[str, Any] = {
             "interaction": {"id": request.match_info["id"], "type": interaction["type"]}
         }
+        channel = int(interaction["channel_id"])
         if kind == 4:  # a new message
+            check_message(data, files, embed_total=self.embed_total_max)
             message = await self._record(
-                int(interaction["channel_id"]), data, files, interaction_id=request.match_info["id"]
+                channel, data, files, interaction_id=request.match_info["id"]
             )
+            interaction["_original"] = message["id"]
             result["interaction"]["response_message_id"] = message["id"]
-            result["interaction"]["response_message_ephemeral"] = bool(data.get("flags", 0) & 64)
+            result["interaction"]["response_message_ephemeral"] = bool(
+                data.get("flags", 0) & EPHEMERAL
+            )
             result["resource"] = {"type": 4, "message": message}
+        elif kind == 5:  # "thinking...": the answer follows
+            flags = LOADING | (data.get("flags", 0) & EPHEMERAL)
+            message = await self._record(
+                channel, {"flags": flags}, [], interaction_id=request.match_info["id"]
+            )
+            interaction["_original"], interaction["_loading"] = message["id"], True
+        elif kind == 6:  # a component's deferred update: the clicked message is the original
+            interaction["_original"] = interaction["message"]["id"]
         elif kind == 7:  # update the clicked message
+            check_message(data, files, edit=True, embed_total=self.embed_total_max)
             message = self.find(interaction["message"]["id"])
             async with self._changed:
                 message.update(
                     {k: v for k, v in data.items() if k in ("content", "embeds", "components")}
                 )
                 self._changed.notify_all()
+            interaction["_original"] = message["id"]
             result["resource"] = {"type": 7, "message": message}
-        self.interaction_replies.append({"type": kind, "data": data})
+        elif kind == 8:  # autocomplete suggestions
+            choices = data.get("choices") or []
+            if len(choices) > 25 or any(len(c.get("name") or "") > 100 for c in choices):
+                raise _invalid("data.choices", "At most 25 choices of up to 100 characters.")
+        else:
+            raise _invalid("type", f"Unsupported callback type {kind}")
+        interaction["_answered"] = True
+        async with self._changed:
+            self.interaction_replies.append({"type": kind, "data": data, "at": self.now})
+            self._changed.notify_all()
         return self._json(result)
 
     async def _followup(self, request: web.Request) -> web.Response:
         body, files = await self._body(request)
-        token = request.match_info["token"]
-        interaction = next(i for i in self._interactions.values() if i["token"] == token)
+        interaction = self._by_token(request.match_info["token"])
+        check_message(body, files, embed_total=self.embed_total_max)
+        if interaction.get("_loading"):  # the first followup fills the "thinking" message
+            message = self.find(interaction["_original"])
+            async with self._changed:
+                message.update(
+                    {k: v for k, v in body.items() if k in ("content", "embeds", "components")}
+                )
+                message["attachments"] = [{"id": str(self.snowflake()), **f} for f in files]
+                message["flags"] &= ~LOADING
+                message["_at"] = self.now
+                interaction["_loading"] = False
+                self._changed.notify_all()
+            return self._json(message)
         message = await self._record(int(interaction["channel_id"]), body, files)
         return self._json(message)
 
+    def _webhook_message(self, interaction: dict[str, Any], message_id: str) -> dict[str, Any]:
+        wanted = interaction.get("_original") if message_id == "@original" else message_id
+        if wanted is None or wanted in self.deleted:
+            raise Refusal(404, 10008, "Unknown Message")
+        return self.find(wanted)
+
     async def _edit_followup(self, request: web.Request) -> web.Response:
-        body, _ = await self._body(request)
-        return self._json(self._message(BOT, CHANNEL, body.get("content") or ""))
+        body, files = await self._body(request)
+        interaction = self._by_token(request.match_info["token"])
+        check_message(body, files, edit=True, embed_total=self.embed_total_max)
+        message = self._webhook_message(interaction, request.match_info["message"])
+        async with self._changed:
+            message.update(
+                {k: v for k, v in body.items() if k in ("content", "embeds", "components")}
+            )
+            if files:
+                message["attachments"] = [{"id": str(self.snowflake()), **f} for f in files]
+            if message["flags"] & LOADING:
+                message["flags"] &= ~LOADING
+                interaction["_loading"] = False
+            message["_at"] = self.now
+            self._changed.notify_all()
+        return self._json(message)
+
+    async def _delete_followup(self, request: web.Request) -> web.Response:
+        interaction = self._by_token(request.match_info["token"])
+        message = self._webhook_message(interaction, request.match_info["message"])
+        interaction["_loading"] = False
+        await self._mark_deleted(message["id"])
+        return web.Response(status=204)
 
     # ---- acting as users ---------------------------------------------------------------------
 
@@ -443,25 +775,53 @@ class FakeDiscord:
     def find(self, message_id: str) -> dict[str, Any]:
         return next(m for m in self.messages if m["id"] == str(message_id))
 
-    async def say(self, name: str, content: str, channel: int = CHANNEL) -> dict[str, Any]:
+    async def say(
+        self, name: str, content: str, channel: int = CHANNEL, pace: float | None = None
+    ) -> dict[str, Any]:
+        self._step(pace)
         author = self.user(name)
         mentions = [BOT.payload()] if f"<@{BOT_ID}>" in content else []
         message = self._message(author, channel, content, member=author.member(), mentions=mentions)
+        self.user_messages[message["id"]] = message
         delivered = dict(message)
         if not self.intents & MESSAGE_CONTENT and not mentions:
             delivered["content"] = ""  # what Discord sends a bot without the intent
         await self.dispatch("MESSAGE_CREATE", delivered)
         return message
 
-    async def edit(self, message: dict[str, Any], content: str) -> None:
-        await self.dispatch(
-            "MESSAGE_UPDATE", {**message, "content": content, "edited_timestamp": TIMESTAMP}
-        )
+    async def edit(self, message: dict[str, Any], content: str, pace: float | None = None) -> None:
+        """The author edits their message (the update carries the whole message)."""
+        self._step(pace)
+        message.update(content=content, edited_timestamp=TIMESTAMP)
+        await self.dispatch("MESSAGE_UPDATE", dict(message))
 
-    async def delete(self, message: dict[str, Any]) -> None:
+    async def update(
+        self, message: dict[str, Any], pace: float | None = None, **changes: Any
+    ) -> None:
+        """A change that is not an edit of the text: a pin, a link preview's embed."""
+        self._step(pace)
+        message.update(changes)
+        await self.dispatch("MESSAGE_UPDATE", dict(message))
+
+    async def delete(self, message: dict[str, Any], pace: float | None = None) -> None:
+        self._step(pace)
+        self.deleted.add(message["id"])
         await self.dispatch(
             "MESSAGE_DELETE",
             {"id": message["id"], "channel_id": message["channel_id"], "guild_id": str(GUILD)},
+        )
+
+    async def bulk_delete(self, messages: list[dict[str, Any]], pace: float | None = None) -> None:
+        """A moderator's purge (or a ban that removes history): one event for many messages."""
+        self._step(pace)
+        self.deleted.update(m["id"] for m in messages)
+        await self.dispatch(
+            "MESSAGE_DELETE_BULK",
+            {
+                "ids": [m["id"] for m in messages],
+                "channel_id": messages[0]["channel_id"],
+                "guild_id": str(GUILD),
+            },
         )
 
     async def _interact(
@@ -471,7 +831,9 @@ class FakeDiscord:
         data: dict[str, Any],
         message: dict[str, Any] | None = None,
         channel: int = CHANNEL,
-    ) -> None:
+        pace: float | None = None,
+    ) -> str:
+        self._step(pace)
         user = self.user(name)
         interaction_id = str(self.snowflake())
         payload = {
@@ -494,20 +856,31 @@ class FakeDiscord:
             "attachment_size_limit": 8_000_000,
         }
         if message is not None:
-            payload["message"] = message
-        self._interactions[interaction_id] = payload
+            # Discord sends the message as it is now (after every edit), not as the tapper saw it.
+            current = self.find(message["id"])
+            payload["message"] = {k: v for k, v in current.items() if not k.startswith("_")}
+        self._interactions[interaction_id] = {**payload, "_at": self.now}
         await self.dispatch("INTERACTION_CREATE", payload)
+        return interaction_id
 
-    async def click(self, name: str, message: dict[str, Any], custom_id: str) -> None:
-        await self._interact(name, 3, {"custom_id": custom_id, "component_type": 2}, message)
+    async def click(
+        self, name: str, message: dict[str, Any], custom_id: str, pace: float | None = None
+    ) -> str:
+        data = {"custom_id": custom_id, "component_type": 2}
+        return await self._interact(name, 3, data, message, pace=pace)
 
-    async def choose(self, name: str, message: dict[str, Any], custom_id: str, value: str) -> None:
-        await self._interact(
-            name, 3, {"custom_id": custom_id, "component_type": 3, "values": [value]}, message
-        )
+    async def choose(
+        self,
+        name: str,
+        message: dict[str, Any],
+        custom_id: str,
+        value: str,
+        pace: float | None = None,
+    ) -> str:
+        data = {"custom_id": custom_id, "component_type": 3, "values": [value]}
+        return await self._interact(name, 3, data, message, pace=pace)
 
-    async def slash(self, name: str, command: str, channel: int = CHANNEL, **options: Any) -> None:
-        """A slash command; `mod_void=...` style names are `/mod void`."""
+    def _command_data(self, command: str, options: dict[str, Any]) -> dict[str, Any]:
         registered = {c["name"]: c for c in self.commands}
         group, _, sub = command.partition(" ")
         opts = [
@@ -534,7 +907,43 @@ class FakeDiscord:
         }
         if resolved:
             data["resolved"] = resolved
-        await self._interact(name, 2, data, channel=channel)
+        return data
+
+    async def slash(
+        self,
+        name: str,
+        command: str,
+        channel: int = CHANNEL,
+        pace: float | None = None,
+        **options: Any,
+    ) -> str:
+        """A slash command; `mod_void=...` style names are `/mod void`."""
+        data = self._command_data(command, options)
+        return await self._interact(name, 2, data, channel=channel, pace=pace)
+
+    async def autocomplete(
+        self, name: str, command: str, option: str, typed: str, **others: Any
+    ) -> list[dict[str, Any]]:
+        """What the bot suggests while `name` types `typed` into `option` of `command`."""
+        data = self._command_data(command, {**others, option: typed})
+        options = data["options"]
+        if options and options[0]["type"] == 1:
+            options = options[0]["options"]
+        for o in options:
+            if o["name"] == option:
+                o["focused"] = True
+        start = len(self.interaction_replies)
+        await self._interact(name, 4, data, pace=0)
+
+        async def answered() -> list[dict[str, Any]]:
+            async with self._changed:
+                while True:
+                    for reply in self.interaction_replies[start:]:
+                        if reply["type"] == 8:
+                            return list(reply["data"].get("choices") or [])
+                    await self._changed.wait()
+
+        return await asyncio.wait_for(answered(), 10)
 
     # ---- reading what the bot did ------------------------------------------------------------
 
@@ -559,8 +968,10 @@ class FakeDiscord:
         deadline = loop.time() + timeout
         seen = -1
         while loop.time() < deadline:
-            current = len(self.messages) + sum(
-                len(json.dumps(m.get("components"))) for m in self.messages[-3:]
+            current = (
+                len(self.calls)
+                + len(self.messages)
+                + sum(len(json.dumps(m.get("components"))) for m in self.messages[-3:])
             )
             if current == seen:
                 return

@@ -132,3 +132,5 @@ async def test_a_whole_card_game_through_discord_keeps_hands_hidden(table: Table
     await table.fake.slash("Mod", "mod hands", round=3, game=1)
     audit = await table.fake.wait_for(lambda m: "Round 3: audit" in text_of(m), after=before)
     assert audit["flags"] & 64 and "Deck as shuffled" in text_of(audit)
+    # Every player's cards went by direct message without looking the player up first.
+    assert not [c for c in table.fake.calls if c.startswith("GET /users/") and "@me" not in c]

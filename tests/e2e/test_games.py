@@ -119,7 +119,15 @@ async def test_a_turn_with_buttons_survives_a_restart(table: Table) -> None:
     await fake.settle(quiet=0.05)
     roll = fake.find(roll["id"])
     reroll = next(c for c in custom_ids(roll) if c.startswith("rk:r:"))
-    assert reroll.endswith(":12")  # dice 3 and 4 (bits 2 and 3)
+    buttons = [c for row in roll["components"] for c in row["components"]]
+    assert [b["label"] for b in buttons[:6]] == [
+        "PY1 = Green 2",
+        "PY2 = Red 2",
+        "🔁 PY3 = Blue 6",
+        "🔁 PY4 = Blue 1",
+        "PY5 = Yellow 2",
+        "Reroll 2 dice",
+    ]
 
     # The bot restarts; the buttons on the old message still work.
     await table.restart()

@@ -4,11 +4,12 @@ and the watchdog for edited or deleted roll messages."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from storage.db import Database
 from storage.rolllog import LogQuery, query
 from tests.e2e.conftest import Table
-from tests.e2e.fakediscord import text_of
+from tests.e2e.fakediscord import MOD_ROLE, text_of
 
 
 async def seated_game(table: Table) -> None:
@@ -28,6 +29,7 @@ async def log_rows(table: Table) -> list[object]:
 async def test_players_cannot_moderate(table: Table) -> None:
     await seated_game(table)
     for command in ("!mod skip lazy", "!mod end boring", "!mod log", "!mod verify"):
+        table.clock.advance(seconds=31)  # past the per-person refusal cooldown
         refusal = (await table.send("Second", command, expect="Only moderators"))[0]
         assert "Dice Moderator" in refusal["content"]
     status = await table.send("Second", "!status", expect="to play")
@@ -86,31 +88,76 @@ async def test_log_verify_and_export(table: Table) -> None:
     assert json.loads(record[-1]) == {"player": "Gypsy", "score": "full_house"}
 
 
-async def test_edited_or_deleted_roll_messages_are_flagged(table: Table) -> None:
-    await seated_game(table)
-    table.dice.push([1, 1, 1, 1, 1])
+async def roll_command(table: Table, faces: list[int], text: str = "!roll") -> dict[str, Any]:
+    """The player's own message that made a roll (what the watchdog guards)."""
+    table.dice.push(faces)
     start = len(table.fake.messages)
-    command = await table.fake.say("Gypsy", "!roll")
+    command = await table.fake.say("Gypsy", text)
     await table.answers(start, "rolled")
+    return command
+
+
+async def flags_after(table: Table, start: int) -> list[dict[str, Any]]:
+    await table.fake.settle(quiet=0.05)
+    return [m for m in table.fake.messages[start:] if "⚠️" in text_of(m)]
+
+
+async def test_each_edit_is_flagged_once_and_deletes_are_worded_as_deletes(table: Table) -> None:
+    await seated_game(table)
+    command = await roll_command(table, [1, 1, 1, 1, 1])
 
     start = len(table.fake.messages)
     await table.fake.edit(command, "!roll (edited to hide something)")
-    flag = (await table.answers(start, "was edited"))[0]
-    assert "A roll cannot be edited" in flag["content"] and "Original: `!roll`" in flag["content"]
+    (flag,) = await flags_after(table, start)
+    assert "Gypsy edited the message behind roll #1" in flag["content"]
+    assert "Original: `!roll`" in flag["content"]
+    # The moderators' role is mentioned, and allowed to ping for this message only.
+    assert flag["content"].startswith(f"⚠️ <@&{MOD_ROLE}>")
+    assert flag["allowed_mentions"]["roles"] == [MOD_ROLE]
+
+    # A pin, then a link preview: updates that leave the text alone are not edits.
+    start = len(table.fake.messages)
+    await table.fake.update(command, pinned=True)
+    await table.fake.update(command, embeds=[{"type": "link", "title": "a preview"}])
+    assert await flags_after(table, start) == []
+    # A second edit is a second change: flagged once more, with the text before it.
+    await table.fake.edit(command, "!roll 6 6 6 6 6")
+    await table.fake.update(command, pinned=False)
+    (second,) = await flags_after(table, start)
+    assert "edited the message behind roll #1" in second["content"]
+
     start = len(table.fake.messages)
     await table.fake.delete(command)
-    flag = (await table.answers(start, "was deleted"))[0]
-    assert "Dice Moderator" in flag["content"]
-    # An edit that leaves the text alone (an embed unfurling) is not a change.
-    start = len(table.fake.messages)
-    await table.fake.edit(command, "!roll")
-    chat = await table.send("Second", "!status", expect="to play")
-    assert not any("was edited" in text_of(m) for m in chat)
+    (deleted,) = await flags_after(table, start)
+    assert "Gypsy deleted the message behind roll #1" in deleted["content"]
+    assert "The roll stands" in deleted["content"] and "edited" not in deleted["content"]
 
     rows = await log_rows(table)
     flags = [r for r in rows if r.action.startswith("Message")]  # type: ignore[attr-defined]
     assert [(f.action, f.corrects) for f in flags] == [  # type: ignore[attr-defined]
         ("Message edited", 1),
+        ("Message edited", 1),
         ("Message deleted", 1),
     ]
-    assert "original: !roll | now: !roll (edited" in flags[0].reason  # type: ignore[attr-defined]
+    reasons = [f.reason for f in flags]  # type: ignore[attr-defined]
+    assert reasons[0] == "original: !roll | now: !roll (edited to hide something)"
+    assert reasons[1] == (
+        "original: !roll | before: !roll (edited to hide something) | now: !roll 6 6 6 6 6"
+    )
+    assert reasons[2] == "original: !roll | last: !roll 6 6 6 6 6"
+
+
+async def test_a_bulk_delete_is_logged_and_flagged(table: Table) -> None:
+    """A moderator's purge or a ban that removes history: one event for many messages."""
+    await seated_game(table)
+    first = await roll_command(table, [1, 2, 3, 4, 6])
+    second = await roll_command(table, [5], "!roll d5")
+    chat = await table.fake.say("Gypsy", "good luck everyone")
+    start = len(table.fake.messages)
+    await table.fake.bulk_delete([first, second, chat])
+    (flag,) = await flags_after(table, start)
+    assert "2 message(s) behind rolls were removed at once" in flag["content"]
+    assert "rolls #1 (Gypsy), #2 (Gypsy)" in flag["content"]
+    rows = await log_rows(table)
+    flags = [(r.action, r.corrects) for r in rows if r.action.startswith("Message")]  # type: ignore[attr-defined]
+    assert flags == [("Message deleted", 1), ("Message deleted", 2)]

@@ -58,7 +58,9 @@ async def test_a_message_resent_after_a_crash_is_not_shown_twice(table: Table) -
 
 async def test_closed_direct_messages_do_not_stop_the_game(table: Table) -> None:
     table.fake.closed_dms.add(1002)
-    await table.send("Second", "!dm on", expect="direct messages **on**")
+    start = len(table.fake.messages)
+    await table.fake.slash("Second", "dm", setting="on")  # typed, it would answer by DM
+    await table.answers(start, "direct messages **on**")
     await start_two(table, "deadline=1h policy=skip")
     await table.send("Gypsy", "!roll", expect="Gypsy rolled")
     await table.send("Gypsy", "!score chance", expect="your turn")

@@ -22,8 +22,12 @@ async def test_mentions_slash_and_buttons_without_the_intent(table: Table) -> No
     await fake.settle(quiet=0.2)
     assert fake.messages == [], "a bare ! command arrives without content and is ignored"
 
-    await table.send("Gypsy", f"<@{BOT_ID}> new classic order=join", expect="is in")
-    await table.send("Second", f"<@{BOT_ID}> !join", expect="joined")
+    opened = await table.send("Gypsy", f"<@{BOT_ID}> new classic order=join", expect="is in")
+    # Every hint names what works without the intent: the slash command, not `!join`.
+    assert "`/join`" in opened[0]["content"] and "`/start`" in opened[0]["content"]
+    assert "`!" not in opened[0]["content"]
+    joined = await table.send("Second", f"<@{BOT_ID}> !join", expect="joined")
+    assert "`/start` when ready" in joined[0]["content"]
     start = len(fake.messages)
     await fake.slash("Gypsy", "start")
     await table.answers(start, "your turn")
@@ -36,3 +40,10 @@ async def test_mentions_slash_and_buttons_without_the_intent(table: Table) -> No
     await fake.choose("Gypsy", roll, menu, "full_house")
     scored = await table.answers(start, "scored")
     assert any("Gypsy scored **25** in Full house" in text_of(m) for m in scored)
+    turn = next(m for m in scored if "your turn" in text_of(m))
+    assert "`/roll` or the button" in turn["content"]
+    # A refusal's hint too.
+    start = len(fake.messages)
+    await fake.slash("Second", "keep", dice="")
+    refusal = (await table.answers(start))[0]
+    assert "Try `/" in refusal["content"] and "`!" not in refusal["content"]
