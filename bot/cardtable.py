@@ -26,7 +26,7 @@ from bot.replies import (
     points,
     quote,
 )
-from bot.words import game_over_headline, shown_caller, shown_outcome, with_lines
+from bot.words import game_over_headline, log_head, shown_caller, shown_outcome, with_lines
 from engine import (
     GameEnded,
     Phase,
@@ -127,19 +127,24 @@ class CardTable:
         return await self._play(caller, Stay(caller.who.user_id))
 
     async def stay_button(self, caller: Caller, game_id: int, version: int) -> list[Reply]:
-        game, _ = await self._game(caller)
-        if game.id != game_id or game.version != version:
-            raise CardError("That button belongs to an earlier turn: use the newest message.")
-        return await self.stay(caller)
+        """Checked and applied under the channel's lock (see `GameService.press`)."""
+        await self._game(caller)
+        stay = Stay(caller.who.user_id)
+        outcome = await self.service.press(
+            caller.where, caller.who, game_id, version, lambda *_: stay
+        )
+        return self.describe(outcome, caller)
 
     async def declare_pick(
         self, caller: Caller, game_id: int, version: int, hand: str
     ) -> list[Reply]:
         """The showdown menu: the same as `declare`, for the message it was offered under."""
-        game, _ = await self._game(caller)
-        if game.id != game_id or game.version != version:
-            raise CardError("That menu belongs to an earlier turn: use the newest message.")
-        return await self.declare(caller, hand)
+        await self._game(caller)
+        declare = Declare(caller.who.user_id, hand.strip())
+        outcome = await self.service.press(
+            caller.where, caller.who, game_id, version, lambda *_: declare
+        )
+        return self.describe(outcome, caller)
 
     async def done(self, caller: Caller) -> list[Reply]:
         await self._game(caller)
@@ -459,7 +464,8 @@ class CardTable:
         text = game_over_headline(game, winners, totals, early, outcome)
         standings = ", ".join(f"{game.name(p)} {t}" for p, t in totals)
         return Reply(
-            text=clip(f"{text}\nFinal: {standings}", CONTENT_MAX), embeds=(self.board(game),)
+            text=clip(f"{text}\nFinal: {standings}{log_head(outcome)}", CONTENT_MAX),
+            embeds=(self.board(game),),
         )
 
 

@@ -35,7 +35,14 @@ from bot.replies import (
     points,
     quote,
 )
-from bot.words import game_over_headline, shown_caller, shown_game, shown_outcome, with_lines
+from bot.words import (
+    game_over_headline,
+    log_head,
+    shown_caller,
+    shown_game,
+    shown_outcome,
+    with_lines,
+)
 from engine import (
     PRESETS,
     Action,
@@ -72,7 +79,7 @@ from engine.cardgame import CardRules, CardState
 from engine.freeroll import parse_free_roll
 from engine.numbers import is_number, read_number
 from engine.timing import format_duration
-from storage import audit, fairness, rolllog, selections
+from storage import audit, fairness, rolllog
 from storage.db import StorageError, storage_refusal
 from storage.rolllog import ROLL_NAMES, LogQuery, LogRow
 from storage.service import BOT, GameService, Outcome, StoredGame, Where, Who
@@ -454,50 +461,56 @@ class Desk:
 
     # ---- buttons -----------------------------------------------------------------------------
 
-    async def _button_game(self, caller: Caller, game_id: int, version: int) -> StoredGame:
-        game = await self.service.require_game_here(caller.where.channel_id)
-        _dice_state(game)
-        if game.id != game_id or game.version != version:
-            raise UsageError(
-                "Those buttons belong to an earlier roll: use the newest message.", hint="status"
-            )
-        if game.state.current_player != caller.who.user_id:
-            current = game.state.current_player
-            raise UsageError(
-                f"Not your turn: it's {escape(game.name(current)) if current else 'nobody'}'s."
-            )
-        return game
+    # Each press is checked (the roll it belongs to, whose turn) and applied under the
+    # channel's lock in the service: a press from an outdated message never acts on a newer roll.
 
     async def toggle(self, caller: Caller, game_id: int, version: int, die: int) -> list[Reply]:
         """Mark or unmark a die for the next reroll, in the selection held for this roll (so
         taps from one rendered message all count); returns the roll message's new controls."""
-        game = await self._button_game(caller, game_id, version)
-        mask = await selections.selected(self.service.db, game.id, game.version) ^ (1 << die)
-        await selections.select(self.service.db, game.id, game.version, mask)
+        await self._dice_game_here(caller)
+        game, mask = await self.service.toggle_die(caller.where, caller.who, game_id, version, die)
         return [Reply(controls=self._controls(game, mask), edit=True)]
 
     async def roll_button(self, caller: Caller, game_id: int, version: int) -> list[Reply]:
-        await self._button_game(caller, game_id, version)
-        return await self._play(caller, Roll(caller.who.user_id))
+        await self._dice_game_here(caller)
+        return await self._press(caller, game_id, version, lambda g, _: Roll(caller.who.user_id))
 
     async def reroll(
         self, caller: Caller, game_id: int, version: int, mask: int | None = None
     ) -> list[Reply]:
         """Reroll the dice held as selected for this roll: what the player last saw marked.
         (`mask`: what a button posted before selections were held says it showed.)"""
-        game = await self._button_game(caller, game_id, version)
-        held = await selections.selected(self.service.db, game.id, game.version)
-        if held or mask is None:
-            mask = held
-        names = tuple(n for i, n in enumerate(_dice_state(game).rules.dice.names) if mask >> i & 1)
-        if not names:
-            raise UsageError("Tap the dice to reroll first, then Reroll.")
-        return await self._play(caller, Roll(caller.who.user_id, names))
+        await self._dice_game_here(caller)
+
+        def action(game: StoredGame, held: int) -> Action:
+            chosen = held if held or mask is None else mask
+            names = _dice_state(game).rules.dice.names
+            picked = tuple(n for i, n in enumerate(names) if chosen >> i & 1)
+            if not picked:
+                raise UsageError("Tap the dice to reroll first, then Reroll.")
+            return Roll(caller.who.user_id, picked)
+
+        return await self._press(caller, game_id, version, action)
 
     async def pick(self, caller: Caller, game_id: int, version: int, value: str) -> list[Reply]:
-        await self._button_game(caller, game_id, version)
+        await self._dice_game_here(caller)
         box, _, column = value.partition(":")
-        return await self.score(caller, box, int(column) if column else None)
+        col = read_number(column, "the column", most=9) if column else None
+        score = Score(caller.who.user_id, box, col)
+        return await self._press(caller, game_id, version, lambda g, _: score)
+
+    async def _dice_game_here(self, caller: Caller) -> None:
+        _dice_state(await self.service.require_game_here(caller.where.channel_id))
+
+    async def _press(
+        self,
+        caller: Caller,
+        game_id: int,
+        version: int,
+        make: Callable[[StoredGame, int], Action],
+    ) -> list[Reply]:
+        outcome = await self.service.press(caller.where, caller.who, game_id, version, make)
+        return self.describe(outcome, caller)
 
     # ---- views -------------------------------------------------------------------------------
 
@@ -775,11 +788,19 @@ class Desk:
         outcome = await self.service.void(caller.where, caller.who, roll_id, why)
         return self.describe(outcome, caller)
 
-    async def mod_skip(self, caller: Caller, reason: str) -> list[Reply]:
+    async def mod_skip(self, caller: Caller, reason: str, player: str | None = None) -> list[Reply]:
+        """Pass a turn. Naming the player (`mod skip Gypsy away`) makes sure it is their turn
+        that passes: if they scored just before, nothing is skipped and the moderator is told."""
         self.require_moderator(caller)
-        why = self.require_reason(reason, "mod skip away this week")
+        game = await self.service.require_game_here(caller.where.channel_id)
+        meant = self._find_player(game, player) if player else None
+        if meant is None:
+            first, _, rest = reason.strip().partition(" ")
+            meant = self._seated(game, first)
+            reason = rest if meant is not None else reason
+        why = self.require_reason(reason, f"mod skip {game.name(meant or '') or 'NAME'} away")
         return self.describe(
-            await self.service.moderate(caller.where, caller.who, Skip(), why), caller
+            await self.service.moderate(caller.where, caller.who, Skip(meant), why), caller
         )
 
     async def mod_kick(self, caller: Caller, player: str, reason: str) -> list[Reply]:
@@ -800,7 +821,9 @@ class Desk:
 
     # ---- shared ------------------------------------------------------------------------------
 
-    def _find_player(self, game: StoredGame, text: str) -> str:
+    @staticmethod
+    def _seated(game: StoredGame, text: str) -> str | None:
+        """The seated player `text` names (a mention, a name or an id), if any."""
         text = text.strip()
         match = _MENTION.match(text)
         if match and match.group(1) in game.state.players:
@@ -808,6 +831,12 @@ class Desk:
         for player in game.state.players:
             if game.name(player).lower() == text.lower() or player == text:
                 return player
+        return None
+
+    def _find_player(self, game: StoredGame, text: str) -> str:
+        found = self._seated(game, text)
+        if found is not None:
+            return found
         names = ", ".join(escape(game.name(p)) for p in game.state.players) or "nobody"
         raise UsageError(
             f"No player `{code(text, 30)}` in {game.title}. Playing: {names}.", hint="status"
@@ -1084,6 +1113,7 @@ class Desk:
                 f"\n🔓 Dice seed revealed: `{info.get('seed')}`. Check every roll: "
                 f"`{self.prefix}mod export` gives the fairness file for `fairdice.py`."
             )
+        text += log_head(outcome)
         embeds = self.scorecards(game)
         return [Reply(text=text, embeds=(embeds[0],)), *(Reply(embeds=(e,)) for e in embeds[1:])]
 

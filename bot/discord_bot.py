@@ -1051,9 +1051,15 @@ def _register_commands(bot: RollkeeperBot) -> None:
         await respond(interaction, bot.desk.mod_void(caller(interaction), roll_id, reason))
 
     @mod.command(name="skip", description="Skip the current player's turn")
-    @app_commands.describe(reason="Why (logged and shown)")
-    async def mod_skip(interaction: discord.Interaction[Any], reason: str) -> None:
-        await respond(interaction, bot.desk.mod_skip(caller(interaction), reason))
+    @app_commands.describe(
+        reason="Why (logged and shown)",
+        player="Whose turn you mean: nothing is skipped if their turn is already over",
+    )
+    async def mod_skip(
+        interaction: discord.Interaction[Any], reason: str, player: discord.User | None = None
+    ) -> None:
+        named = f"<@{player.id}>" if player is not None else None
+        await respond(interaction, bot.desk.mod_skip(caller(interaction), reason, named))
 
     @mod.command(name="kick", description="Remove a player from this channel's game")
     @app_commands.describe(player="The player to remove", reason="Why (logged and shown)")
@@ -1109,18 +1115,22 @@ def run_discord(config: Config, token: str, db_path: Path) -> int:
     """Connect and serve until stopped (SIGTERM from a service manager, or Ctrl-C): the command
     in flight finishes, then the gateway and the database close, and the exit status is 0.
     The token is passed to discord.py and never logged."""
+    return asyncio.run(_serve(config, token, db_path))
+
+
+async def _serve(config: Config, token: str, db_path: Path) -> int:
+    # The database first: a file problem is the one line an operator reads, before anything
+    # discord.py has to say.
+    db = await Database.open(db_path, config.durability, key_file=config.seal_key_file)
     discord.utils.setup_logging(level=logging.INFO)
-    return asyncio.run(_serve(RollkeeperBot(config, db_path), token))
-
-
-async def _serve(bot: RollkeeperBot, token: str) -> int:
+    bot = RollkeeperBot(config, db_path)
+    bot.db = db
     loop = asyncio.get_running_loop()
     stopping: list[asyncio.Task[None]] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, lambda: stopping.append(asyncio.create_task(bot.close())))
     try:
         async with bot:
-            await bot.open_database()
             await bot.start(token)
     except discord.LoginFailure:
         print(

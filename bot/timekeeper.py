@@ -19,12 +19,13 @@ from typing import Protocol
 
 from bot.pacing import Pacing
 from bot.replies import Reply, decode
-from storage.service import GameService, Outgoing, Queued
+from storage.service import DueReminder, GameService, Outgoing, Queued
 
 log = logging.getLogger("rollkeeper.timekeeper")
 
 IDLE_WAIT = 60.0  # seconds between looks at the database when nothing is due sooner
-RETRY_WAIT = 30.0  # after a transient delivery failure
+RETRY_WAIT = 30.0  # after a transient failure; a failing reminder waits longer each time
+MAX_RETRY_WAIT = 3600.0
 BATCH = 200
 COALESCE = 0.25  # seconds: how long a wake-up waits for more work to gather
 
@@ -60,6 +61,7 @@ class Timekeeper:
         self.transport = transport
         self._ticking = asyncio.Lock()  # one tick at a time: a message is sent once
         self._stop = asyncio.Event()
+        self._attempts: dict[int, int] = {}  # failed reminders: how often they failed
 
     async def tick(self) -> TickReport:
         """Fire every due reminder, then deliver the outbox."""
@@ -68,20 +70,44 @@ class Timekeeper:
 
     async def _tick(self) -> TickReport:
         report = TickReport()
+        failed: set[int] = set()
         while True:
-            due = await self.service.due_reminders(BATCH)
+            due = [r for r in await self.service.due_reminders(BATCH) if r.id not in failed]
             for reminder in due:
                 try:
                     what = await self.service.fire(reminder, self.pacing)
-                except Exception:
-                    log.exception("reminder %s (%s) failed; will retry", reminder.id, reminder.kind)
+                except Exception as exc:
+                    failed.add(reminder.id)
+                    await self._retry_later(reminder, exc)
                     report.retry = True
-                    break
+                    continue  # one game's failure holds up no other game
+                self._attempts.pop(reminder.id, None)
                 report.fired.append(f"{reminder.kind}: {what}")
-            if report.retry or len(due) < BATCH:
+            if not due or len(due) < BATCH:
                 break
         await self.deliver(report)
         return report
+
+    async def _retry_later(self, reminder: DueReminder, exc: Exception) -> None:
+        """Log a failed reminder and move it back by a growing wait (30 s, 1 min, 2 min, ...
+        up to an hour), in the database, so it neither blocks the others nor is forgotten."""
+        attempts = self._attempts.get(reminder.id, 0) + 1
+        self._attempts[reminder.id] = attempts
+        wait = min(RETRY_WAIT * 2 ** (attempts - 1), MAX_RETRY_WAIT)
+        log.error(
+            "reminder %s (%s, game %s) failed, attempt %d; retrying in %.0f s: %s",
+            reminder.id,
+            reminder.kind,
+            reminder.game_id,
+            attempts,
+            wait,
+            exc,
+            exc_info=exc,
+        )
+        try:
+            await self.service.postpone(reminder, timedelta(seconds=wait), f"failed: {exc}")
+        except Exception as again:  # the database itself is failing: try again next tick
+            log.error("reminder %s could not be postponed: %s", reminder.id, again)
 
     async def deliver(self, report: TickReport) -> None:
         while True:

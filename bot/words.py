@@ -55,3 +55,13 @@ def game_over_headline(
         reason = outcome.rows[0].reason if outcome.rows else None
         text += f" (ended early{': ' + quote(reason) if reason else ''})"
     return text
+
+
+def log_head(outcome: Outcome) -> str:
+    """The roll log's head as the game ends, posted where the file cannot reach: anyone who
+    later rewrites the log and recomputes the chain no longer reaches this id and hash, and
+    `rollkeeper audit verify --head ID:HASH` says so."""
+    if not outcome.rows:
+        return ""
+    head = f"{outcome.rows[-1].id}:{outcome.rows[-1].hash[:16]}"
+    return f"\n-# 🔗 Roll log head {head} (moderators: `rollkeeper audit verify --head {head}`)"

@@ -56,6 +56,7 @@ from engine.errors import (
     NotInGameError,
     NotYourTurnError,
     RulesError,
+    check_skip_target,
 )
 from engine.game import (
     EndGame,
@@ -515,8 +516,8 @@ def apply_card(state: CardState, action: object, source: DiceSource) -> Result:
             return _done(state, player, source)
         case Declare(player, hand):
             return _declare(state, player, hand, source)
-        case Skip():
-            return _skip(state, source)
+        case Skip(player):
+            return _skip(state, player, source)
         case EndGame():
             return _end(state, early=True)
     raise CardTurnError(
@@ -719,10 +720,11 @@ def _done(state: CardState, player: str, source: DiceSource) -> Result:
     return after, (TurnDone(player), *events)
 
 
-def _skip(state: CardState, source: DiceSource) -> Result:
+def _skip(state: CardState, meant: str | None, source: DiceSource) -> Result:
     """A moderator (or a deadline) passes the current player's turn or declaration."""
     _require_playing(state)
     seat = state.seats[state.current]
+    check_skip_target(seat.player, seat.turns + 1, meant)
     if state.stage is Stage.SHOWDOWN:
         marked = replace(
             state, seats=_with(state.seats, state.current, replace(seat, declared=True))

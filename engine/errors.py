@@ -93,6 +93,21 @@ class ColumnError(RulesError):
     """A column that is out of range, missing where needed, or given where none exist."""
 
 
+class TurnOverError(RulesError):
+    """A skip meant for a turn that has already ended."""
+
+
+def check_skip_target(current: str, turn: int, meant: str | None) -> None:
+    """A skip applies to the turn the moderator meant: refused once that player's turn is over
+    (they scored just before the skip arrived), rather than skipping the next player."""
+    if meant is not None and meant != current:
+        raise TurnOverError(
+            f"{meant}'s turn is already over: it's {current}'s turn {turn} now, and nothing "
+            "was skipped.",
+            hint="status",
+        )
+
+
 class NothingToVoidError(RulesError):
     """A void with no roll in the current turn."""
 

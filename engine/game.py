@@ -27,6 +27,7 @@ from engine.errors import (
     NotInGameError,
     NotYourTurnError,
     RulesError,
+    check_skip_target,
 )
 from engine.rules import Rules, TurnOrder
 from engine.scoring import (
@@ -116,7 +117,10 @@ class Score:
 
 @dataclass(frozen=True, slots=True)
 class Skip:
-    """A moderator passes the current player's turn; they score nothing this turn."""
+    """A moderator passes the current player's turn; they score nothing this turn. `player`:
+    the player whose turn was meant (refused if their turn is already over)."""
+
+    player: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,8 +335,8 @@ def apply(state: GameState, action: Action, dice: DiceSource) -> Result:
             return _keep(state, player, names, dice)
         case Score(player, box, column):
             return _score(state, player, box, column)
-        case Skip():
-            return _skip(state)
+        case Skip(player):
+            return _skip(state, player)
         case Kick(player):
             return _remove(state, player, kicked=True)
         case VoidRoll():
@@ -502,9 +506,10 @@ def _advance(state: GameState, start: int | None = None) -> Result:
     return _end(replace(state, turn=Turn()), early=False)
 
 
-def _skip(state: GameState) -> Result:
+def _skip(state: GameState, meant: str | None) -> Result:
     _require_playing(state)
     seat = state.seats[state.current]
+    check_skip_target(seat.player, seat.turns + 1, meant)
     skipped = replace(seat, turns=seat.turns + 1)
     seats = (*state.seats[: state.current], skipped, *state.seats[state.current + 1 :])
     after, events = _advance(replace(state, seats=seats))

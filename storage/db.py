@@ -162,7 +162,13 @@ class _WriterLock:
     @classmethod
     def take(cls, path: Path) -> _WriterLock:
         target = lock_path(path)
-        handle = target.open("a+", encoding="utf-8")
+        try:
+            handle = target.open("a+", encoding="utf-8")
+        except PermissionError:
+            raise DatabaseFileError(
+                f"{path} is read-only (the bot writes to it and to {target.name} beside it); "
+                "the read-only `rollkeeper audit` tools work on it"
+            ) from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -271,11 +277,11 @@ class Database:
             conn.isolation_level = None
             return conn
 
-        # aiosqlite takes a connector; the read-only connection opens on its own thread.
+        # The file is tried first on a thread of its own: aiosqlite's worker thread outlives a
+        # connector that fails, and would complain when the program ends.
         try:
+            await asyncio.to_thread(lambda: connect_readonly(target).close())
             conn = await aiosqlite.Connection(connect, iter_chunk_size=64)
-        except DatabaseFileError:
-            raise
         except (sqlite3.Error, OSError) as exc:
             raise DatabaseFileError(file_problem(target, exc)) from None
         db = cls(conn, target)

@@ -41,6 +41,7 @@ from engine.cardgame import (
     CardState,
 )
 from engine.codec import action_to_data, from_snapshot, to_snapshot
+from engine.errors import NotYourTurnError
 from engine.fairdice import SCHEME, HmacDice, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
 from engine.timing import (
@@ -52,7 +53,7 @@ from engine.timing import (
     allowed_time,
     wait_interval,
 )
-from storage import rolllog
+from storage import rolllog, selections
 from storage.db import Database
 from storage.logrows import action_entries, base_entry, derivation
 from storage.model import (  # re-exported: the service is where callers find them
@@ -111,6 +112,10 @@ class VoidRefusedError(RulesError):
 
 class SeedRefusedError(RulesError):
     """A player seed that cannot be added (game started, too long, not seated)."""
+
+
+class StaleButtonError(RulesError):
+    """A button from a message whose roll is no longer the game's latest."""
 
 
 class SealedSeedError(Refusal):
@@ -473,6 +478,44 @@ class GameService:
     async def play(self, where: Where, who: Who, action: AnyAction) -> Outcome:
         """A player's action in the channel's game."""
         return await self._act(where, who, action, reason=None)
+
+    async def press(
+        self,
+        where: Where,
+        who: Who,
+        game_id: int,
+        version: int,
+        make: Callable[[StoredGame, int], AnyAction],
+    ) -> Outcome:
+        """A button pressed on the message of roll `version` of game `game_id`: checked and
+        applied under the channel's lock, so a press from an outdated message never acts on a
+        newer roll. `make` turns the game and the dice held as selected into the action."""
+        async with self._lock(where.channel_id):
+            game = await self._button_game(where, who, game_id, version)
+            held = await selections.selected(self.db, game.id, game.version)
+            return await self._commit(game, where, who, make(game, held), None, None)
+
+    async def toggle_die(
+        self, where: Where, who: Who, game_id: int, version: int, die: int
+    ) -> tuple[StoredGame, int]:
+        """Mark or unmark one die for the next reroll in the selection held for this roll;
+        returns the game and the new selection (a bit mask)."""
+        async with self._lock(where.channel_id):
+            game = await self._button_game(where, who, game_id, version)
+            mask = await selections.selected(self.db, game.id, game.version) ^ (1 << die)
+            await selections.select(self.db, game.id, game.version, mask)
+            return game, mask
+
+    async def _button_game(self, where: Where, who: Who, game_id: int, version: int) -> StoredGame:
+        game = await self.require_game_here(where.channel_id)
+        if game.id != game_id or game.version != version:
+            raise StaleButtonError(
+                "Those buttons belong to an earlier roll: use the newest message.", hint="status"
+            )
+        current = game.state.current_player
+        if current != who.user_id:
+            raise NotYourTurnError(f"Not your turn: it's {current or 'nobody'}'s.")
+        return game
 
     async def moderate(
         self, where: Where, moderator: Who, action: AnyAction, reason: str
@@ -1094,6 +1137,14 @@ class GameService:
             for r in rows
         ]
 
+    async def postpone(self, due: DueReminder, wait: timedelta, note: str) -> None:
+        """A reminder that failed is tried again after `wait` (it stays pending)."""
+        async with self.db.transaction() as conn:
+            await conn.execute(
+                "UPDATE reminders SET due_at = ?, note = ? WHERE id = ? AND state = 'pending'",
+                (timestamp(self.clock() + wait), note[:500], due.id),
+            )
+
     async def fire(self, due: DueReminder, herald: Herald) -> str:
         """Carry out one due reminder, once: a reminder's messages are queued in the outbox in
         the same transaction that marks it sent; a deadline's policy acts through the one road,
@@ -1219,7 +1270,7 @@ class GameService:
             action: AnyAction = Kick(clock.player)
             reason = f"dropped: missed {missed} turns in a row (policy skip)"
         else:
-            action, reason = Skip(), "turn deadline passed (policy skip)"
+            action, reason = Skip(clock.player), "turn deadline passed (policy skip)"
         await self._commit(
             game,
             where,

@@ -226,6 +226,17 @@ def test_the_seed_appears_in_no_message_before_the_game_ends(tmp_path: Path) -> 
     commit = re.search(r"Dice commitment: `([0-9a-f]{64})`", before)
     assert commit and commit.group(1) == hashlib.sha256(bytes.fromhex(seed)).hexdigest()
     assert "Ann added a seed: `my lucky socks`" in before
+    head = re.search(r"Roll log head (\d+:[0-9a-f]{16})", after)
+    assert head, after  # the log's end, posted where the file cannot rewrite it
+    verified = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "audit", "verify", "--db", str(db), "--head", head[1]],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "1 revealed seeds checked" in verified.stdout
 
 
 async def test_fairness_report_reads_plainly(db: object, clock: object) -> None:
@@ -258,3 +269,31 @@ async def test_fairness_report_reads_plainly(db: object, clock: object) -> None:
     )
     (nothing,) = await desk.text_command(ann, "fairness Nobody")
     assert nothing.private and "No rolls yet for Nobody" in nothing.text
+
+
+async def test_two_presses_from_one_message_never_both_act(service: GameService) -> None:
+    """Reroll and a score pick pressed together on the same roll message (two phones, or a
+    double tap): the first acts, the second is refused as outdated, checked under the
+    channel's lock, and never scores the dice the reroll just produced."""
+    import asyncio
+
+    from bot.desk import Caller
+    from storage.service import Where, Who
+
+    desk = Desk(service, Config())
+    where, ann = Where("g", "c"), Who("1", "Ann")
+    caller = Caller(where, ann)
+    service.dice = RandomDice(random.Random(3))
+    await desk.text_command(caller, "new classic order=join")
+    await desk.text_command(caller, "start")
+    await desk.text_command(caller, "roll")
+    game = await service.require_game_here("c")
+    await desk.toggle(caller, game.id, game.version, 0)
+    reroll, pick = await asyncio.gather(
+        desk.guard(desk.reroll(caller, game.id, game.version), caller),
+        desk.guard(desk.pick(caller, game.id, game.version, "chance"), caller),
+    )
+    assert "rolled d1 and got" in reroll[0].text
+    assert pick[0].refusal and "belong to an earlier roll" in pick[0].text
+    after = await service.require_game_here("c")
+    assert after.state.rolls_used == 2 and after.state.seat("1").card[0].scores[-1] is None

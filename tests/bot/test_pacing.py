@@ -443,3 +443,35 @@ async def test_autoplay_in_a_card_game_stays_and_keeps_cards_hidden(party: Party
     game = await party.service.require_game_here(CHANNEL)
     assert game.state.current_player == "102"
     assert (await audit.verify(party.service.db)).problem is None
+
+
+async def test_one_failing_reminder_holds_up_no_other_game(
+    party: Party, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A game whose reminder cannot be sent is logged and retried later with a growing wait;
+    every other game's reminders and deadlines go on meanwhile."""
+    await start_game(party, "deadline=2h", ("101", "102"))
+    await party.ok("103", "new classic order=join deadline=2h", channel="2001")
+    await party.ok("101", "join", channel="2001")
+    await party.ok("103", "start", channel="2001")
+    pacing = party.desk.pacing  # type: ignore[union-attr]
+    working = pacing.reminder
+
+    def broken(game, *args):  # type: ignore[no-untyped-def]
+        if game.channel_id == CHANNEL:
+            raise RuntimeError("this game's reminder cannot be made")
+        return working(game, *args)
+
+    monkeypatch.setattr(pacing, "reminder", broken)
+    party.clock.advance(hours=1, minutes=1)  # half time in both games
+    sent = await party.tick()
+    assert [s.to for s in sent] == ["#2001"] and "<@103>" in sent[0].reply.text
+    party.clock.advance(seconds=20)
+    assert await party.tick() == []  # not retried before its wait (30 s)
+    party.clock.advance(seconds=15)
+    assert await party.tick() == []  # failed again: the next wait is a minute
+    monkeypatch.setattr(pacing, "reminder", working)  # the cause is gone
+    party.clock.advance(seconds=61)
+    sent = await party.tick()
+    assert [s.to for s in sent] == [f"#{CHANNEL}"] and "<@101>" in sent[0].reply.text
+    assert await party.tick() == []  # and once only

@@ -161,3 +161,20 @@ async def test_a_bulk_delete_is_logged_and_flagged(table: Table) -> None:
     rows = await log_rows(table)
     flags = [(r.action, r.corrects) for r in rows if r.action.startswith("Message")]  # type: ignore[attr-defined]
     assert flags == [("Message deleted", 1), ("Message deleted", 2)]
+
+
+async def test_a_skip_that_names_a_finished_turn_skips_nobody(table: Table) -> None:
+    """Gypsy scores just before the moderator's `!mod skip Gypsy ...` is handled: the skip was
+    meant for Gypsy's turn, which is over, so Second keeps theirs and the moderator is told."""
+    await seated_game(table)
+    table.dice.push([2, 2, 3, 4, 6])
+    await table.send("Gypsy", "!roll", expect="rolled")
+    await table.send("Gypsy", "!score chance", expect="scored")
+    refused = await table.send("Mod", "!mod skip Gypsy stuck for days", expect="already over")
+    assert "Gypsy's turn is already over: it's Second's turn 1 now" in text_of(refused[0])
+    status = await table.send("Second", "!status", expect="to play")
+    assert "Second to play" in text_of(status[0])
+    skipped = await table.send("Mod", "!mod skip Second stuck for days", expect="skipped")
+    assert "skipped Second's turn 1 (stuck for days)" in text_of(skipped[0])
+    rows = await log_rows(table)
+    assert [r.reason for r in rows if r.action == "Skip turn"] == ["stuck for days"]  # type: ignore[attr-defined]
