@@ -746,7 +746,8 @@ class Desk:
         if report.problem is None:
             text = (
                 f"✅ The roll log verifies: {report.rows} rows chained, "
-                f"{report.games} games replayed."
+                f"{report.games} games replayed. {report.revealed} revealed seeds checked "
+                f"against every draw; {report.sealed} still sealed (checked once revealed)."
             )
         else:
             text = f"❌ Verification failed: {report.problem}"
