@@ -24,7 +24,7 @@ from bot.replies import (
     clip,
     pack,
 )
-from bot.words import game_over_headline
+from bot.words import game_over_headline, seed_reveal
 from engine import (
     GameEnded,
     Phase,
@@ -41,6 +41,7 @@ from engine.cardgame import (
     Exchange,
     ExtraRound,
     HandDeclared,
+    HandsClosed,
     NoHand,
     RoundDealt,
     RoundEnded,
@@ -223,6 +224,20 @@ class CardTable:
             lines.append(options)
         return Reply(text=clip("\n".join(lines), CONTENT_MAX), private=True, secret_for=player)
 
+    def _secret_hand(
+        self, game: StoredGame, player: str, cards: tuple[str, ...], note: str
+    ) -> Reply:
+        """The cards an event gave a player, for their eyes only. When the table has moved on
+        in the same action (the round ended, the game is over), these are still the cards the
+        note speaks of, not what the player holds now."""
+        state = game.state
+        assert isinstance(state, CardState)
+        current = player in state.players and state.seat(player).hand == cards
+        if state.phase is Phase.PLAYING and current and len(cards) == HAND_SIZE:
+            return self.hand_reply(game, player, note=note)
+        text = f"{note} Your cards: {show_all(cards)}." if cards else note
+        return Reply(text=clip(text, CONTENT_MAX), private=True, secret_for=player)
+
     def _options_text(self, state: CardState, player: str) -> str:
         made = state.available(player)
         if made:
@@ -328,7 +343,7 @@ class CardTable:
                         f"each. See your cards: `{self.prefix}hand` or the **My hand** button."
                     )
                 case CardsDealt(player, cards):
-                    secrets.append(self._secret_hand(game, player, cards, "New cards"))
+                    secrets.append(self._secret_hand(game, player, cards, "New cards."))
                 case CardsExchanged(player, aside, taken, from_stock, drawn, hand, turn_over):
                     took = f", took {show_all(taken)} from the discard pile" if taken else ""
                     stock = f", drew {from_stock} from the stock" if from_stock else ""
@@ -351,6 +366,8 @@ class CardTable:
                     )
                 case ShowdownBegan(hands):
                     flush()
+                    replies.extend(secrets)  # what each drew, before everyone sees it
+                    secrets.clear()
                     shown = "\n".join(f"**{game.name(p)}**: {show_all(c)}" for p, c in hands)
                     replies.append(
                         Reply(text=clip(f"🃏 Showdown! Everyone shows:\n{shown}", CONTENT_MAX))
@@ -370,6 +387,14 @@ class CardTable:
                     lines.append(text)
                 case NoHand(player):
                     lines.append(f"{game.name(player)} has no hand to score this round.")
+                case HandsClosed(hands):
+                    labels = " and ".join(HAND_BY_ID[h].label for h in hands)
+                    verb = "is" if len(hands) == 1 else "are"
+                    lines.append(
+                        f"{labels} {verb} now crossed out for everyone: every player still at "
+                        "the table has scored or crossed off "
+                        f"{'it' if len(hands) == 1 else 'them'}."
+                    )
                 case TurnSkipped(player, _):
                     why = (outcome.rows[0].reason or "") if outcome.rows else ""
                     lines.append(f"⏭ {caller.who.name} skipped {game.name(player)}'s turn ({why}).")
@@ -404,15 +429,6 @@ class CardTable:
                 Reply(embeds=(self.board(game),), card_buttons=CardButtons(game.id, game.version))
             )
         return [*replies, *secrets]  # the table first, then each player's own cards
-
-    def _secret_hand(
-        self, game: StoredGame, player: str, cards: tuple[str, ...], note: str
-    ) -> Reply:
-        state = game.state
-        assert isinstance(state, CardState)
-        if state.phase is not Phase.PLAYING or len(cards) != HAND_SIZE:
-            return Reply(text=f"{note}: {show_all(cards)}", private=True, secret_for=player)
-        return self.hand_reply(game, player, note=note)
 
     def _turn(self, outcome: Outcome, player: str) -> Reply:
         game = outcome.game
@@ -454,9 +470,8 @@ class CardTable:
     ) -> Reply:
         text = game_over_headline(game, winners, totals, early, outcome)
         standings = ", ".join(f"{game.name(p)} {t}" for p, t in totals)
-        return Reply(
-            text=clip(f"{text}\nFinal: {standings}", CONTENT_MAX), embeds=(self.board(game),)
-        )
+        text += f"\nFinal: {standings}" + seed_reveal(outcome, self.prefix, "Deck")
+        return Reply(text=clip(text, CONTENT_MAX), embeds=(self.board(game),))
 
 
 def _best_text(best: Best) -> str:

@@ -29,7 +29,7 @@ from bot.replies import (
     clip,
     pack,
 )
-from bot.words import game_over_headline
+from bot.words import game_over_headline, seed_reveal
 from engine import (
     PRESETS,
     Action,
@@ -850,14 +850,19 @@ class Desk:
                     lines.append(
                         f"⏭ {caller.who.name} skipped {game.name(player)}'s turn {turn} ({why})."
                     )
-                case RollVoided(player, turn, roll):
+                case RollVoided(player, turn, roll, _, again):
                     row = outcome.rows[0] if outcome.rows else None
                     corrected = f" #{row.corrects}" if row and row.corrects else ""
+                    if roll == 1:
+                        redo = f"roll all five again: `{self.prefix}roll`."
+                    elif again:
+                        named = ",".join(again)
+                        redo = f"roll the same dice again, {named}: `{self.prefix}roll {named}`."
+                    else:
+                        redo = f"roll again: `{self.prefix}roll <dice>`."
                     lines.append(
                         f"🛑 {caller.who.name} voided roll{corrected} ({row.reason if row else ''}"
-                        f"). {game.name(player)}, roll {'again' if roll > 1 else 'all five'}: "
-                        f"`{self.prefix}roll`"
-                        + (" with the dice you were rerolling." if roll > 1 else ".")
+                        f"). {game.name(player)}, {redo}"
                     )
                 case GameEnded(winners, totals, early):
                     if lines:
@@ -1049,13 +1054,7 @@ class Desk:
         outcome: Outcome,
     ) -> list[Reply]:
         text = game_over_headline(game, winners, totals, early, outcome)
-        reveal = next((r for r in outcome.rows if r.action == "Seed reveal"), None)
-        if reveal is not None:
-            info = json.loads(reveal.randomness or "{}")
-            text += (
-                f"\n🔓 Dice seed revealed: `{info.get('seed')}`. Check every roll: "
-                f"`{self.prefix}mod export` gives the fairness file for `fairdice.py`."
-            )
+        text += seed_reveal(outcome, self.prefix)
         embeds = self.scorecards(game)
         return [Reply(text=text, embeds=(embeds[0],)), *(Reply(embeds=(e,)) for e in embeds[1:])]
 

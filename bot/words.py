@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from storage.service import Outcome, StoredGame
 
 
@@ -23,3 +25,16 @@ def game_over_headline(
         reason = outcome.rows[0].reason if outcome.rows else None
         text += f" (ended early{': ' + reason if reason else ''})"
     return text
+
+
+def seed_reveal(outcome: Outcome, prefix: str, what: str = "Dice") -> str:
+    """The game-over line that reveals the committed seed (empty when nothing was revealed)."""
+    reveal = next((r for r in outcome.rows if r.action == "Seed reveal"), None)
+    if reveal is None:
+        return ""
+    info = json.loads(reveal.randomness or "{}")
+    checked = "roll" if what == "Dice" else "shuffle"
+    return (
+        f"\n🔓 {what} seed revealed: `{info.get('seed')}`. Check every {checked}: "
+        f"`{prefix}mod export` gives the fairness file for `fairdice.py`."
+    )

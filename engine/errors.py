@@ -88,6 +88,10 @@ class ColumnError(RulesError):
     """A column that is out of range, missing where needed, or given where none exist."""
 
 
+class VoidedRollError(RulesError):
+    """A roll after a moderator's void that names other dice than the voided roll threw."""
+
+
 class NothingToVoidError(RulesError):
     """A void with no roll in the current turn."""
 

@@ -27,6 +27,8 @@ from engine.errors import (
     NotInGameError,
     NotYourTurnError,
     RulesError,
+    UnknownDieError,
+    VoidedRollError,
 )
 from engine.rules import Rules, TurnOrder
 from engine.scoring import (
@@ -60,9 +62,11 @@ class Seat:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """The current turn: the five faces after each roll so far (kept so a roll can be voided)."""
+    """The current turn: the five faces after each roll so far (kept so a roll can be voided);
+    `redo`: after a void, the dice the replacement roll must throw."""
 
     rolls: tuple[tuple[int, ...], ...] = ()
+    redo: tuple[str, ...] | None = None
 
     @property
     def faces(self) -> tuple[int, ...] | None:
@@ -79,9 +83,12 @@ class Join:
 
 @dataclass(frozen=True, slots=True)
 class Leave:
-    """A player leaves: from the lobby, or forfeiting a game in play."""
+    """A player leaves: from the lobby, or forfeiting a game in play. `recount`: a card game
+    checks every hand again against the players left (False only for actions stored before
+    that rule; engine/codec.py)."""
 
     player: str
+    recount: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,14 +128,20 @@ class Skip:
 
 @dataclass(frozen=True, slots=True)
 class Kick:
-    """A moderator removes a player; their card leaves the game with them."""
+    """A moderator removes a player; their card leaves the game with them (`recount` as for
+    `Leave`)."""
 
     player: str
+    recount: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class VoidRoll:
-    """A moderator voids the current turn's latest roll: the player rolls it again."""
+    """A moderator voids the current turn's latest roll: the player rolls it again, the same
+    dice. `again` names the dice the voided roll threw (the log row says); empty (actions
+    stored before that rule) lets the player choose."""
+
+    again: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,17 +216,24 @@ class TurnSkipped:
 
 @dataclass(frozen=True, slots=True)
 class RollVoided:
+    """`dice`: what the voided roll showed; `again`: the dice to roll again (empty when the
+    player may choose, as before that rule)."""
+
     player: str
     turn: int
     roll: int
     dice: tuple[DieFace, ...]
+    again: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class GameEnded:
+    """`started`: False when a lobby closed before any play."""
+
     winners: tuple[str, ...]
     totals: tuple[tuple[str, int], ...]
     early: bool
+    started: bool = True
 
 
 Event = (
@@ -288,7 +308,10 @@ class GameState:
         for s in self.seats:
             if s.player == player:
                 return s
-        raise NotInGameError(f"{player} is not playing in this game.", hint="join")
+        raise NotInGameError(
+            f"{player} is not playing in this game.",
+            hint="join" if self.phase is Phase.LOBBY else "status",
+        )
 
     def total(self, player: str) -> int:
         return card_total(self.rules, self.seat(player).card)
@@ -335,8 +358,8 @@ def apply(state: GameState, action: Action, dice: DiceSource) -> Result:
             return _skip(state)
         case Kick(player):
             return _remove(state, player, kicked=True)
-        case VoidRoll():
-            return _void(state)
+        case VoidRoll(again):
+            return _void(state, again)
         case EndGame():
             return _end(state)
     raise TypeError(f"not an action: {action!r}")  # pragma: no cover
@@ -411,15 +434,22 @@ def roll_off(players: tuple[str, ...], dice: DiceSource) -> tuple[int, list[Roll
 def _roll(state: GameState, player: str, names: tuple[str, ...] | None, dice: DiceSource) -> Result:
     seat = _require_turn(state, player)
     all_dice = state.rules.dice.names
-    chosen = all_dice if names is None else names
+    redo = state.turn.redo
+    chosen = (redo or all_dice) if names is None else names
     previous = state.turn.faces
+    if redo is not None and set(chosen) != set(redo):
+        again = ",".join(redo)
+        raise VoidedRollError(
+            f"A moderator voided your last roll: roll the same dice again ({again}).",
+            hint="roll" if previous is None else f"roll {again}",
+        )
     if previous is None and set(chosen) != set(all_dice):
         raise FirstRollAllDiceError(
             "Your first roll of a turn is all five dice.", hint=f"roll {','.join(all_dice)}"
         )
     if state.rolls_used >= MAX_ROLLS:
         raise NoRollsLeftError(
-            "You've used all three rolls: score your dice now.", hint="score chance"
+            "You've used all three rolls: score your dice now.", hint=score_hint(state)
         )
     if len(set(chosen)) != len(chosen) or not set(chosen) <= set(all_dice):
         raise RulesError(f"Name dice from {all_dice[0]} to {all_dice[-1]}, each once.")
@@ -449,7 +479,9 @@ def _keep(state: GameState, player: str, names: tuple[str, ...], dice: DiceSourc
         raise MustRollFirstError("Roll all five dice first.", hint="roll")
     others = tuple(n for n in state.rules.dice.names if n not in names)
     if not others:
-        raise RulesError("You're keeping all five dice: score them instead.", hint="score chance")
+        raise RulesError(
+            "You're keeping all five dice: score them instead.", hint=score_hint(state)
+        )
     return _roll(state, player, others, dice)
 
 
@@ -468,7 +500,9 @@ def _score(state: GameState, player: str, box_text: str, column: int | None) -> 
         open_sheets = [s for s in open_sheets if s % rules.columns == column - 1]
     if not open_sheets:
         where = f" in column {column}" if column is not None else ""
-        raise BoxFilledError(f"{label}{where} is already filled. Pick an open box.", hint="card")
+        raise BoxFilledError(
+            f"{label}{where} is already filled. Pick an open box.", hint=score_hint(state)
+        )
     if len(open_sheets) > 1:
         columns = " and ".join(str(s % rules.columns + 1) for s in open_sheets)
         raise ColumnError(
@@ -532,15 +566,35 @@ def _remove(state: GameState, player: str, kicked: bool) -> Result:
     return replace(state, seats=seats, current=current), (left,)
 
 
-def _void(state: GameState) -> Result:
+def _void(state: GameState, again: tuple[str, ...]) -> Result:
     _require_playing(state)
     if not state.turn.rolls:
         raise NothingToVoidError("There is no roll in this turn to void.")
+    names = state.rules.dice.names
+    if not set(again) <= set(names):
+        raise UnknownDieError(f"The dice to roll again must be {names[0]} to {names[-1]}.")
     seat = state.seats[state.current]
     voided = state.dice or ()
-    turn = Turn(state.turn.rolls[:-1])
-    event = RollVoided(seat.player, seat.turns + 1, len(state.turn.rolls), voided)
+    count = len(state.turn.rolls)
+    if again and count == 1:
+        again = names  # a first roll is all five
+    # The replacement throws the dice the voided roll threw: seeing the voided faces must not
+    # let the player pick other dice.
+    redo = tuple(n for n in names if n in again) or None
+    turn = Turn(state.turn.rolls[:-1], redo)
+    event = RollVoided(seat.player, seat.turns + 1, count, voided, redo or ())
     return replace(state, turn=turn), (event,)
+
+
+def score_hint(state: GameState) -> str:
+    """A `score` the rules accept now from the current player: the placement worth most (the
+    first on the card on a tie), with its column in triple; `roll` before the first roll."""
+    legal = state.placements()
+    if not legal:
+        return "roll"
+    best = max(legal, key=lambda p: p.gain)  # max keeps the first of equals
+    column = f" {best.column}" if state.rules.columns > 1 else ""
+    return f"score {best.box}{column}"
 
 
 def _end(state: GameState, early: bool = True) -> Result:
@@ -549,4 +603,4 @@ def _end(state: GameState, early: bool = True) -> Result:
     was_playing = state.phase is Phase.PLAYING
     ended = replace(state, phase=Phase.OVER, ended_early=early, turn=Turn())
     winners = ended.winners() if was_playing else ()
-    return ended, (GameEnded(winners, ended.totals(), early=early),)
+    return ended, (GameEnded(winners, ended.totals(), early=early, started=was_playing),)

@@ -47,6 +47,7 @@ from engine.cardgame import (
     CardsExchanged,
     CardState,
     HandDeclared,
+    HandsClosed,
     NoHand,
     RoundDealt,
     RoundEnded,
@@ -390,16 +391,22 @@ class GameService:
         options: dict[str, object],
         pace: Pace = NO_DEADLINE,
     ) -> Outcome:
-        """Open a lobby in the channel with its creator seated."""
-        rules = make_game_rules(preset, options)
+        """Open a lobby in the channel with its creator seated. A lobby nobody sits in, or one
+        its creator sits in alone, gives way to the new one (it is ended, and logged so)."""
         async with self._lock(where.channel_id):
             existing = await self.game_here(where.channel_id)
-            if existing is not None:
+            if existing is not None and not await self._replaceable(existing, who):
                 raise GameExistsError(
                     f"This channel already has a game ({existing.title}, "
                     f"{existing.state.rules.title}). Finish it first, or ask a moderator to "
                     "end it.",
                     hint="status",
+                )
+            rules = make_game_rules(preset, options)
+            ended: Outcome | None = None
+            if existing is not None:
+                ended = await self._commit(
+                    existing, where, who, EndGame(), "replaced by a new game", None
                 )
             lobby = new_state(rules)
             state, events = apply(lobby, Join(who.user_id), RecordingDice(_NO_DICE))
@@ -466,7 +473,23 @@ class GameService:
                     )
                     rows = await rolllog.append(self.db, [committed])
             self._remember(game)
+            if ended is not None:
+                return Outcome(game, (*ended.events, *events), (*ended.rows, *rows))
             return Outcome(game, events, tuple(rows))
+
+    async def _replaceable(self, game: StoredGame, who: Who) -> bool:
+        """May `who`'s `new` replace this game? Only a lobby, empty or held by its creator
+        alone."""
+        players = game.state.players
+        if game.state.phase is not Phase.LOBBY or players not in ((), (who.user_id,)):
+            return False
+        if not players:
+            return True
+        async with self.db.conn.execute(
+            "SELECT created_by FROM games WHERE id = ?", (game.id,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        return row is not None and row[0] == who.user_id
 
     async def add_seed(self, where: Where, who: Who, text: str) -> LogRow:
         """A player's seed text, mixed into the game key; only before the game starts."""
@@ -539,7 +562,8 @@ class GameService:
                     f"{f' (roll #{latest})' if hint else ''}; roll #{roll_id} is not it.",
                     hint=hint,
                 )
-            return await self._commit(game, where, moderator, VoidRoll(), reason, roll_id)
+            again = tuple(d for d in target.dice.split(",") if d)  # the dice it threw
+            return await self._commit(game, where, moderator, VoidRoll(again), reason, roll_id)
 
     async def free_roll(
         self, where: Where, who: Who, roll: FreeRoll
@@ -688,7 +712,20 @@ class GameService:
     async def _act(self, where: Where, who: Who, action: AnyAction, reason: str | None) -> Outcome:
         async with self._lock(where.channel_id):
             game = await self.require_game_here(where.channel_id)
-            return await self._commit(game, where, who, action, reason, None)
+            outcome = await self._commit(game, where, who, action, reason, None)
+            state = outcome.game.state
+            if state.phase is Phase.LOBBY and not state.seats:
+                # The last seat left: the lobby closes, so anyone may open a game here.
+                closed = await self._commit(
+                    outcome.game, where, BOT, EndGame(), "the lobby is empty", None
+                )
+                outcome = Outcome(
+                    closed.game,
+                    (*outcome.events, *closed.events),
+                    (*outcome.rows, *closed.rows),
+                    closed.hushed,
+                )
+            return outcome
 
     async def _commit(
         self,
@@ -718,7 +755,8 @@ class GameService:
         updated = replace(game, state=state, names=names, version=game.version + 1)
         clock_json, clock, hushed = await self._next_clock(game, updated, events, who, automatic)
         updated = replace(updated, clock=clock)
-        entries = self._entries(updated, where, who, events, now, reason, corrects)
+        before = game.state.round if isinstance(game.state, CardState) else 0
+        entries = self._entries(updated, where, who, events, now, reason, corrects, before)
         if (
             isinstance(state, CardState)
             and state.is_over
@@ -964,14 +1002,20 @@ class GameService:
         now: str,
         reason: str | None,
         corrects: int | None,
+        round_before: int = 0,
     ) -> list[LogEntry]:
+        """The log rows of an action's events. A card game's rows carry the round each event
+        belongs to: the round in play until the action deals the next one (a round's last
+        declaration, its showdown and its deck reveal stay in that round)."""
         base = self._base_entry(game, where, who, now, reason)
         entries = []
         draws = 0
+        card_round = round_before
 
         def card_row(player: str | None, action: str, dice: str = "") -> LogEntry:
             """A card-game row: a player's move (or the table's, with no player)."""
-            row = replace(base, turn_label=self._card_round(game), action=action, dice=dice)
+            label = f"{game.title} Round {card_round}"
+            row = replace(base, turn_label=label, action=action, dice=dice)
             if player is None:
                 return row
             return replace(row, user_id=player, user_name=game.name(player))
@@ -1041,6 +1085,7 @@ class GameService:
                         )
                     )
                 case RoundDealt(round=number, dealer=dealer):
+                    card_round = number
                     # The deck order stays secret until the round ends (Deck reveal below).
                     entries.append(
                         replace(
@@ -1087,6 +1132,9 @@ class GameService:
                     entries.append(card_row(player, "Declare", f"{label}: {show_all(event.cards)}"))
                 case NoHand(player=player):
                     entries.append(card_row(player, "No hand"))
+                case HandsClosed(hands=hands):
+                    closed = ", ".join(HAND_BY_ID[h].label for h in hands)
+                    entries.append(card_row(None, "Crossed out", closed))
                 case RoundEnded(round=number, shuffles=shuffles):
                     entries.append(
                         replace(
