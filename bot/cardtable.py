@@ -13,6 +13,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from bot.render import NAME_WIDTH, card_columns, fit_tables
 from bot.replies import (
     CONTENT_MAX,
     CardButtons,
@@ -247,11 +248,19 @@ class CardTable:
             return "Nothing to score: you must cross off one of " + ", ".join(choices) + "."
         return "They make no open hand yet."
 
-    def board(self, game: StoredGame) -> Embed:
-        """The public board: pile, stock, whose turn, turns left, and the table of hands."""
+    def board(self, game: StoredGame, table: bool = True) -> Embed:
+        """The public board: pile, stock, whose turn, turns left, and the table of hands (or,
+        for `status`, how many hands are still open: `card` shows the table)."""
         state = game.state
         assert isinstance(state, CardState)
         parts = []
+        if state.phase is not Phase.LOBBY and not table:
+            open_hands = sum(1 for h in state.rules.hands if h not in state.closed)
+            where = "" if state.rules.continuous else f"Round {state.round} · "
+            parts.append(
+                f"{where}{open_hands} of {len(state.rules.hands)} hands still open "
+                f"(`{self.prefix}card` shows the table)"
+            )
         if state.phase is Phase.PLAYING:
             top = show(state.discard[0]) if state.discard else "empty"
             parts.append(f"Discard pile: **{top}** · stock: {len(state.stock)} cards")
@@ -292,13 +301,25 @@ class CardTable:
                 )
             players.append(f"{marker}{game.name(seat.player)}: {state.total(seat.player)}{status}")
         fields = [Field("Players", "\n".join(players) or "nobody yet")]
-        table = [self._table_line(game, state, hand) for hand in state.rules.hands]
-        for index, chunk in enumerate(chunks(table, 1000)):
+        lines = [self._table_line(game, state, hand) for hand in state.rules.hands] if table else []
+        for index, chunk in enumerate(chunks(lines, 1000)):
             fields.append(Field("Table" if index == 0 else "Table (cont.)", chunk))
         title = f"{game.title}: {state.rules.title}"
         if state.round:
             title += f" · Round {state.round}"
         return Embed(title, "\n".join(parts), tuple(fields), COLOUR).fitted()
+
+    def table_embed(self, game: StoredGame) -> Embed:
+        """`card`: the table of hands with the players as columns, as compact as a phone."""
+        state = game.state
+        assert isinstance(state, CardState)
+        rows, columns = card_columns(state, lambda p: game.name(p)[:NAME_WIDTH])
+        blocks = ["```\n" + "\n".join(t) + "\n```" for t in fit_tables(rows, columns)]
+        title = f"{game.title}: table of hands"
+        if state.round and not state.rules.continuous:
+            title += f" · Round {state.round}"
+        footer = "* crossed out for everyone · x crossed off · a+b scored twice"
+        return Embed(title, "\n".join(blocks), (), COLOUR, footer).fitted()
 
     def _table_line(self, game: StoredGame, state: CardState, hand: str) -> str:
         label = HAND_BY_ID[hand].label
@@ -425,9 +446,8 @@ class CardTable:
         if state.phase is Phase.PLAYING and any(
             isinstance(e, RoundDealt | ShowdownBegan | HandDeclared) for e in outcome.events
         ):
-            replies.append(
-                Reply(embeds=(self.board(game),), card_buttons=CardButtons(game.id, game.version))
-            )
+            board = self.board(game, table=False)  # the table of hands: `card`
+            replies.append(Reply(embeds=(board,), card_buttons=CardButtons(game.id, game.version)))
         return [*replies, *secrets]  # the table first, then each player's own cards
 
     def _turn(self, outcome: Outcome, player: str) -> Reply:

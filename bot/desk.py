@@ -14,9 +14,12 @@ from dataclasses import dataclass, replace
 from bot.cardtable import CardTable
 from bot.config import Config
 from bot.pacing import Pacing, mention, pace_from_options, time_left
+from bot.render import NAME_WIDTH
 from bot.replies import (
     CONTENT_MAX,
+    DESCRIPTION_MAX,
     SELECT_OPTIONS_MAX,
+    TITLE_MAX,
     Attachment,
     CardButtons,
     Controls,
@@ -28,6 +31,13 @@ from bot.replies import (
     chunks,
     clip,
     pack,
+)
+from bot.rollview import (
+    current_round,
+    option_lines,
+    round_summary,
+    round_totals_table,
+    scorecard_tables,
 )
 from bot.words import game_over_headline, seed_reveal
 from engine import (
@@ -59,7 +69,6 @@ from engine import (
     TurnStarted,
     find_preset,
     parse_dice,
-    sheet_totals,
 )
 from engine.cardgame import CardRules, CardState
 from engine.freeroll import parse_free_roll
@@ -474,51 +483,94 @@ class Desk:
 
     # ---- views -------------------------------------------------------------------------------
 
-    async def card(self, caller: Caller, player: str) -> list[Reply]:
-        game = await self.service.require_game_here(caller.where.channel_id)
+    async def _shown_game(self, caller: Caller) -> StoredGame:
+        """The channel's game for `card` and `status`: the one in play, else the last one."""
+        game = await self.service.shown_game_here(caller.where.channel_id)
+        if game is None:
+            return await self.service.require_game_here(caller.where.channel_id)  # explains
+        return game
+
+    async def card(self, caller: Caller, text: str) -> list[Reply]:
+        """`card [player] [round N | all]`: the scorecards as a table, players as columns."""
+        game = await self._shown_game(caller)
         if isinstance(game.state, CardState):
-            return [Reply(embeds=(self.cards.board(game),))]
-        only = self._find_player(game, player) if player else None
-        embeds = self.scorecards(game, only)
-        return [Reply(embeds=(e,)) for e in embeds]
+            return [Reply(embeds=(self.cards.table_embed(game),))]
+        words = text.split()
+        round_number: int | None = 0
+        rounds = game.state.rules.rounds
+        if words and words[-1].lower() == "all":
+            words.pop()
+            round_number = None
+        elif len(words) >= 2 and words[-2].lower() == "round":
+            number = words.pop()
+            words.pop()
+            if not number.isdigit() or not 1 <= int(number) <= rounds:
+                has = f"rounds 1 to {rounds}" if rounds > 1 else "one round"
+                raise UsageError(
+                    f"{game.title} has {has}: `{clip(number, 10)}` isn't one of them.",
+                    hint="card round 1" if rounds > 1 else "card",
+                )
+            round_number = int(number)
+        only = self._find_player(game, " ".join(words)) if words else None
+        embeds = self.scorecards(game, only, round_number)
+        note = self._finished_note(game)
+        replies = [Reply(embeds=(e,)) for e in embeds]
+        if note:
+            replies[0] = replace(replies[0], text=note)
+        return replies
+
+    def _finished_note(self, game: StoredGame) -> str:
+        """Above a view of a game that is over: say so, and how to start the next."""
+        if not game.state.is_over:
+            return ""
+        return (
+            f"{game.title} is over (the channel's last game). "
+            f"`{self.prefix}new <variant>` starts the next."
+        )
 
     async def status(self, caller: Caller) -> list[Reply]:
-        game = await self.service.require_game_here(caller.where.channel_id)
+        game = await self._shown_game(caller)
+        note = self._finished_note(game)
         if isinstance(game.state, CardState):
-            board = self.cards.board(game)
-            clock = await self.pacing.clock_field(game)
-            board = replace(board, fields=(*board.fields, clock)).fitted()
-            return [Reply(embeds=(board,), card_buttons=CardButtons(game.id, game.version))]
+            board = self.cards.board(game, table=False)
+            if not game.state.is_over:
+                clock = await self.pacing.clock_field(game)
+                board = replace(board, fields=(*board.fields, clock)).fitted()
+            buttons = None if game.state.is_over else CardButtons(game.id, game.version)
+            return [Reply(text=note, embeds=(board,), card_buttons=buttons)]
         state = game.state
         rules = state.rules
         totals = dict(state.totals())
         lines = []
         for seat in state.seats:
             marker = "▶ " if seat.player == state.current_player else ""
-            lines.append(
-                f"{marker}{game.name(seat.player)}: {totals[seat.player]} "
-                f"(turn {seat.turns + 1}/{rules.turns_per_player})"
-            )
-        fields = [
-            Field("Players", "\n".join(lines) or "nobody yet"),
-            Field("Options", ", ".join(f"{k}={v}" for k, v in rules.options)),
-            await self.pacing.clock_field(game),
-        ]
+            turn = "" if state.is_over else f" (turn {seat.next_turn}/{rules.turns_per_player})"
+            lines.append(f"{marker}{game.name(seat.player)}: {totals[seat.player]}{turn}")
+        options = ", ".join(f"{k}={v}" for k, v in rules.options)
+        fields = [Field("Players", "\n".join(lines) or "nobody yet")]
         if state.phase is Phase.LOBBY:
             desc = f"Waiting for players. `{self.prefix}join`, then `{self.prefix}start`."
+        elif state.is_over:
+            winners = " and ".join(game.name(w) for w in state.winners()) or "nobody"
+            desc = f"Game over: {winners} won."
         else:
             current = state.current_seat
             assert current is not None
             desc = (
                 f"{game.name(current.player)} to play, "
-                f"{game.turn_label(current.turns + 1)}, roll {state.rolls_used} of 3 used."
+                f"{game.turn_label(current.next_turn)}, roll {state.rolls_used} of 3 used."
             )
+            if rules.rounds > 1:
+                desc += f" Round {current_round(state)} of {rules.rounds}."
             if state.dice:
                 desc += "\nOn the table: " + "  ".join(_die_text(d) for d in state.dice)
+        desc += f"\n-# {options}"
+        if not state.is_over:
+            fields.append(await self.pacing.clock_field(game))
         embed = Embed(
             f"{game.title}: {rules.title}", desc, tuple(fields), COLOURS[rules.preset]
         ).fitted()
-        return [Reply(embeds=(embed,))]
+        return [Reply(text=note, embeds=(embed,))]
 
     async def games(self, caller: Caller) -> list[Reply]:
         games = await self.service.games_in(caller.where.guild_id)
@@ -845,6 +897,9 @@ class Desk:
                         f"{_placement_label(state, placement)}{_placement_note(placement)}. "
                         f"Total {total}."
                     )
+                    ended = self.round_ended(game, placement, player)
+                    if ended:
+                        lines.append(ended)
                 case TurnSkipped(player, turn):
                     why = (outcome.rows[0].reason or "") if outcome.rows else ""
                     lines.append(
@@ -967,26 +1022,18 @@ class Desk:
         )
         left = event.rolls_left
         dice_line = "  ".join(f"`{d.die}` {_die_text(d)}" for d in event.dice)
-        desc = (
-            dice_line
-            + "\n"
-            + (
-                f"{left} roll{'s' if left != 1 else ''} left: "
-                f"`{self.prefix}roll <dice>` to reroll, or score."
-                if left
-                else "No rolls left: score now."
-            )
-        )
         placements = state.placements()
-        fields = self._placement_fields(state, placements)
-        embed = Embed(
-            f"{label}: {name}, {action.lower()}",
-            desc,
-            tuple(fields),
-            COLOURS[state.rules.preset],
-            f"Score with {self.prefix}score <box>"
-            + (" <column>" if state.rules.columns > 1 else ""),
-        )
+        box = "<box> <column>" if state.rules.columns > 1 else "<box>"
+        if left:
+            plural = "s" if left != 1 else ""
+            what_now = (
+                f"{left} roll{plural} left: `{self.prefix}roll <dice>` to reroll, or "
+                f"`{self.prefix}score {box}`."
+            )
+        else:
+            what_now = f"No rolls left: `{self.prefix}score {box}` now."
+        desc = "\n".join([dice_line, *option_lines(state, placements), what_now])
+        embed = Embed(f"{label}: {name}, {action.lower()}", desc, (), COLOURS[state.rules.preset])
         current = game.state.current_player == event.player
         return Reply(
             text=clip(text, CONTENT_MAX),
@@ -994,55 +1041,49 @@ class Desk:
             controls=self._controls(game, 0, placements) if current else None,
         )
 
-    def _placement_fields(self, state: GameState, placements: tuple[Placement, ...]) -> list[Field]:
-        if not placements:
-            return []
-        groups: dict[int, list[Placement]] = {}
-        for p in placements:
-            groups.setdefault(p.column, []).append(p)
-        fields = []
-        for column, group in groups.items():
-            ranked = sorted(group, key=lambda p: (-p.gain, state.rules.box_ids.index(p.box)))
-            lines = [f"{state.rules.label(p.box)} **{p.gain}**{_placement_note(p)}" for p in ranked]
-            name = (
-                "Scoring options"
-                if state.rules.columns == 1
-                else f"Column {column} (x{state.rules.multipliers[column - 1]})"
-            )
-            fields.append(Field(name, "\n".join(lines), inline=state.rules.columns > 1))
-        return fields
-
-    def scorecards(self, game: StoredGame, only: str | None = None) -> list[Embed]:
+    def scorecards(
+        self,
+        game: StoredGame,
+        only: str | None = None,
+        round_number: int | None = 0,
+    ) -> list[Embed]:
+        """The scorecards as tables, players as columns. Painted with several rounds shows one
+        round (`round_number`; 0: the round in play; None: every round)."""
         state = _dice_state(game)
         rules = state.rules
-        fields = []
-        for seat in state.seats:
-            if only is not None and seat.player != only:
-                continue
-            for index, sheet in enumerate(seat.card):
-                totals = sheet_totals(rules, seat.card, index)
-                name = game.name(seat.player)
-                if rules.columns > 1:
-                    name += f" · col {totals.column} (x{totals.multiplier})"
-                elif rules.rounds > 1:
-                    name += f" · round {totals.round}"
-                lines = [
-                    f"{rules.label(b)}: {'–' if v is None else v}"
-                    for b, v in zip(rules.box_ids, sheet.scores, strict=True)
-                ]
-                lines.append(f"Upper {totals.upper} (bonus {totals.upper_bonus})")
-                if rules.colour_bonus_at is not None:
-                    lines.append(f"Colours {totals.colour} (bonus {totals.colour_bonus})")
-                if totals.yahtzee_bonus:
-                    lines.append(f"Yahtzee bonus {totals.yahtzee_bonus}")
-                lines.append(f"**Total {totals.total}**")
-                fields.append(Field(name, "\n".join(lines), inline=True))
-        standings = ", ".join(f"{game.name(p)} {t}" for p, t in state.totals())
-        return pack(
-            f"{game.title}: scorecards",
-            fields,
-            COLOURS[rules.preset],
-            description=f"Totals: {standings}" if standings else "",
+        title = f"{game.title}: scorecards"
+        shown = round_number
+        if rules.rounds > 1 and shown == 0:
+            shown = current_round(state)
+        if rules.rounds == 1:
+            shown = None
+        if shown:
+            title += f" · round {shown} of {rules.rounds}"
+        players = (only,) if only is not None else None
+        blocks = scorecard_tables(state, lambda p: game.name(p)[:NAME_WIDTH], players, shown)
+        if rules.sheets_per_player > 1:
+            blocks.append(
+                "Grand totals: " + ", ".join(f"{game.name(p)} {t}" for p, t in state.totals())
+            )
+        footer = ""
+        if shown and rules.rounds > 1:
+            footer = f"Other rounds: {self.prefix}card round N · all of them: {self.prefix}card all"
+        return _blocks_to_embeds(title, blocks, COLOURS[rules.preset], footer)
+
+    def round_ended(self, game: StoredGame, placement: Placement, player: str) -> str:
+        """A painted round is over when its last box is filled: its totals and bonuses (the
+        rule text totals each round). Empty while someone still has that round open."""
+        state = _dice_state(game)
+        rules = state.rules
+        if rules.rounds == 1 or placement.round >= rules.rounds:
+            return ""
+        index = (placement.round - 1) * rules.columns
+        if not all(s.card[index + c].is_full for s in state.seats for c in range(rules.columns)):
+            return ""
+        summary = round_summary(state, placement.round, game.name)
+        return (
+            f"🎨 Round {placement.round} of {rules.rounds} is over: {summary}. "
+            f"Round {placement.round + 1} starts on fresh sheets."
         )
 
     def _game_over(
@@ -1054,8 +1095,22 @@ class Desk:
         outcome: Outcome,
     ) -> list[Reply]:
         text = game_over_headline(game, winners, totals, early, outcome)
+        started = not any(isinstance(e, GameEnded) and not e.started for e in outcome.events)
+        if not started:
+            return [
+                Reply(
+                    text=f"{game.title}'s lobby is closed: nobody is left. "
+                    f"`{self.prefix}new <variant>` opens another."
+                )
+            ]
         text += seed_reveal(outcome, self.prefix)
-        embeds = self.scorecards(game)
+        rules = _dice_state(game).rules
+        if rules.rounds > 1:  # every round's total, not six rounds of boxes
+            name = lambda p: game.name(p)[:NAME_WIDTH]  # noqa: E731
+            totals_table = round_totals_table(_dice_state(game), name)
+            embeds = [Embed(f"{game.title}: rounds", totals_table, (), COLOURS[rules.preset])]
+        else:
+            embeds = self.scorecards(game)
         return [Reply(text=text, embeds=(embeds[0],)), *(Reply(embeds=(e,)) for e in embeds[1:])]
 
 
@@ -1090,3 +1145,17 @@ def _log_line(row: LogRow) -> str:
         f"{' · ' + row.turn_label if row.turn_label else ''}{note}",
         380,
     )
+
+
+def _blocks_to_embeds(title: str, blocks: list[str], colour: int, footer: str = "") -> list[Embed]:
+    """Text blocks (tables) in as few embeds as Discord's description limit allows."""
+    embeds: list[Embed] = []
+    current = ""
+    for block in blocks:
+        block = clip(block, DESCRIPTION_MAX)
+        if current and len(current) + len(block) + 1 > DESCRIPTION_MAX:
+            embeds.append(Embed(title, current, (), colour, footer))
+            title, current = clip(f"{title} (cont.)", TITLE_MAX), ""
+        current = f"{current}\n{block}" if current else block
+    embeds.append(Embed(title, current, (), colour, footer))
+    return [e.fitted() for e in embeds]

@@ -264,7 +264,7 @@ class Pacing:
         self, game: StoredGame, clock: TurnClock, kind: str, prefs: Prefs, now: datetime
     ) -> list[Outgoing]:
         player = clock.player
-        turn = game.turn_label(game.state.seat(player).turns + 1)
+        turn = game.turn_label(game.state.seat(player).next_turn)
         left = time_left(clock, now)
         at_deadline = POLICY_WORDS[game.pace.policy]
         due = f" (due {prefs.local(clock.due_at)})" if clock.due_at else ""

@@ -377,6 +377,11 @@ class CardSeat:
     scores: tuple[tuple[str, int], ...] = ()  # every hand scored, in order
     crossed: tuple[str, ...] = ()  # hands this player crossed off for 0
 
+    @property
+    def next_turn(self) -> int:
+        """The number of the turn this player plays next."""
+        return self.turns + 1
+
     def scored(self, hand: str) -> int:
         return sum(1 for h, _ in self.scores if h == hand)
 

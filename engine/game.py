@@ -57,7 +57,13 @@ class Seat:
 
     player: str
     card: Card
-    turns: int = 0
+    turns: int = 0  # turns taken, skipped ones included
+
+    @property
+    def next_turn(self) -> int:
+        """The number of the turn this player plays next: the turn that fills their n-th box
+        (a skipped turn is played again later, so this never passes the game's turn count)."""
+        return sum(v is not None for sheet in self.card for v in sheet.scores) + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -463,7 +469,7 @@ def _roll(state: GameState, player: str, names: tuple[str, ...] | None, dice: Di
     picked = tuple(all_dice.index(n) for n in chosen)
     event = DiceRolled(
         player=player,
-        turn=seat.turns + 1,
+        turn=seat.next_turn,
         roll=len(turn.rolls),
         rolled=tuple(shown[i] for i in picked),
         replaced=tuple(before[i] for i in picked) if before else (),
@@ -520,7 +526,7 @@ def _score(state: GameState, player: str, box_text: str, column: int | None) -> 
     scored = replace(seat, card=place(rules, seat.card, chosen), turns=seat.turns + 1)
     seats = (*state.seats[: state.current], scored, *state.seats[state.current + 1 :])
     after, events = _advance(replace(state, seats=seats))
-    return after, (Scored(player, seat.turns + 1, chosen, dice), *events)
+    return after, (Scored(player, seat.next_turn, chosen, dice), *events)
 
 
 def _advance(state: GameState, start: int | None = None) -> Result:
@@ -532,7 +538,7 @@ def _advance(state: GameState, start: int | None = None) -> Result:
         seat = state.seats[index]
         if not is_card_full(seat.card):
             nxt = replace(state, current=index, turn=Turn())
-            return nxt, (TurnStarted(seat.player, seat.turns + 1),)
+            return nxt, (TurnStarted(seat.player, seat.next_turn),)
     return _end(replace(state, turn=Turn()), early=False)
 
 
@@ -542,7 +548,7 @@ def _skip(state: GameState) -> Result:
     skipped = replace(seat, turns=seat.turns + 1)
     seats = (*state.seats[: state.current], skipped, *state.seats[state.current + 1 :])
     after, events = _advance(replace(state, seats=seats))
-    return after, (TurnSkipped(seat.player, seat.turns + 1), *events)
+    return after, (TurnSkipped(seat.player, seat.next_turn), *events)
 
 
 def _remove(state: GameState, player: str, kicked: bool) -> Result:
@@ -582,7 +588,7 @@ def _void(state: GameState, again: tuple[str, ...]) -> Result:
     # let the player pick other dice.
     redo = tuple(n for n in names if n in again) or None
     turn = Turn(state.turn.rolls[:-1], redo)
-    event = RollVoided(seat.player, seat.turns + 1, count, voided, redo or ())
+    event = RollVoided(seat.player, seat.next_turn, count, voided, redo or ())
     return replace(state, turn=turn), (event,)
 
 

@@ -372,6 +372,16 @@ class GameService:
         async with self.db.conn.execute(sql, (guild_id, limit)) as cursor:
             return [_game_from_row(r) for r in await cursor.fetchall()]
 
+    async def shown_game_here(self, channel_id: str) -> StoredGame | None:
+        """The game to show in a channel: the open one, else the last one that finished."""
+        game = await self.game_here(channel_id)
+        if game is not None:
+            return game
+        sql = f"{_GAME_SELECT} WHERE g.channel_id = ? ORDER BY g.id DESC LIMIT 1"
+        async with self.db.conn.execute(sql, (channel_id,)) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else _game_from_row(row)
+
     async def require_game_here(self, channel_id: str) -> StoredGame:
         game = await self.game_here(channel_id)
         if game is None:
@@ -1407,7 +1417,7 @@ class GameService:
                 timestamp(now),
                 f"turn deadline passed (policy wait, reminder {count})",
             ),
-            turn_label=game.turn_label(game.state.seat(clock.player).turns + 1),
+            turn_label=game.turn_label(game.state.seat(clock.player).next_turn),
             action="Deadline passed",
             dice=game.name(clock.player),
         )

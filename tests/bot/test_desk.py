@@ -98,12 +98,22 @@ async def test_scorecards_stay_within_discords_limits(
 ) -> None:
     desk = Desk(service, Config())
     game = big_game(preset, options, 8)
-    embeds = desk.scorecards(game)
+    embeds = desk.scorecards(game, round_number=None)  # every round
     rules = game.state.rules
-    shown = sum(len(e.fields) for e in embeds)
+    totals = [
+        line.split()[1:]
+        for e in embeds
+        for line in e.description.splitlines()
+        if line.startswith("Total ")
+    ]
+    shown = sum(len(cells) for cells in totals)
     assert shown == 8 * rules.sheets_per_player, "every sheet of every player is shown"
     for embed in embeds:
         check_limits(Reply(embeds=(embed,)))
+    for embed in desk.scorecards(game):  # the round in play: every table fits a phone
+        check_limits(Reply(embeds=(embed,)))
+        tables = [line for line in embed.description.splitlines() if "totals" not in line]
+        assert max(len(line) for line in tables) <= 42, "a table fits a phone's width"
 
 
 @settings(
