@@ -25,7 +25,7 @@ from bot.replies import (
     clip,
     pack,
 )
-from bot.words import game_over_headline, seed_reveal
+from bot.words import game_over_headline, lobby_closed, seed_reveal
 from engine import (
     GameEnded,
     Phase,
@@ -33,6 +33,7 @@ from engine import (
     TurnStarted,
 )
 from engine.cardgame import (
+    CardRules,
     CardsDealt,
     CardsExchanged,
     CardState,
@@ -62,6 +63,9 @@ if TYPE_CHECKING:
     from bot.desk import Caller, Desk
 
 COLOUR = 0x117A65
+# Rounds two naive players take (tests/bench/card_length.py, medians of 5 games, players who
+# exchange for better cards / who always stay): three_times_only changes little.
+_ROUNDS = {"standard": "150 to 650", "mini": "140 to 450", "crossing_off_always": "30"}
 _FROM_DISCARD = re.compile(
     r"\s*(?:from\s+(?:the\s+)?discard(?:\s+pile)?|discard=|take|from\s+pile)\s*(\d)?\s*$",
     re.IGNORECASE,
@@ -208,6 +212,23 @@ class CardTable:
         return [Reply(embeds=tuple(embeds), private=True, secret_for=caller.who.user_id)]
 
     # ---- what players see --------------------------------------------------------------------
+
+    def length_note(self, rules: CardRules) -> str:
+        """What a table is starting: how many rounds two naive players take with these options
+        (tests/bench/card_length.py), and the shorter way to play when it is long."""
+        if rules.continuous:
+            return (
+                "-# Continuous has no rounds: it ends when a player has scored every hand, "
+                "which can take thousands of turns."
+            )
+        if rules.crossing_off_always:
+            return f"-# Expect about {_ROUNDS['crossing_off_always']} rounds (two turns each)."
+        key = "mini" if rules.variant == "mini" else "standard"
+        return (
+            f"-# Expect a long game: two players take some {_ROUNDS[key]} rounds (two turns "
+            f"each). Much shorter: `{self.prefix}new card crossing_off_always=true` (about "
+            f"{_ROUNDS['crossing_off_always']} rounds)."
+        )
 
     def hand_reply(self, game: StoredGame, player: str, note: str = "") -> Reply:
         """A player's cards, for their eyes only."""
@@ -488,6 +509,8 @@ class CardTable:
         early: bool,
         outcome: Outcome,
     ) -> Reply:
+        if not any(isinstance(e, GameEnded) and e.started for e in outcome.events):
+            return Reply(text=lobby_closed(game, self.prefix))
         text = game_over_headline(game, winners, totals, early, outcome)
         standings = ", ".join(f"{game.name(p)} {t}" for p, t in totals)
         text += f"\nFinal: {standings}" + seed_reveal(outcome, self.prefix, "Deck")

@@ -11,9 +11,11 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
+from bot.cardtable import COLOUR as CARD_COLOUR
 from bot.cardtable import CardTable
 from bot.config import Config
 from bot.pacing import Pacing, mention, pace_from_options, time_left
+from bot.preview import Accepted, PreviewService
 from bot.render import NAME_WIDTH
 from bot.replies import (
     CONTENT_MAX,
@@ -39,7 +41,8 @@ from bot.rollview import (
     round_totals_table,
     scorecard_tables,
 )
-from bot.words import game_over_headline, seed_reveal
+from bot.rulestext import card_rules, dice_rules
+from bot.words import game_over_headline, lobby_closed, seed_reveal
 from engine import (
     PRESETS,
     Action,
@@ -68,10 +71,15 @@ from engine import (
     TurnSkipped,
     TurnStarted,
     find_preset,
+    make_game_rules,
     parse_dice,
 )
-from engine.cardgame import CardRules, CardState
+from engine.boxes import normalise_name
+from engine.cardgame import CardRules, CardState, Stage, declare_hint
+from engine.errors import AmbiguousBoxError, UnknownBoxError
 from engine.freeroll import parse_free_roll
+from engine.game import score_hint
+from engine.suggest import close_names, either
 from engine.timing import format_duration
 from storage import audit, fairness, rolllog
 from storage.rolllog import ROLL_NAMES, LogQuery, LogRow
@@ -110,7 +118,8 @@ class CommandHelp:
 HELP: dict[str, CommandHelp] = {
     "new": CommandHelp(
         "new <variant> [option=value ...]",
-        "Open a game here: classic, triple, painted, painted-pyz. e.g. `new painted rounds=2`",
+        f"Open a game here: {', '.join(p.name for p in PRESETS)}. e.g. `new painted rounds=2`, "
+        "`new card`. `rules <variant>` tells you how each plays.",
     ),
     "join": CommandHelp("join", "Take a seat in this channel's game before it starts."),
     "leave": CommandHelp("leave", "Leave the game (during play you forfeit)."),
@@ -170,6 +179,11 @@ HELP: dict[str, CommandHelp] = {
     ),
     "back": CommandHelp("back", "End your away time early: your deadlines run again."),
     "help": CommandHelp("help [command]", "This list, or one command in detail."),
+    "rules": CommandHelp(
+        "rules [variant]",
+        "A variant's rules: what each box or hand scores, the bonuses, the joker. Without a "
+        "variant: the rules of this channel's game, its options included.",
+    ),
     "mod": CommandHelp(
         "mod log|verify|export|void|skip|kick|end|deadline ...",
         "Moderators: `mod log [game] [player]`, `mod verify`, `mod export [game]`, "
@@ -197,8 +211,22 @@ ALIASES = {
     "show": "declare",
     "timezone": "tz",
     "zone": "tz",
+    "rule": "rules",
 }
 _MENTION = re.compile(r"^<@!?(\d+)>$")
+COMMAND_SPELLINGS = {name: name for name in HELP} | ALIASES
+
+
+def split_command(text: str) -> tuple[str, str]:
+    """`roll\tpy3,py4` -> (`roll`, `py3,py4`): the name (lower case) and the rest, split at
+    any whitespace."""
+    parts = text.strip().split(maxsplit=1)
+    if not parts:
+        return "", ""
+    return parts[0].lower(), parts[1].strip() if len(parts) > 1 else ""
+
+
+SOLO_WORDS = ("solo", "alone", "yes")
 
 
 def _placement_label(state: GameState, p: Placement) -> str:
@@ -231,8 +259,9 @@ def _reroll_words(faces: tuple[DieFace, ...]) -> str:
 class Desk:
     """Every command, transport-free. Refusals come back as private replies; nothing changes."""
 
-    def __init__(self, service: GameService, config: Config) -> None:
+    def __init__(self, service: GameService, config: Config, preview: bool = False) -> None:
         self.service = service
+        self._previewer: Desk | None = None  # the desk that previews hints (bot/preview.py)
         self.config = config
         self.prefix = config.prefix
         self.pacing = Pacing(self)
@@ -241,7 +270,7 @@ class Desk:
             "new": self._new_text,
             "join": lambda c, _: self.join(c),
             "leave": lambda c, _: self.leave(c),
-            "start": lambda c, _: self.start(c),
+            "start": self.start,
             "roll": self.roll,
             "keep": self.keep,
             "score": self._score_text,
@@ -262,6 +291,7 @@ class Desk:
             "done": lambda c, _: self.cards.done(c),
             "declare": self.cards.declare,
             "help": lambda c, rest: self.help(c, rest),
+            "rules": self.rules,
             "mod": self._mod_text,
         }
 
@@ -269,30 +299,93 @@ class Desk:
 
     async def text_command(self, caller: Caller, text: str) -> list[Reply]:
         """A command as typed, without the prefix: `roll py3,py4`."""
-        name, _, rest = text.strip().partition(" ")
-        name = ALIASES.get(name.lower(), name.lower())
-        handler = self._text.get(name)
+        return await self.guard(self.dispatch(caller, text), caller)
+
+    async def dispatch(self, caller: Caller, text: str) -> list[Reply]:
+        """Run a typed command; a refusal is raised (`text_command` answers it)."""
+        name, rest = split_command(text)
+        handler = self._text.get(ALIASES.get(name, name))
         if handler is None:
-            shown = clip(name, 20) or "that"
-            return [
-                self.refusal(
-                    UsageError(f"I don't know `{shown}`. Commands: {', '.join(HELP)}.", hint="help")
-                )
-            ]
-        return await self.guard(handler(caller, rest.strip()), caller)
+            raise await self._unknown_command(caller, name, rest)
+        return await handler(caller, rest)
+
+    async def _unknown_command(self, caller: Caller, name: str, rest: str) -> RulesError:
+        """`rol 2 4`: did you mean `roll 2 4`? Said only as a hint when the bot would accept
+        it now; otherwise what it would answer."""
+        shown = clip(name, 20) or "that"
+        near = close_names(name, COMMAND_SPELLINGS)
+        if not near:
+            return UsageError(f"I don't know `{shown}`. Commands: {', '.join(HELP)}.", "help")
+        guess = f"{near[0]} {rest}".strip()
+        text = f"I don't know `{shown}`. Did you mean `{self.prefix}{near[0]}`?"
+        refused = await self.preview(caller, guess)
+        if refused is None:
+            return UsageError(text, hint=guess)
+        return UsageError(f"{text} It would answer: {refused.message}", hint=refused.hint)
+
+    # ---- refusals and hints ------------------------------------------------------------------
+
+    async def preview(self, caller: Caller, text: str) -> RulesError | None:
+        """What the bot would refuse if `caller` typed `text` now (None: it would accept it).
+        Nothing changes: see bot/preview.py."""
+        if self._previewer is None:
+            self._previewer = Desk(PreviewService(self.service), self.config, preview=True)
+        try:
+            await self._previewer.dispatch(caller, text)
+        except Accepted:
+            return None
+        except RulesError as exc:
+            return exc
+        except Exception:  # a preview must never break a refusal's answer
+            log.exception("previewing %r failed", text)
+            return UsageError("(could not check)")
+        return None
+
+    async def next_move(self, caller: Caller) -> str:
+        """What `caller` can do in the channel now: their move when it is their turn, else a
+        look at the game (or a way into one)."""
+        game = await self.service.game_here(caller.where.channel_id)
+        if game is None:
+            return "new classic"
+        state = game.state
+        me = caller.who.user_id
+        if state.phase is Phase.LOBBY:
+            if me not in state.players:
+                return "join"
+            if len(state.seats) == 1:
+                return "status" if isinstance(state, CardState) else "start solo"
+            return "start"
+        if state.current_player != me:
+            return "status"
+        if isinstance(state, CardState):
+            if state.stage is Stage.SHOWDOWN:
+                return declare_hint(state, me)
+            return "done" if state.picks else "stay"
+        return score_hint(state)
+
+    async def checked_hint(self, caller: Caller, hint: str | None) -> str:
+        """The hint to offer: the refusal's own when the bot would accept it now, else the
+        caller's next move, else `help` (which is always accepted)."""
+        for candidate in (hint, await self.next_move(caller)):
+            if candidate and await self.preview(caller, candidate) is None:
+                return candidate
+        return "help"
 
     async def guard(
         self, work: Awaitable[list[Reply]], caller: Caller | None = None
     ) -> list[Reply]:
-        """Run a command; a rules refusal becomes one private, friendly reply."""
+        """Run a command; a rules refusal becomes one private, friendly reply whose hint the
+        bot would accept."""
         try:
             return await work
         except RulesError as exc:
             names: dict[str, str] = {}
+            hint = exc.hint
             if caller is not None:
                 game = await self.service.game_here(caller.where.channel_id)
                 names = {**(game.names if game else {}), caller.who.user_id: caller.who.name}
-            return [self.refusal(exc, names)]
+                hint = await self.checked_hint(caller, exc.hint)
+            return [self.refusal(exc, names, hint)]
         except Exception:
             log.exception("command failed")
             return [
@@ -303,14 +396,18 @@ class Desk:
                 )
             ]
 
-    def refusal(self, exc: RulesError, names: dict[str, str] | None = None) -> Reply:
-        """The refusal in words, players by name (the engine speaks of player ids)."""
+    def refusal(
+        self, exc: RulesError, names: dict[str, str] | None = None, hint: str | None = None
+    ) -> Reply:
+        """The refusal in words, players by name (the engine speaks of player ids), and what
+        to type instead (`hint`, checked by `guard`; the error's own without a caller)."""
         text = exc.message
         for player, name in (names or {}).items():
             text = text.replace(player, name)
-        if exc.hint:
-            text += f" Try `{self.prefix}{exc.hint}`."
-        return Reply(text=clip(text, CONTENT_MAX), private=True)
+        hint = hint or exc.hint
+        if hint:
+            text += f" Try `{self.prefix}{hint}`."
+        return Reply(text=clip(text, CONTENT_MAX), private=True, refused=True)
 
     # ---- lobby -------------------------------------------------------------------------------
 
@@ -321,16 +418,7 @@ class Desk:
                 hint="new classic",
             )
         variant, *words = rest.split()
-        options: dict[str, object] = {}
-        for word in words:
-            key, eq, value = word.partition("=")
-            if not eq or not key or not value:
-                raise UsageError(
-                    f"Options look like `rounds=2`; I can't read `{clip(word, 20)}`.",
-                    hint=f"new {variant} rounds=2" if "paint" in variant else f"new {variant}",
-                )
-            options[key] = value
-        return await self.new(caller, variant, options)
+        return await self.new(caller, variant, _options(words, f"new {variant}"))
 
     async def new(self, caller: Caller, variant: str, options: dict[str, object]) -> list[Reply]:
         preset = find_preset(variant)
@@ -338,6 +426,7 @@ class Desk:
         pace = pace_from_options(self.config.turns.pace(caller.where.guild_id), options)
         chosen = {**self.config.defaults.get(preset.name, {}), **options}
         outcome = await self.service.new_game(caller.where, caller.who, preset.name, chosen, pace)
+        replaced = any(isinstance(e, GameEnded) for e in outcome.events)
         game = outcome.game
         rules = game.state.rules
         opts = ", ".join(f"{k}={v}" for k, v in rules.options)
@@ -350,6 +439,10 @@ class Desk:
             f"**{game.title}**: {rules.title} ({opts}; {pace.describe()}). {caller.who.name} "
             f"is in. Others: `{self.prefix}join`. When everyone is in: `{self.prefix}start`."
         )
+        if replaced:
+            text = f"(The lobby that was open here is closed.) {text}"
+        if isinstance(rules, CardRules):
+            text += "\n" + self.cards.length_note(rules)
         if game.commitment:
             what = "Deck" if isinstance(game.state, CardState) else "Dice"
             text += (
@@ -364,11 +457,27 @@ class Desk:
     async def leave(self, caller: Caller) -> list[Reply]:
         return await self._play(caller, Leave(caller.who.user_id))
 
-    async def start(self, caller: Caller) -> list[Reply]:
+    async def start(self, caller: Caller, confirm: str = "") -> list[Reply]:
+        """Close the lobby. A game of one asks first (nobody can join once it starts):
+        `start solo` confirms."""
         game = await self.service.require_game_here(caller.where.channel_id)
-        if caller.who.user_id not in game.state.players and not caller.is_moderator:
+        state = game.state
+        if caller.who.user_id not in state.players and not caller.is_moderator:
             raise UsageError(
-                "Only a seated player (or a moderator) can start the game.", hint="join"
+                "Only a seated player (or a moderator) can start the game.",
+                hint="join" if state.phase is Phase.LOBBY else "status",
+            )
+        alone = confirm.strip().lower() in SOLO_WORDS
+        if state.phase is Phase.LOBBY and len(state.seats) == 1 and not alone:
+            if isinstance(state, CardState):
+                raise UsageError(
+                    "Card Yahtzee needs 2 to 4 players: wait for someone to `join`.",
+                    hint="status",
+                )
+            raise UsageError(
+                f"{game.name(state.players[0])} is the only player: once the game starts nobody "
+                f"can join. Wait for the others to `{self.prefix}join`, or play alone.",
+                hint="start solo",
             )
         return await self._play(caller, Start())
 
@@ -381,7 +490,8 @@ class Desk:
         if game is not None and isinstance(game.state, CardState) and not seated:
             game = None  # a free roll beside a card game
         if game is not None and (seated or not dice_text):
-            names = parse_dice(dice_text, _dice_state(game).rules.dice)
+            state = _dice_state(game)
+            names = parse_dice(dice_text, state.rules.dice, first=not state.rolls_used)
             return await self._play(caller, Roll(caller.who.user_id, names))
         if not dice_text:
             raise UsageError(
@@ -392,7 +502,8 @@ class Desk:
 
     async def keep(self, caller: Caller, dice_text: str) -> list[Reply]:
         game = await self.service.require_game_here(caller.where.channel_id)
-        names = parse_dice(dice_text, _dice_state(game).rules.dice)
+        state = _dice_state(game)
+        names = parse_dice(dice_text, state.rules.dice, first=not state.rolls_used)
         if not names:
             raise UsageError("Name the dice to keep, like `keep 1 2 5`.", hint="keep 1 2 5")
         return await self._play(caller, Keep(caller.who.user_id, names))
@@ -403,13 +514,23 @@ class Desk:
         if len(words) > 1 and words[-1].isdigit():
             column = int(words.pop())
         if not words:
+            game = await self.service.game_here(caller.where.channel_id)
+            hint = score_hint(game.state) if game and isinstance(game.state, GameState) else None
             raise UsageError(
-                "Name a box, like `score chance` (see the roll for options).", hint="score chance"
+                "Name a box, like `score chance` (see the roll for options).", hint=hint
             )
         return await self.score(caller, " ".join(words), column)
 
     async def score(self, caller: Caller, box: str, column: int | None) -> list[Reply]:
-        return await self._play(caller, Score(caller.who.user_id, box, column))
+        game = await self.service.require_game_here(caller.where.channel_id)
+        if isinstance(game.state, CardState):
+            raise UsageError(
+                "This is a card game: at the showdown you score by naming a hand, "
+                "`declare <hand>`.",
+                hint=await self.next_move(caller),
+            )
+        box_id = named_box(game.state, box)
+        return await self._play(caller, Score(caller.who.user_id, box_id, column))
 
     async def free_roll(self, caller: Caller, text: str) -> list[Reply]:
         parsed = parse_free_roll(text)
@@ -648,12 +769,21 @@ class Desk:
 
     async def help(self, caller: Caller, command: str) -> list[Reply]:
         p = self.prefix
-        name = ALIASES.get(command.strip().lower(), command.strip().lower())
+        words = command.strip().lower().split()
+        word = words[0].removeprefix(p) if words else ""  # `help !score` is `help score`
+        name = ALIASES.get(word, word)
         if name:
             entry = HELP.get(name)
-            if entry is None:
-                raise UsageError(f"There's no command `{clip(name, 20)}`.", hint="help")
-            return [Reply(text=f"`{p}{entry.usage}`: {entry.summary}", private=True)]
+            if entry is not None:
+                return [Reply(text=f"`{p}{entry.usage}`: {entry.summary}", private=True)]
+            if any(name == pr.name or name in pr.aliases for pr in PRESETS):
+                return await self.rules(caller, name)  # `help painted`: the variant's rules
+            near = close_names(name, COMMAND_SPELLINGS)
+            guess = f" Did you mean `{p}{near[0]}`?" if near else ""
+            raise UsageError(
+                f"There's no command `{clip(name, 20)}`.{guess}",
+                hint=f"help {near[0]}" if near else "help",
+            )
         lines = [f"`{p}{h.usage}`: {h.summary}" for h in HELP.values()]
         variants = "\n".join(f"**{pr.name}**: {pr.summary}" for pr in PRESETS)
         embed = Embed(
@@ -664,6 +794,44 @@ class Desk:
             "Every command is also a slash command: /roll, /score, ...",
         ).fitted()
         return [Reply(embeds=(embed,), private=True)]
+
+    async def rules(self, caller: Caller, text: str) -> list[Reply]:
+        """`rules [variant] [option=value ...]`: the rules in one phone-sized embed; without a
+        variant, the rules this channel's game plays by."""
+        words = text.split()
+        if words:
+            variant, *rest = words
+            try:
+                preset = find_preset(variant)
+            except RulesError:
+                names = {pr.name: pr.name for pr in PRESETS}
+                names |= {a: pr.name for pr in PRESETS for a in pr.aliases}
+                near = close_names(variant.lower(), names)
+                guess = f" Did you mean {near[0]}?" if near else ""
+                raise UsageError(
+                    f"There is no variant `{clip(variant, 30)}`.{guess} The variants: "
+                    + ", ".join(pr.name for pr in PRESETS)
+                    + ".",
+                    hint=f"rules {near[0] if near else 'classic'}",
+                ) from None
+            rules = make_game_rules(preset.name, _options(rest, f"rules {preset.name}"))
+            title = f"{rules.title}: the rules"
+        else:
+            game = await self.service.game_here(caller.where.channel_id)
+            if game is None:
+                variants = "\n".join(f"**{pr.name}**: {pr.summary}" for pr in PRESETS)
+                embed = Embed(
+                    "The variants", variants, (), 0x5865F2, f"{self.prefix}rules <variant>"
+                )
+                return [Reply(embeds=(embed.fitted(),), private=True)]
+            rules = game.state.rules
+            title = f"{game.title}: the rules of this game"
+        if isinstance(rules, CardRules):
+            lines, colour = card_rules(rules), CARD_COLOUR
+        else:
+            lines, colour = dice_rules(rules), COLOURS[rules.preset]
+        options = ", ".join(f"{k}={v}" for k, v in rules.options)
+        return [Reply(embeds=(Embed(title, "\n".join(lines), (), colour, options).fitted(),))]
 
     # ---- moderators --------------------------------------------------------------------------
 
@@ -757,8 +925,8 @@ class Desk:
         report = await audit.verify(self.service.db.conn)
         if report.problem is None:
             text = (
-                f"✅ The roll log verifies: {report.rows} rows chained, "
-                f"{report.games} games replayed."
+                f"✅ The roll log verifies: {plural(report.rows, 'row')} chained, "
+                f"{plural(report.games, 'game')} replayed."
             )
         else:
             text = f"❌ Verification failed: {report.problem}"
@@ -1097,12 +1265,7 @@ class Desk:
         text = game_over_headline(game, winners, totals, early, outcome)
         started = not any(isinstance(e, GameEnded) and not e.started for e in outcome.events)
         if not started:
-            return [
-                Reply(
-                    text=f"{game.title}'s lobby is closed: nobody is left. "
-                    f"`{self.prefix}new <variant>` opens another."
-                )
-            ]
+            return [Reply(text=lobby_closed(game, self.prefix))]
         text += seed_reveal(outcome, self.prefix)
         rules = _dice_state(game).rules
         if rules.rounds > 1:  # every round's total, not six rounds of boxes
@@ -1159,3 +1322,51 @@ def _blocks_to_embeds(title: str, blocks: list[str], colour: int, footer: str = 
         current = f"{current}\n{block}" if current else block
     embeds.append(Embed(title, current, (), colour, footer))
     return [e.fitted() for e in embeds]
+
+
+def named_box(state: GameState, text: str) -> str:
+    """The box a player named. A loose name (`house` in painted) is asked about, never scored
+    0 in a box the player may not have meant; an unknown one gets the nearest names."""
+    rules = state.rules
+    choices = rules.box_choices(text)
+    if len(choices) == 1:
+        return choices[0]
+    worth: dict[str, int] = {}
+    for p in state.placements():
+        worth[p.box] = max(worth.get(p.box, 0), p.points)
+    if choices:
+        shown = [
+            f"{rules.label(b)}" + (f" ({worth[b]})" if b in worth else " (filled)") for b in choices
+        ]
+        raise AmbiguousBoxError(
+            f"`{clip(text.strip(), 30)}` could be {either(shown)}: say which.",
+            hint=score_hint(state, prefer=tuple(b for b in choices if b in worth)),
+        )
+    near = close_names(normalise_name(text), rules.box_spellings())
+    guess = (
+        f"Did you mean {either(rules.label(b) for b in near)}?"
+        if near
+        else "The boxes are: " + ", ".join(rules.box_ids) + "."
+    )
+    raise UnknownBoxError(
+        f"There is no box `{clip(text.strip(), 30)}` in {rules.title}. {guess}",
+        hint=score_hint(state, prefer=near),
+    )
+
+
+def _options(words: list[str], example: str) -> dict[str, object]:
+    """`rounds=2 joker=none` as a dict of options; anything else is refused."""
+    options: dict[str, object] = {}
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq or not key or not value:
+            raise UsageError(
+                f"Options look like `rounds=2`; I can't read `{clip(word, 20)}`.", hint=example
+            )
+        options[key] = value
+    return options
+
+
+def plural(count: int, word: str) -> str:
+    """`1 game`, `2 games`."""
+    return f"{count} {word}{'' if count == 1 else 's'}"

@@ -95,12 +95,12 @@ class Pacing:
         zone = prefs.tz or "UTC (not set)"
         local = now.astimezone(prefs.zone).strftime("%H:%M")
         quiet = str(prefs.quiet) if prefs.quiet else "none"
-        away = "here"
+        away = ""
         if prefs.away_until is not None and prefs.away(now):
-            away = f"away until {prefs.local(prefs.away_until)}"
+            away = f" · away until {prefs.local(prefs.away_until)}"
         return (
             f"Time zone **{zone}** (your time now {local}) · quiet hours **{quiet}** · direct "
-            f"messages **{'on' if prefs.dm else 'off'}** · {away}."
+            f"messages **{'on' if prefs.dm else 'off'}**{away}."
         )
 
     async def tz(self, caller: Caller, text: str) -> list[Reply]:

@@ -165,6 +165,7 @@ class Reply:
     mentions: tuple[str, ...] = ()  # user ids this message may ping
     roles: tuple[str, ...] = ()  # role ids this message may ping
     edit: bool = False  # replace the message the caller clicked, instead of a new one
+    refused: bool = False  # a refusal: nothing changed (its text ends with what to type)
 
 
 def encode(reply: Reply) -> str:

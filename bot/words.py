@@ -38,3 +38,8 @@ def seed_reveal(outcome: Outcome, prefix: str, what: str = "Dice") -> str:
         f"\n🔓 {what} seed revealed: `{info.get('seed')}`. Check every {checked}: "
         f"`{prefix}mod export` gives the fairness file for `fairdice.py`."
     )
+
+
+def lobby_closed(game: StoredGame, prefix: str) -> str:
+    """The last seat left a lobby (or its creator opened another): it is closed."""
+    return f"{game.title}'s lobby is closed: nobody is left. `{prefix}new <variant>` opens another."

@@ -164,7 +164,7 @@ def make_card_rules(options: Mapping[str, object] | None = None) -> CardRules:
                 f"card has no option `{raw_name[:30]}`. Its options are: {allowed}.",
                 hint="new card",
             )
-        chosen[name] = _normalise_value(spec, value)
+        chosen[name] = _normalise_value(spec, value, CARD_PRESET)
     return CardRules(
         variant=chosen["variant"],
         crossing_off_always=chosen["crossing_off_always"] == "true",

@@ -76,6 +76,10 @@ class UnknownBoxError(RulesError):
     """A box name this variant does not have."""
 
 
+class AmbiguousBoxError(RulesError):
+    """A loose box name that fits more than one box (`house` in painted)."""
+
+
 class BoxFilledError(RulesError):
     """The box already holds a score (a 0 counts as filled)."""
 

@@ -41,6 +41,7 @@ from engine.scoring import (
     place,
     placements,
 )
+from engine.suggest import either_and
 
 MAX_ROLLS = 3
 
@@ -498,7 +499,10 @@ def _score(state: GameState, player: str, box_text: str, column: int | None) -> 
     if dice is None:
         raise MustRollFirstError("Roll before you score.", hint="roll")
     box_id = rules.resolve_box(box_text)
-    rules.check_column(column)
+    try:
+        rules.check_column(column)
+    except ColumnError as exc:
+        raise ColumnError(exc.message, hint=score_hint(state, prefer=(box_id,))) from None
     label = rules.label(box_id)
     index = rules.box_ids.index(box_id)
     open_sheets = [s for s in active_sheets(rules, seat.card) if seat.card[s].scores[index] is None]
@@ -510,10 +514,10 @@ def _score(state: GameState, player: str, box_text: str, column: int | None) -> 
             f"{label}{where} is already filled. Pick an open box.", hint=score_hint(state)
         )
     if len(open_sheets) > 1:
-        columns = " and ".join(str(s % rules.columns + 1) for s in open_sheets)
+        columns = either_and(str(s % rules.columns + 1) for s in open_sheets)
         raise ColumnError(
             f"{label} is open in columns {columns}: say which column.",
-            hint=f"score {box_id} {open_sheets[-1] % rules.columns + 1}",
+            hint=score_hint(state, prefer=(box_id,)),
         )
     legal = state.placements()
     chosen = next((p for p in legal if p.box == box_id and p.sheet == open_sheets[0]), None)
@@ -592,13 +596,15 @@ def _void(state: GameState, again: tuple[str, ...]) -> Result:
     return replace(state, turn=turn), (event,)
 
 
-def score_hint(state: GameState) -> str:
+def score_hint(state: GameState, prefer: tuple[str, ...] = ()) -> str:
     """A `score` the rules accept now from the current player: the placement worth most (the
-    first on the card on a tie), with its column in triple; `roll` before the first roll."""
+    first on the card on a tie; in one of the `prefer` boxes when one is legal), with its
+    column in triple; `roll` before the first roll."""
     legal = state.placements()
     if not legal:
         return "roll"
-    best = max(legal, key=lambda p: p.gain)  # max keeps the first of equals
+    preferred = [p for p in legal if p.box in prefer]
+    best = max(preferred or legal, key=lambda p: p.gain)  # max keeps the first of equals
     column = f" {best.column}" if state.rules.columns > 1 else ""
     return f"score {best.box}{column}"
 

@@ -32,3 +32,11 @@ def either(names: Iterable[str]) -> str:
     if len(items) < 2:
         return "".join(items)
     return f"{', '.join(items[:-1])} or {items[-1]}"
+
+
+def either_and(names: Iterable[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    items = list(names)
+    if len(items) < 2:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"

@@ -20,6 +20,7 @@ import aiosqlite
 from engine import (
     AnyAction,
     AnyEvent,
+    AnyRules,
     AnyState,
     DiceRolled,
     DiceSource,
@@ -404,15 +405,7 @@ class GameService:
         """Open a lobby in the channel with its creator seated. A lobby nobody sits in, or one
         its creator sits in alone, gives way to the new one (it is ended, and logged so)."""
         async with self._lock(where.channel_id):
-            existing = await self.game_here(where.channel_id)
-            if existing is not None and not await self._replaceable(existing, who):
-                raise GameExistsError(
-                    f"This channel already has a game ({existing.title}, "
-                    f"{existing.state.rules.title}). Finish it first, or ask a moderator to "
-                    "end it.",
-                    hint="status",
-                )
-            rules = make_game_rules(preset, options)
+            existing, rules = await self.check_new_game(where, who, preset, options)
             ended: Outcome | None = None
             if existing is not None:
                 ended = await self._commit(
@@ -487,6 +480,20 @@ class GameService:
                 return Outcome(game, (*ended.events, *events), (*ended.rows, *rows))
             return Outcome(game, events, tuple(rows))
 
+    async def check_new_game(
+        self, where: Where, who: Who, preset: str, options: dict[str, object]
+    ) -> tuple[StoredGame | None, AnyRules]:
+        """What `new_game` refuses, checked without changing anything: returns the lobby the
+        new game replaces (if any) and the rules."""
+        existing = await self.game_here(where.channel_id)
+        if existing is not None and not await self._replaceable(existing, who):
+            raise GameExistsError(
+                f"This channel already has a game ({existing.title}, "
+                f"{existing.state.rules.title}). Finish it first, or ask a moderator to end it.",
+                hint="status",
+            )
+        return existing, make_game_rules(preset, options)
+
     async def _replaceable(self, game: StoredGame, who: Who) -> bool:
         """May `who`'s `new` replace this game? Only a lobby, empty or held by its creator
         alone."""
@@ -501,20 +508,26 @@ class GameService:
             row = await cursor.fetchone()
         return row is not None and row[0] == who.user_id
 
-    async def add_seed(self, where: Where, who: Who, text: str) -> LogRow:
-        """A player's seed text, mixed into the game key; only before the game starts."""
+    async def check_seed(self, where: Where, who: Who, text: str) -> StoredGame:
+        """What `add_seed` refuses, checked without changing anything."""
         text = " ".join(text.split())
         if not text or len(text) > SEED_TEXT_MAX:
             raise SeedRefusedError(
                 f"A seed is 1 to {SEED_TEXT_MAX} characters of any text.",
                 hint="seed my lucky words",
             )
+        game = await self.require_game_here(where.channel_id)
+        if game.state.phase is not Phase.LOBBY:
+            raise SeedRefusedError("Seeds can only be added before the game starts.", "status")
+        if who.user_id not in game.state.players:
+            raise SeedRefusedError("Join the game to add a seed.", hint="join")
+        return game
+
+    async def add_seed(self, where: Where, who: Who, text: str) -> LogRow:
+        """A player's seed text, mixed into the game key; only before the game starts."""
         async with self._lock(where.channel_id):
-            game = await self.require_game_here(where.channel_id)
-            if game.state.phase is not Phase.LOBBY:
-                raise SeedRefusedError("Seeds can only be added before the game starts.")
-            if who.user_id not in game.state.players:
-                raise SeedRefusedError("Join the game to add a seed.", hint="join")
+            game = await self.check_seed(where, who, text)
+            text = " ".join(text.split())
             now = timestamp(self.clock())
             seeds = [*game.player_seeds, text]
             async with self.db.transaction() as conn:
@@ -549,29 +562,34 @@ class GameService:
             raise TypeError(f"not a moderator action: {action!r}")
         return await self._act(where, moderator, action, reason=reason)
 
+    async def check_void(self, where: Where, roll_id: int) -> tuple[StoredGame, LogRow]:
+        """What `void` refuses, checked without changing anything: the game and the roll."""
+        game = await self.require_game_here(where.channel_id)
+        if isinstance(game.state, CardState):
+            raise VoidRefusedError(
+                "Card games have no rolls to void: a moderator can skip a turn or end the game.",
+                hint="mod skip <reason>",
+            )
+        latest = await self._latest_live_roll(game.id)
+        target = await rolllog.get(self.db.conn, roll_id)
+        if target is None or target.game_id != game.id or target.action not in ROLL_NAMES:
+            raise VoidRefusedError(
+                f"Roll #{roll_id} isn't a roll of this channel's game.", hint="mod log"
+            )
+        if latest != roll_id or not game.state.turn.rolls:
+            hint = f"mod void {latest} <reason>" if latest and game.state.turn.rolls else None
+            raise VoidRefusedError(
+                f"Only the current turn's latest roll can be voided"
+                f"{f' (roll #{latest})' if hint else ''}; roll #{roll_id} is not it.",
+                hint=hint or "mod log",
+            )
+        return game, target
+
     async def void(self, where: Where, moderator: Who, roll_id: int, reason: str) -> Outcome:
-        """Void the current turn's latest roll (named by its log id): the player rolls again."""
+        """Void the current turn's latest roll (named by its log id): the player rolls again,
+        the same dice."""
         async with self._lock(where.channel_id):
-            game = await self.require_game_here(where.channel_id)
-            if isinstance(game.state, CardState):
-                raise VoidRefusedError(
-                    "Card games have no rolls to void: a moderator can skip a turn or end the "
-                    "game.",
-                    hint="mod skip <reason>",
-                )
-            latest = await self._latest_live_roll(game.id)
-            target = await rolllog.get(self.db.conn, roll_id)
-            if target is None or target.game_id != game.id or target.action not in ROLL_NAMES:
-                raise VoidRefusedError(
-                    f"Roll #{roll_id} isn't a roll of this channel's game.", hint="mod log"
-                )
-            if latest != roll_id or not game.state.turn.rolls:
-                hint = f"mod void {latest} <reason>" if latest and game.state.turn.rolls else None
-                raise VoidRefusedError(
-                    f"Only the current turn's latest roll can be voided"
-                    f"{f' (roll #{latest})' if hint else ''}; roll #{roll_id} is not it.",
-                    hint=hint,
-                )
+            game, target = await self.check_void(where, roll_id)
             again = tuple(d for d in target.dice.split(",") if d)  # the dice it threw
             return await self._commit(game, where, moderator, VoidRoll(again), reason, roll_id)
 

@@ -187,7 +187,7 @@ def test_the_seed_appears_in_no_message_before_the_game_ends(tmp_path: Path) -> 
     from engine import make_rules
 
     db = tmp_path / "fair.sqlite3"
-    lines = ["Ann: !new classic order=join", "Ann: !seed my lucky socks", "Ann: !start"]
+    lines = ["Ann: !new classic order=join", "Ann: !seed my lucky socks", "Ann: !start solo"]
     for box in make_rules("classic").box_ids:
         lines += ["Ann: !roll", "Ann: !roll 1 2", f"Ann: !score {box}"]
     result = subprocess.run(
@@ -217,7 +217,7 @@ async def test_fairness_report_reads_plainly(db: object, clock: object) -> None:
     desk = Desk(service, Config())
     ann = Caller(Where("g", "c"), Who("1" * 18, "Ann"))
     await desk.text_command(ann, "new classic order=join")
-    await desk.text_command(ann, "start")
+    await desk.text_command(ann, "start solo")
     for _ in range(30):
         await desk.text_command(ann, "roll")
         await desk.text_command(ann, "roll 1 2 3 4 5")
