@@ -814,7 +814,11 @@ class Desk:
                     + ".",
                     hint=f"rules {near[0] if near else 'classic'}",
                 ) from None
-            rules = make_game_rules(preset.name, _options(rest, f"rules {preset.name}"))
+            try:
+                rules = make_game_rules(preset.name, _options(rest, f"rules {preset.name}"))
+            except RulesError as exc:  # the option's own hint is a `new`: say it as `rules`
+                hint = exc.hint.replace("new ", "rules ", 1) if exc.hint else None
+                raise UsageError(exc.message, hint=hint) from None
             title = f"{rules.title}: the rules"
         else:
             game = await self.service.game_here(caller.where.channel_id)
@@ -1350,7 +1354,7 @@ def named_box(state: GameState, text: str) -> str:
     )
     raise UnknownBoxError(
         f"There is no box `{clip(text.strip(), 30)}` in {rules.title}. {guess}",
-        hint=score_hint(state, prefer=near),
+        hint=score_hint(state, prefer=near, in_order=True),  # the nearest name first
     )
 
 

@@ -596,14 +596,17 @@ def _void(state: GameState, again: tuple[str, ...]) -> Result:
     return replace(state, turn=turn), (event,)
 
 
-def score_hint(state: GameState, prefer: tuple[str, ...] = ()) -> str:
+def score_hint(state: GameState, prefer: tuple[str, ...] = (), in_order: bool = False) -> str:
     """A `score` the rules accept now from the current player: the placement worth most (the
-    first on the card on a tie; in one of the `prefer` boxes when one is legal), with its
-    column in triple; `roll` before the first roll."""
+    first on the card on a tie; in one of the `prefer` boxes when one is legal, the first of
+    them that is when `in_order`), with its column in triple; `roll` before the first roll."""
     legal = state.placements()
     if not legal:
         return "roll"
     preferred = [p for p in legal if p.box in prefer]
+    if in_order and preferred:
+        first = next(b for b in prefer if any(p.box == b for p in preferred))
+        preferred = [p for p in preferred if p.box == first]
     best = max(preferred or legal, key=lambda p: p.gain)  # max keeps the first of equals
     column = f" {best.column}" if state.rules.columns > 1 else ""
     return f"score {best.box}{column}"
