@@ -1,4 +1,4 @@
-"""Card Yahtzee (rule text 004, read with RULINGS.md "card"): rounds of dealing, two turns each
+"""Card Yahtzee (read as RULES.md "card" says): rounds of dealing, two turns each
 of staying or exchanging cards, a showdown where each player names a hand, and a shared table
 of hands that get crossed out; then the end game of three-turn rounds for the special hands.
 
@@ -6,7 +6,7 @@ Same shape as the dice engine: `apply_card(state, action, source) -> (state, eve
 frozen dataclasses, every shuffle drawn from the injected source (Fisher-Yates, as
 engine/fairdice.py specifies), every refusal a `RulesError` that changes nothing.
 
-Our readings where the texts leave something open (also in the README):
+Our readings where the texts leave something open (also in RULES.md):
 - The roll-off (or the join order) picks who plays first; the seat before them deals round 1.
   Cards are dealt one at a time from the player after the dealer.
 - At the showdown players declare in turn order (the player after the dealer first), each
@@ -19,9 +19,12 @@ Our readings where the texts leave something open (also in the README):
 - `continuous`: a turn is an exchange, a pass (`stay`), or putting the hand down to score
   (`declare`): the cards go under the discard pile and five are drawn. When the stock runs
   out the discard pile is shuffled into a new stock, leaving its top five. The game ends when
-  a player has scored every hand, or every hand is crossed out.
+  a player has scored every hand, or every hand is crossed out. With `one_at_a_time`, a turn
+  with pick-ups ends with `done`: the cards are put down on a later turn.
 - A player who leaves (or is removed) puts their cards under the discard pile; with fewer than
-  two players left the game ends.
+  two players left the game ends. Every hand is then checked again against the players still
+  seated: a hand that now meets the crossing-out rule is crossed out (`HandsClosed`), or a game
+  of three or four could never end.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Card Yahtzee's cards and hands: the 34-card deck (7 to Ace in four suits, two Jokers), how
-players write cards, and the hand evaluator (RULINGS.md, "card").
+players write cards, and the hand evaluator (RULES.md, "card").
 
 A card is a short code: rank then suit, `7h`, `10d`, `Jc`, `Qs`, `Kd`, `Ah`; the Jokers are
 `X1` and `X2` (players type `joker`, `jk` or `*`). Aces are high only; straights run

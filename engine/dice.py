@@ -17,7 +17,7 @@ from engine.errors import DiceSyntaxError, DieNamedTwiceError, UnknownDieError
 
 COLOURS: tuple[str, ...] = ("red", "green", "yellow", "blue", "purple")
 
-# RULINGS.md: each painted die's colours read down its column, face 1 to 6.
+# RULES.md: each painted die's colours read down its column, face 1 to 6.
 PAINTED_COLOURS: dict[str, tuple[str, ...]] = {
     "py1": ("red", "green", "yellow", "blue", "purple", "red"),
     "py2": ("yellow", "red", "green", "yellow", "blue", "purple"),

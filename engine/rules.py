@@ -1,4 +1,4 @@
-"""Variants are presets of options (RULINGS.md): one `Rules` value drives every dice game.
+"""Variants are presets of options (RULES.md): one `Rules` value drives every dice game.
 
 `make_rules("painted", {"rounds": "2"})` checks the options and returns the rules; a
 moderator may change any documented option of a preset, nothing else.
