@@ -523,13 +523,19 @@ class Desk:
 
     async def score(self, caller: Caller, box: str, column: int | None) -> list[Reply]:
         game = await self.service.require_game_here(caller.where.channel_id)
-        if isinstance(game.state, CardState):
+        state = game.state
+        if isinstance(state, CardState):
+            me = caller.who.user_id
+            declaring = state.stage is Stage.SHOWDOWN or state.rules.continuous
+            hint = await self.next_move(caller)
+            if declaring and state.current_player == me:  # the hand they named, if they can
+                hint = declare_hint(state, me, prefer=state.rules.hand_choices(box))
             raise UsageError(
                 "This is a card game: at the showdown you score by naming a hand, "
                 "`declare <hand>`.",
-                hint=await self.next_move(caller),
+                hint=hint,
             )
-        box_id = named_box(game.state, box)
+        box_id = named_box(state, box)
         return await self._play(caller, Score(caller.who.user_id, box_id, column))
 
     async def free_roll(self, caller: Caller, text: str) -> list[Reply]:

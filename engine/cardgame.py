@@ -142,10 +142,14 @@ class CardRules:
         a loose one (`red straight`), none for a name the game has no hand for."""
         return tuple(h for h in hand_candidates(text) if h in self.hands)
 
+    def near_hands(self, text: str) -> tuple[str, ...]:
+        """The hands of this game whose names are nearest to what a player typed."""
+        spellings = {k: v for k, v in hand_spellings().items() if v in self.hands}
+        return close_names(folded_hand_name(text), spellings)
+
     def unknown_hand(self, text: str, hint: str | None) -> UnknownHandError:
         """The refusal for a hand name this game does not have, with the nearest names."""
-        spellings = {k: v for k, v in hand_spellings().items() if v in self.hands}
-        near = close_names(folded_hand_name(text), spellings)
+        near = self.near_hands(text)
         mini = " (mini)" if self.variant == "mini" else ""
         if near:
             guess = f"Did you mean {either(self.label(h) for h in near)}?"
@@ -897,7 +901,8 @@ def _named_hand(state: CardState, player: str, text: str, available: tuple[Best,
     if len(choices) == 1:
         return choices[0]
     if not choices:
-        raise state.rules.unknown_hand(text, declare_hint(state, player))
+        near = state.rules.near_hands(text)
+        raise state.rules.unknown_hand(text, declare_hint(state, player, prefer=near))
     made = [b.hand for b in available if b.hand in choices]
     if len(made) == 1:
         return made[0]

@@ -231,10 +231,25 @@ async def test_the_last_draw_of_the_game_reads_plainly(room: Room) -> None:
     assert note.text == "You drew 7♥. Your cards: 7♥ 9♦ 10♣ J♦ Q♠."
 
 
-def test_naive_play_lengths_are_what_new_card_quotes() -> None:
-    """The figures `new card` quotes come from tests/bench/card_length.py; a short game with
-    crossing off always ends in about 30 rounds."""
-    from tests.bench.card_length import naive_game
-
-    rounds = [naive_game({"crossing_off_always": "true"}, seed) for seed in range(3)]
-    assert all(20 <= r <= 40 for r in rounds), rounds
+async def test_at_the_showdown_score_and_typos_point_at_a_declaration_the_bot_accepts(
+    room: Room,
+) -> None:
+    await room.say(ANN, "new card order=join")
+    await room.say(BO, "join")
+    # Ann is dealt 7h 7d 7c 9c Jc (three of a kind, one pair, ...), Bo 8h 8d 8c 10c Qc.
+    room.dice.push(rolls_for(DECK, deck("7h", "8h", "7d", "8d")))
+    await room.say(ANN, "start")
+    await room.say(ANN, "stay")
+    await room.say(BO, "stay")
+    caller = Caller(WHERE, ANN)
+    (score,) = await room.desk.text_command(caller, "score one pair")
+    assert score.refused and "declare <hand>" in score.text
+    assert score.text.endswith("Try `!declare one_pair`.")  # not `!help card`
+    (typo,) = await room.desk.text_command(caller, "declare thre of a kind")
+    assert "Did you mean Three of a kind, " in typo.text  # the nearest name first
+    assert typo.text.endswith("`!declare three_of_a_kind`.")
+    (nope,) = await room.desk.text_command(caller, "declare ful house")  # not in her cards
+    assert "Did you mean Full house?" in nope.text
+    assert nope.text.endswith("`!declare three_of_a_kind`.")  # her best hand instead
+    said = "\n".join(r.text for r in await room.say(ANN, "declare 1 pair"))
+    assert "Ann declares **One pair**" in said

@@ -255,7 +255,7 @@ async def scenario(
 
 
 @settings(
-    max_examples=120,
+    max_examples=80,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -115,9 +115,9 @@ def test_whole_games_where_a_player_leaves_still_end_and_their_records_replay(
     remove: Remove,
 ) -> None:
     """Random three-player games (crossing off always, so they are short) where the third
-    player goes in round 2, 5 or 10. Seed 1 leaving in round 10 is one that never ended
-    before the fix (aces open, both others holding it: 863 rounds and counting)."""
-    for seed, leave_round in [(1, 10), (0, 2), (2, 5), (3, 10)]:
+    player goes in round 2 or 10. Seed 1 leaving in round 10 is one that never ended before
+    the fix (aces open, both others holding it: 863 rounds and counting)."""
+    for seed, leave_round in [(1, 10), (0, 2)]:
         rng = random.Random(seed)
         dice = RandomDice(rng)
         state = CardState.new(make_card_rules({"order": "join", "crossing_off_always": "true"}))
