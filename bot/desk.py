@@ -123,7 +123,11 @@ HELP: dict[str, CommandHelp] = {
     ),
     "join": CommandHelp("join", "Take a seat in this channel's game before it starts."),
     "leave": CommandHelp("leave", "Leave the game (during play you forfeit)."),
-    "start": CommandHelp("start", "Close the lobby; the start rolls decide who goes first."),
+    "start": CommandHelp(
+        "start [solo]",
+        "Close the lobby; the start rolls decide who goes first. Alone: `start solo` (nobody "
+        "can join once it starts).",
+    ),
     "roll": CommandHelp(
         "roll [dice]",
         "Roll all five (`roll`), or reroll named dice (`roll py3,py4`, `roll d2,d4`). "
@@ -133,7 +137,11 @@ HELP: dict[str, CommandHelp] = {
     "score": CommandHelp(
         "score <box> [column]", "Score your dice: `score full house`, `score 4k`, `score fours 2`."
     ),
-    "card": CommandHelp("card [player]", "Scorecards: everyone's, or one player's."),
+    "card": CommandHelp(
+        "card [player] [round N | all]",
+        "Scorecards as a table, players as columns (painted: the round in play, or `round 2`, "
+        "or `all`); card games: the table of hands.",
+    ),
     "seed": CommandHelp(
         "seed <text>",
         "Before the start: mix your own text into the game's dice, so nobody (the bot included) "
@@ -259,7 +267,7 @@ def _reroll_words(faces: tuple[DieFace, ...]) -> str:
 class Desk:
     """Every command, transport-free. Refusals come back as private replies; nothing changes."""
 
-    def __init__(self, service: GameService, config: Config, preview: bool = False) -> None:
+    def __init__(self, service: GameService, config: Config) -> None:
         self.service = service
         self._previewer: Desk | None = None  # the desk that previews hints (bot/preview.py)
         self.config = config
@@ -329,7 +337,7 @@ class Desk:
         """What the bot would refuse if `caller` typed `text` now (None: it would accept it).
         Nothing changes: see bot/preview.py."""
         if self._previewer is None:
-            self._previewer = Desk(PreviewService(self.service), self.config, preview=True)
+            self._previewer = Desk(PreviewService(self.service), self.config)
         try:
             await self._previewer.dispatch(caller, text)
         except Accepted:

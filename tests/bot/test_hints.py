@@ -341,3 +341,34 @@ async def test_the_reported_hints_are_accepted(
         assert not [r.text for r in again if r.refused]
     finally:
         await db.close()
+
+
+def test_a_preview_can_change_nothing() -> None:
+    """Every public coroutine of the game service either only reads or is overridden by the
+    preview (which checks, then stops): a new write cannot slip into a hint's preview."""
+    import inspect
+
+    from bot.preview import PreviewService
+
+    reads = {
+        "game_here",
+        "game_by_number",
+        "games_in",
+        "shown_game_here",
+        "require_game_here",
+        "check_new_game",
+        "check_seed",
+        "check_void",
+        "prefs",
+        "my_games",
+        "next_due",
+        "due_reminders",
+        "outbox",
+    }
+    public = {
+        name
+        for name, member in inspect.getmembers(GameService, inspect.iscoroutinefunction)
+        if not name.startswith("_")
+    }
+    assert public - reads == set(PreviewService.WRITES)
+    assert all(name in vars(PreviewService) for name in PreviewService.WRITES)
