@@ -107,7 +107,7 @@ def card_rules(rules: CardRules) -> list[str]:
     lines += [" · ".join(pairs[i : i + 2]) for i in range(0, len(pairs), 2)]
     lines += [
         "+10 J/Q/K, +20 Aces: pairs, 3/4/5 of a kind, two pairs, full house (the higher group).",
-        "+10 diamonds, +20 hearts: flushes and royal flushes. +10 a red red/black straight.",
+        "+10 diamonds, +20 hearts: flushes and royal flushes. A red/black straight in red: +10.",
         "A full house also counts as two pairs; four of a kind does not. A Joker may stand for "
         "any card, one you hold included.",
     ]
