@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from bot.render import NAME_WIDTH, card_columns, fit_tables
 from bot.replies import (
     CONTENT_MAX,
     CardButtons,
@@ -26,7 +27,15 @@ from bot.replies import (
     points,
     quote,
 )
-from bot.words import game_over_headline, log_head, shown_caller, shown_outcome, with_lines
+from bot.words import (
+    game_over_headline,
+    lobby_closed,
+    log_head,
+    seed_reveal,
+    shown_caller,
+    shown_outcome,
+    with_lines,
+)
 from engine import (
     GameEnded,
     Phase,
@@ -34,6 +43,7 @@ from engine import (
     TurnStarted,
 )
 from engine.cardgame import (
+    CardRules,
     CardsDealt,
     CardsExchanged,
     CardState,
@@ -43,6 +53,7 @@ from engine.cardgame import (
     Exchange,
     ExtraRound,
     HandDeclared,
+    HandsClosed,
     NoHand,
     RoundDealt,
     RoundEnded,
@@ -63,6 +74,9 @@ if TYPE_CHECKING:
     from bot.desk import Caller, Desk
 
 COLOUR = 0x117A65
+# Rounds two naive players take (tests/bench/card_length.py, medians of 5 games, players who
+# exchange for better cards / who always stay): three_times_only changes little.
+_ROUNDS = {"standard": "150 to 650", "mini": "140 to 450", "crossing_off_always": "30"}
 _FROM_DISCARD = re.compile(
     r"\s*(?:from\s+(?:the\s+)?discard(?:\s+pile)?|discard=|take|from\s+pile)\s*([0-9])?\s*$",
     re.IGNORECASE,
@@ -218,6 +232,23 @@ class CardTable:
 
     # ---- what players see --------------------------------------------------------------------
 
+    def length_note(self, rules: CardRules) -> str:
+        """What a table is starting: how many rounds two naive players take with these options
+        (tests/bench/card_length.py), and the shorter way to play when it is long."""
+        if rules.continuous:
+            return (
+                "-# Continuous has no rounds: it ends when a player has scored every hand, "
+                "which can take thousands of turns."
+            )
+        if rules.crossing_off_always:
+            return f"-# Expect about {_ROUNDS['crossing_off_always']} rounds (two turns each)."
+        key = "mini" if rules.variant == "mini" else "standard"
+        return (
+            f"-# Expect a long game: two players take some {_ROUNDS[key]} rounds (two turns "
+            f"each). Much shorter: `{self.prefix}new card crossing_off_always=true` (about "
+            f"{_ROUNDS['crossing_off_always']} rounds)."
+        )
+
     def hand_reply(self, game: StoredGame, player: str, note: str = "") -> Reply:
         """A player's cards, for their eyes only."""
         state = game.state
@@ -234,6 +265,20 @@ class CardTable:
             lines.append(options)
         return Reply(text=clip("\n".join(lines), CONTENT_MAX), private=True, secret_for=player)
 
+    def _secret_hand(
+        self, game: StoredGame, player: str, cards: tuple[str, ...], note: str
+    ) -> Reply:
+        """The cards an event gave a player, for their eyes only. When the table has moved on
+        in the same action (the round ended, the game is over), these are still the cards the
+        note speaks of, not what the player holds now."""
+        state = game.state
+        assert isinstance(state, CardState)
+        current = player in state.players and state.seat(player).hand == cards
+        if state.phase is Phase.PLAYING and current and len(cards) == HAND_SIZE:
+            return self.hand_reply(game, player, note=note)
+        text = f"{note} Your cards: {show_all(cards)}." if cards else note
+        return Reply(text=clip(text, CONTENT_MAX), private=True, secret_for=player)
+
     def _options_text(self, state: CardState, player: str) -> str:
         made = state.available(player)
         if made:
@@ -243,11 +288,19 @@ class CardTable:
             return "Nothing to score: you must cross off one of " + ", ".join(choices) + "."
         return "They make no open hand yet."
 
-    def board(self, game: StoredGame) -> Embed:
-        """The public board: pile, stock, whose turn, turns left, and the table of hands."""
+    def board(self, game: StoredGame, table: bool = True) -> Embed:
+        """The public board: pile, stock, whose turn, turns left, and the table of hands (or,
+        for `status`, how many hands are still open: `card` shows the table)."""
         state = game.state
         assert isinstance(state, CardState)
         parts = []
+        if state.phase is not Phase.LOBBY and not table:
+            open_hands = sum(1 for h in state.rules.hands if h not in state.closed)
+            where = "" if state.rules.continuous else f"Round {state.round} · "
+            parts.append(
+                f"{where}{open_hands} of {len(state.rules.hands)} hands still open "
+                f"(`{self.prefix}card` shows the table)"
+            )
         if state.phase is Phase.PLAYING:
             top = show(state.discard[0]) if state.discard else "empty"
             parts.append(f"Discard pile: **{top}** · stock: {len(state.stock)} cards")
@@ -288,13 +341,25 @@ class CardTable:
                 )
             players.append(f"{marker}{game.name(seat.player)}: {state.total(seat.player)}{status}")
         fields = [Field("Players", "\n".join(players) or "nobody yet")]
-        table = [self._table_line(game, state, hand) for hand in state.rules.hands]
-        for index, chunk in enumerate(chunks(table, 1000)):
+        lines = [self._table_line(game, state, hand) for hand in state.rules.hands] if table else []
+        for index, chunk in enumerate(chunks(lines, 1000)):
             fields.append(Field("Table" if index == 0 else "Table (cont.)", chunk))
         title = f"{game.title}: {state.rules.title}"
         if state.round:
             title += f" · Round {state.round}"
         return Embed(title, "\n".join(parts), tuple(fields), COLOUR).fitted()
+
+    def table_embed(self, game: StoredGame) -> Embed:
+        """`card`: the table of hands with the players as columns, as compact as a phone."""
+        state = game.state
+        assert isinstance(state, CardState)
+        rows, columns = card_columns(state, lambda p: game.name(p)[:NAME_WIDTH])
+        blocks = ["```\n" + "\n".join(t) + "\n```" for t in fit_tables(rows, columns)]
+        title = f"{game.title}: table of hands"
+        if state.round and not state.rules.continuous:
+            title += f" · Round {state.round}"
+        footer = "* crossed out for everyone · x crossed off · a+b scored twice"
+        return Embed(title, "\n".join(blocks), (), COLOUR, footer).fitted()
 
     def _table_line(self, game: StoredGame, state: CardState, hand: str) -> str:
         label = HAND_BY_ID[hand].label
@@ -340,7 +405,7 @@ class CardTable:
                         f"each. See your cards: `{self.prefix}hand` or the **My hand** button."
                     )
                 case CardsDealt(player, cards):
-                    secrets.append(self._secret_hand(game, player, cards, "New cards"))
+                    secrets.append(self._secret_hand(game, player, cards, "New cards."))
                 case CardsExchanged(player, aside, taken, from_stock, drawn, hand, turn_over):
                     took = f", took {show_all(taken)} from the discard pile" if taken else ""
                     stock = f", drew {from_stock} from the stock" if from_stock else ""
@@ -363,6 +428,8 @@ class CardTable:
                     )
                 case ShowdownBegan(hands):
                     flush()
+                    replies.extend(secrets)  # what each drew, before everyone sees it
+                    secrets.clear()
                     shown = "\n".join(f"**{game.name(p)}**: {show_all(c)}" for p, c in hands)
                     replies.append(
                         Reply(text=clip(f"🃏 Showdown! Everyone shows:\n{shown}", CONTENT_MAX))
@@ -382,6 +449,14 @@ class CardTable:
                     lines.append(text)
                 case NoHand(player):
                     lines.append(f"{game.name(player)} has no hand to score this round.")
+                case HandsClosed(hands):
+                    labels = " and ".join(HAND_BY_ID[h].label for h in hands)
+                    verb = "is" if len(hands) == 1 else "are"
+                    lines.append(
+                        f"{labels} {verb} now crossed out for everyone: every player still at "
+                        "the table has scored or crossed off "
+                        f"{'it' if len(hands) == 1 else 'them'}."
+                    )
                 case TurnSkipped(player, _):
                     why = quote(outcome.rows[0].reason or "") if outcome.rows else ""
                     lines.append(f"⏭ {caller.who.name} skipped {game.name(player)}'s turn ({why}).")
@@ -409,19 +484,9 @@ class CardTable:
         if state.phase is Phase.PLAYING and any(
             isinstance(e, RoundDealt | ShowdownBegan | HandDeclared) for e in outcome.events
         ):
-            replies.append(
-                Reply(embeds=(self.board(game),), card_buttons=CardButtons(game.id, game.version))
-            )
+            board = self.board(game, table=False)  # the table of hands: `card`
+            replies.append(Reply(embeds=(board,), card_buttons=CardButtons(game.id, game.version)))
         return [*replies, *secrets]  # the table first, then each player's own cards
-
-    def _secret_hand(
-        self, game: StoredGame, player: str, cards: tuple[str, ...], note: str
-    ) -> Reply:
-        state = game.state
-        assert isinstance(state, CardState)
-        if state.phase is not Phase.PLAYING or len(cards) != HAND_SIZE:
-            return Reply(text=f"{note}: {show_all(cards)}", private=True, secret_for=player)
-        return self.hand_reply(game, player, note=note)
 
     def _turn(self, outcome: Outcome, player: str) -> Reply:
         game = outcome.game
@@ -461,12 +526,12 @@ class CardTable:
         early: bool,
         outcome: Outcome,
     ) -> Reply:
+        if not any(isinstance(e, GameEnded) and e.started for e in outcome.events):
+            return Reply(text=lobby_closed(game, self.prefix))
         text = game_over_headline(game, winners, totals, early, outcome)
         standings = ", ".join(f"{game.name(p)} {t}" for p, t in totals)
-        return Reply(
-            text=clip(f"{text}\nFinal: {standings}{log_head(outcome)}", CONTENT_MAX),
-            embeds=(self.board(game),),
-        )
+        text += f"\nFinal: {standings}" + seed_reveal(outcome, self.prefix, "Deck")
+        return Reply(text=clip(text + log_head(outcome), CONTENT_MAX), embeds=(self.board(game),))
 
 
 def _best_text(best: Best) -> str:

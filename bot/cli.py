@@ -118,7 +118,8 @@ async def _audit_verify(args: argparse.Namespace) -> int:
         return 1
     rate = report.rows / elapsed if elapsed > 0 else 0.0
     print(
-        f"OK: {report.rows} log rows chained and {report.games} games replayed "
+        f"OK: {report.rows} log row{'' if report.rows == 1 else 's'} chained and "
+        f"{report.games} game{'' if report.games == 1 else 's'} replayed "
         f"in {elapsed:.2f} s ({rate:,.0f} rows/s)."
     )
     print(

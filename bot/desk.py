@@ -13,12 +13,17 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
+from bot.cardtable import COLOUR as CARD_COLOUR
 from bot.cardtable import CardTable
 from bot.config import Config
 from bot.pacing import Pacing, mention, pace_from_options, time_left
+from bot.preview import Accepted, PreviewService
+from bot.render import NAME_WIDTH
 from bot.replies import (
     CONTENT_MAX,
+    DESCRIPTION_MAX,
     SELECT_OPTIONS_MAX,
+    TITLE_MAX,
     Attachment,
     CardButtons,
     Controls,
@@ -35,9 +40,19 @@ from bot.replies import (
     points,
     quote,
 )
+from bot.rollview import (
+    current_round,
+    option_lines,
+    round_summary,
+    round_totals_table,
+    scorecard_tables,
+)
+from bot.rulestext import card_rules, dice_rules
 from bot.words import (
     game_over_headline,
+    lobby_closed,
     log_head,
+    seed_reveal,
     shown_caller,
     shown_game,
     shown_outcome,
@@ -72,12 +87,16 @@ from engine import (
     TurnSkipped,
     TurnStarted,
     find_preset,
+    make_game_rules,
     parse_dice,
-    sheet_totals,
 )
-from engine.cardgame import CardRules, CardState
+from engine.boxes import normalise_name
+from engine.cardgame import CardRules, CardState, Stage, declare_hint
+from engine.errors import AmbiguousBoxError, UnknownBoxError
 from engine.freeroll import parse_free_roll
+from engine.game import score_hint
 from engine.numbers import is_number, read_number
+from engine.suggest import close_names, either
 from engine.timing import format_duration
 from storage import audit, fairness, rolllog
 from storage.db import StorageError, storage_refusal
@@ -117,11 +136,16 @@ class CommandHelp:
 HELP: dict[str, CommandHelp] = {
     "new": CommandHelp(
         "new <variant> [option=value ...]",
-        "Open a game here: classic, triple, painted, painted-pyz. e.g. `new painted rounds=2`",
+        f"Open a game here: {', '.join(p.name for p in PRESETS)}. e.g. `new painted rounds=2`, "
+        "`new card`. `rules <variant>` tells you how each plays.",
     ),
     "join": CommandHelp("join", "Take a seat in this channel's game before it starts."),
     "leave": CommandHelp("leave", "Leave the game (during play you forfeit)."),
-    "start": CommandHelp("start", "Close the lobby; the start rolls decide who goes first."),
+    "start": CommandHelp(
+        "start [solo]",
+        "Close the lobby; the start rolls decide who goes first. Alone: `start solo` (nobody "
+        "can join once it starts).",
+    ),
     "roll": CommandHelp(
         "roll [dice]",
         "Roll all five (`roll`), or reroll named dice (`roll py3,py4`, `roll d2,d4`). "
@@ -131,7 +155,11 @@ HELP: dict[str, CommandHelp] = {
     "score": CommandHelp(
         "score <box> [column]", "Score your dice: `score full house`, `score 4k`, `score fours 2`."
     ),
-    "card": CommandHelp("card [player]", "Scorecards: everyone's, or one player's."),
+    "card": CommandHelp(
+        "card [player] [round N | all]",
+        "Scorecards as a table, players as columns (painted: the round in play, or `round 2`, "
+        "or `all`); card games: the table of hands.",
+    ),
     "seed": CommandHelp(
         "seed <text>",
         "Before the start: mix your own text into the game's dice, so nobody (the bot included) "
@@ -177,6 +205,11 @@ HELP: dict[str, CommandHelp] = {
     ),
     "back": CommandHelp("back", "End your away time early: your deadlines run again."),
     "help": CommandHelp("help [command]", "This list, or one command in detail."),
+    "rules": CommandHelp(
+        "rules [variant]",
+        "A variant's rules: what each box or hand scores, the bonuses, the joker. Without a "
+        "variant: the rules of this channel's game, its options included.",
+    ),
     "mod": CommandHelp(
         "mod log|verify|export|void|skip|kick|end|deadline ...",
         "Moderators: `mod log [game] [player]`, `mod verify`, `mod export [game]`, "
@@ -204,8 +237,22 @@ ALIASES = {
     "show": "declare",
     "timezone": "tz",
     "zone": "tz",
+    "rule": "rules",
 }
 _MENTION = re.compile(r"^<@!?(\d+)>$")
+COMMAND_SPELLINGS = {name: name for name in HELP} | ALIASES
+
+
+def split_command(text: str) -> tuple[str, str]:
+    """`roll\tpy3,py4` -> (`roll`, `py3,py4`): the name (lower case) and the rest, split at
+    any whitespace."""
+    parts = text.strip().split(maxsplit=1)
+    if not parts:
+        return "", ""
+    return parts[0].lower(), parts[1].strip() if len(parts) > 1 else ""
+
+
+SOLO_WORDS = ("solo", "alone", "yes")
 
 
 def _placement_label(state: GameState, p: Placement) -> str:
@@ -240,6 +287,7 @@ class Desk:
 
     def __init__(self, service: GameService, config: Config, prefix: str | None = None) -> None:
         self.service = service
+        self._previewer: Desk | None = None  # the desk that previews hints (bot/preview.py)
         self.config = config
         self.prefix = prefix or config.prefix  # as hints show commands: `!roll`, or `/roll`
         self.pacing = Pacing(self)
@@ -248,7 +296,7 @@ class Desk:
             "new": self._new_text,
             "join": lambda c, _: self.join(c),
             "leave": lambda c, _: self.leave(c),
-            "start": lambda c, _: self.start(c),
+            "start": self.start,
             "roll": self.roll,
             "keep": self.keep,
             "score": self._score_text,
@@ -269,6 +317,7 @@ class Desk:
             "done": lambda c, _: self.cards.done(c),
             "declare": self.cards.declare,
             "help": lambda c, rest: self.help(c, rest),
+            "rules": self.rules,
             "mod": self._mod_text,
         }
 
@@ -276,31 +325,94 @@ class Desk:
 
     async def text_command(self, caller: Caller, text: str) -> list[Reply]:
         """A command as typed, without the prefix: `roll py3,py4`."""
-        name, _, rest = text.strip().partition(" ")
-        name = ALIASES.get(name.lower(), name.lower())
-        handler = self._text.get(name)
+        return await self.guard(self.dispatch(caller, text), caller)
+
+    async def dispatch(self, caller: Caller, text: str) -> list[Reply]:
+        """Run a typed command; a refusal is raised (`text_command` answers it)."""
+        name, rest = split_command(text)
+        handler = self._text.get(ALIASES.get(name, name))
         if handler is None:
-            shown = code(name, 20) or "that"
-            return [
-                self.refusal(
-                    UsageError(f"I don't know `{shown}`. Commands: {', '.join(HELP)}.", hint="help")
-                )
-            ]
-        return await self.guard(handler(caller, rest.strip()), caller)
+            raise await self._unknown_command(caller, name, rest)
+        return await handler(caller, rest)
+
+    async def _unknown_command(self, caller: Caller, name: str, rest: str) -> RulesError:
+        """`rol 2 4`: did you mean `roll 2 4`? Said only as a hint when the bot would accept
+        it now; otherwise what it would answer."""
+        shown = code(name, 20) or "that"
+        near = close_names(name, COMMAND_SPELLINGS)
+        if not near:
+            return UsageError(f"I don't know `{shown}`. Commands: {', '.join(HELP)}.", "help")
+        guess = f"{near[0]} {rest}".strip()
+        text = f"I don't know `{shown}`. Did you mean `{self.prefix}{near[0]}`?"
+        refused = await self.preview(caller, guess)
+        if refused is None:
+            return UsageError(text, hint=guess)
+        return UsageError(f"{text} It would answer: {refused.message}", hint=refused.hint)
+
+    # ---- refusals and hints ------------------------------------------------------------------
+
+    async def preview(self, caller: Caller, text: str) -> RulesError | None:
+        """What the bot would refuse if `caller` typed `text` now (None: it would accept it).
+        Nothing changes: see bot/preview.py."""
+        if self._previewer is None:
+            self._previewer = Desk(PreviewService(self.service), self.config)
+        try:
+            await self._previewer.dispatch(caller, text)
+        except Accepted:
+            return None
+        except RulesError as exc:
+            return exc
+        except Exception:  # a preview must never break a refusal's answer
+            log.exception("previewing %r failed", text)
+            return UsageError("(could not check)")
+        return None
+
+    async def next_move(self, caller: Caller) -> str:
+        """What `caller` can do in the channel now: their move when it is their turn, else a
+        look at the game (or a way into one)."""
+        game = await self.service.game_here(caller.where.channel_id)
+        if game is None:
+            return "new classic"
+        state = game.state
+        me = caller.who.user_id
+        if state.phase is Phase.LOBBY:
+            if me not in state.players:
+                return "join"
+            if len(state.seats) == 1:
+                return "status" if isinstance(state, CardState) else "start solo"
+            return "start"
+        if state.current_player != me:
+            return "status"
+        if isinstance(state, CardState):
+            if state.stage is Stage.SHOWDOWN:
+                return declare_hint(state, me)
+            return "done" if state.picks else "stay"
+        return score_hint(state)
+
+    async def checked_hint(self, caller: Caller, hint: str | None) -> str:
+        """The hint to offer: the refusal's own when the bot would accept it now, else the
+        caller's next move, else `help` (which is always accepted)."""
+        for candidate in (hint, await self.next_move(caller)):
+            if candidate and await self.preview(caller, candidate) is None:
+                return candidate
+        return "help"
 
     async def guard(
         self, work: Awaitable[list[Reply]], caller: Caller | None = None
     ) -> list[Reply]:
-        """Run a command; a rules refusal becomes one private, friendly reply."""
+        """Run a command; a rules refusal becomes one private, friendly reply whose hint the
+        bot would accept."""
         try:
             return await work
         except Refusal as exc:
             names: dict[str, str] = {}
+            hint = exc.hint
             if caller is not None:
                 with contextlib.suppress(Refusal, sqlite3.Error):
                     game = await self.service.game_here(caller.where.channel_id)
                     names = {**(game.names if game else {}), caller.who.user_id: caller.who.name}
-            return [self.refusal(exc, names)]
+                hint = await self.checked_hint(caller, exc.hint)
+            return [self.refusal(exc, names, hint)]
         except sqlite3.Error as exc:  # a read that met a damaged or busy file
             refusal = storage_refusal(exc)
             if refusal is None:
@@ -320,13 +432,17 @@ class Desk:
                 )
             ]
 
-    def refusal(self, exc: Refusal, names: dict[str, str] | None = None) -> Reply:
-        """The refusal in words, players by name (the engine speaks of player ids)."""
+    def refusal(
+        self, exc: Refusal, names: dict[str, str] | None = None, hint: str | None = None
+    ) -> Reply:
+        """The refusal in words, players by name (the engine speaks of player ids), and what
+        to type instead (`hint`, checked by `guard`; the error's own without a caller)."""
         text = exc.message
         for player, name in (names or {}).items():
             text = text.replace(player, escape(name))
-        if exc.hint:
-            text += f" Try `{self.prefix}{exc.hint}`."
+        hint = hint or exc.hint
+        if hint:
+            text += f" Try `{self.prefix}{hint}`."
         return Reply(text=clip(text, CONTENT_MAX), private=True, refusal=True)
 
     # ---- lobby -------------------------------------------------------------------------------
@@ -338,16 +454,7 @@ class Desk:
                 hint="new classic",
             )
         variant, *words = rest.split()
-        options: dict[str, object] = {}
-        for word in words:
-            key, eq, value = word.partition("=")
-            if not eq or not key or not value:
-                raise UsageError(
-                    f"Options look like `rounds=2`; I can't read `{code(word, 20)}`.",
-                    hint=f"new {variant} rounds=2" if "paint" in variant else f"new {variant}",
-                )
-            options[key] = value
-        return await self.new(caller, variant, options)
+        return await self.new(caller, variant, _options(words, f"new {variant}"))
 
     async def new(self, caller: Caller, variant: str, options: dict[str, object]) -> list[Reply]:
         preset = find_preset(variant)
@@ -355,6 +462,7 @@ class Desk:
         pace = pace_from_options(self.config.turns.pace(caller.where.guild_id), options)
         chosen = {**self.config.defaults.get(preset.name, {}), **options}
         outcome = await self.service.new_game(caller.where, caller.who, preset.name, chosen, pace)
+        replaced = any(isinstance(e, GameEnded) for e in outcome.events)
         game = outcome.game
         rules = game.state.rules
         opts = ", ".join(f"{k}={v}" for k, v in rules.options)
@@ -368,6 +476,10 @@ class Desk:
             f"{escape(caller.who.name)} is in. Others: `{self.prefix}join`. "
             f"When everyone is in: `{self.prefix}start`."
         )
+        if replaced:
+            text = f"(The lobby that was open here is closed.) {text}"
+        if isinstance(rules, CardRules):
+            text += "\n" + self.cards.length_note(rules)
         if game.commitment:
             what = "Deck" if isinstance(game.state, CardState) else "Dice"
             text += (
@@ -382,11 +494,27 @@ class Desk:
     async def leave(self, caller: Caller) -> list[Reply]:
         return await self._play(caller, Leave(caller.who.user_id))
 
-    async def start(self, caller: Caller) -> list[Reply]:
+    async def start(self, caller: Caller, confirm: str = "") -> list[Reply]:
+        """Close the lobby. A game of one asks first (nobody can join once it starts):
+        `start solo` confirms."""
         game = await self.service.require_game_here(caller.where.channel_id)
-        if caller.who.user_id not in game.state.players and not caller.is_moderator:
+        state = game.state
+        if caller.who.user_id not in state.players and not caller.is_moderator:
             raise UsageError(
-                "Only a seated player (or a moderator) can start the game.", hint="join"
+                "Only a seated player (or a moderator) can start the game.",
+                hint="join" if state.phase is Phase.LOBBY else "status",
+            )
+        alone = confirm.strip().lower() in SOLO_WORDS
+        if state.phase is Phase.LOBBY and len(state.seats) == 1 and not alone:
+            if isinstance(state, CardState):
+                raise UsageError(
+                    "Card Yahtzee needs 2 to 4 players: wait for someone to `join`.",
+                    hint="status",
+                )
+            raise UsageError(
+                f"{game.name(state.players[0])} is the only player: once the game starts nobody "
+                f"can join. Wait for the others to `{self.prefix}join`, or play alone.",
+                hint="start solo",
             )
         return await self._play(caller, Start())
 
@@ -399,7 +527,8 @@ class Desk:
         if game is not None and isinstance(game.state, CardState) and not seated:
             game = None  # a free roll beside a card game
         if game is not None and (seated or not dice_text):
-            names = parse_dice(dice_text, _dice_state(game).rules.dice)
+            state = _dice_state(game)
+            names = parse_dice(dice_text, state.rules.dice, first=not state.rolls_used)
             return await self._play(caller, Roll(caller.who.user_id, names))
         if not dice_text:
             raise UsageError(
@@ -410,7 +539,8 @@ class Desk:
 
     async def keep(self, caller: Caller, dice_text: str) -> list[Reply]:
         game = await self.service.require_game_here(caller.where.channel_id)
-        names = parse_dice(dice_text, _dice_state(game).rules.dice)
+        state = _dice_state(game)
+        names = parse_dice(dice_text, state.rules.dice, first=not state.rolls_used)
         if not names:
             raise UsageError("Name the dice to keep, like `keep 1 2 5`.", hint="keep 1 2 5")
         return await self._play(caller, Keep(caller.who.user_id, names))
@@ -421,13 +551,29 @@ class Desk:
         if len(words) > 1 and is_number(words[-1]):
             column = read_number(words.pop(), "the column", most=999, hint="score chance 1")
         if not words:
+            game = await self.service.game_here(caller.where.channel_id)
+            hint = score_hint(game.state) if game and isinstance(game.state, GameState) else None
             raise UsageError(
-                "Name a box, like `score chance` (see the roll for options).", hint="score chance"
+                "Name a box, like `score chance` (see the roll for options).", hint=hint
             )
         return await self.score(caller, " ".join(words), column)
 
     async def score(self, caller: Caller, box: str, column: int | None) -> list[Reply]:
-        return await self._play(caller, Score(caller.who.user_id, box, column))
+        game = await self.service.require_game_here(caller.where.channel_id)
+        state = game.state
+        if isinstance(state, CardState):
+            me = caller.who.user_id
+            declaring = state.stage is Stage.SHOWDOWN or state.rules.continuous
+            hint = await self.next_move(caller)
+            if declaring and state.current_player == me:  # the hand they named, if they can
+                hint = declare_hint(state, me, prefer=state.rules.hand_choices(box))
+            raise UsageError(
+                "This is a card game: at the showdown you score by naming a hand, "
+                "`declare <hand>`.",
+                hint=hint,
+            )
+        box_id = named_box(state, box)
+        return await self._play(caller, Score(caller.who.user_id, box_id, column))
 
     async def free_roll(self, caller: Caller, text: str) -> list[Reply]:
         parsed = parse_free_roll(text)
@@ -514,51 +660,94 @@ class Desk:
 
     # ---- views -------------------------------------------------------------------------------
 
-    async def card(self, caller: Caller, player: str) -> list[Reply]:
-        game = await self.service.require_game_here(caller.where.channel_id)
+    async def _shown_game(self, caller: Caller) -> StoredGame:
+        """The channel's game for `card` and `status`: the one in play, else the last one."""
+        game = await self.service.shown_game_here(caller.where.channel_id)
+        if game is None:
+            return await self.service.require_game_here(caller.where.channel_id)  # explains
+        return game
+
+    async def card(self, caller: Caller, text: str) -> list[Reply]:
+        """`card [player] [round N | all]`: the scorecards as a table, players as columns."""
+        game = await self._shown_game(caller)
         if isinstance(game.state, CardState):
-            return [Reply(embeds=(self.cards.board(shown_game(game)),))]
-        only = self._find_player(game, player) if player else None
-        embeds = self.scorecards(shown_game(game), only)
-        return [Reply(embeds=(e,)) for e in embeds]
+            return [Reply(embeds=(self.cards.table_embed(shown_game(game)),))]
+        words = text.split()
+        round_number: int | None = 0
+        rounds = game.state.rules.rounds
+        if words and words[-1].lower() == "all":
+            words.pop()
+            round_number = None
+        elif len(words) >= 2 and words[-2].lower() == "round":
+            number = words.pop()
+            words.pop()
+            if not is_number(number) or not 1 <= int(number[:3]) <= rounds:
+                has = f"rounds 1 to {rounds}" if rounds > 1 else "one round"
+                raise UsageError(
+                    f"{game.title} has {has}: `{code(number, 10)}` isn't one of them.",
+                    hint="card round 1" if rounds > 1 else "card",
+                )
+            round_number = int(number)
+        only = self._find_player(game, " ".join(words)) if words else None
+        embeds = self.scorecards(shown_game(game), only, round_number)
+        note = self._finished_note(game)
+        replies = [Reply(embeds=(e,)) for e in embeds]
+        if note:
+            replies[0] = replace(replies[0], text=note)
+        return replies
+
+    def _finished_note(self, game: StoredGame) -> str:
+        """Above a view of a game that is over: say so, and how to start the next."""
+        if not game.state.is_over:
+            return ""
+        return (
+            f"{game.title} is over (the channel's last game). "
+            f"`{self.prefix}new <variant>` starts the next."
+        )
 
     async def status(self, caller: Caller) -> list[Reply]:
-        game = shown_game(await self.service.require_game_here(caller.where.channel_id))
+        game = shown_game(await self._shown_game(caller))
+        note = self._finished_note(game)
         if isinstance(game.state, CardState):
-            board = self.cards.board(game)
-            clock = await self.pacing.clock_field(game)
-            board = replace(board, fields=(*board.fields, clock)).fitted()
-            return [Reply(embeds=(board,), card_buttons=CardButtons(game.id, game.version))]
+            board = self.cards.board(game, table=False)
+            if not game.state.is_over:
+                clock = await self.pacing.clock_field(game)
+                board = replace(board, fields=(*board.fields, clock)).fitted()
+            buttons = None if game.state.is_over else CardButtons(game.id, game.version)
+            return [Reply(text=note, embeds=(board,), card_buttons=buttons)]
         state = game.state
         rules = state.rules
         totals = dict(state.totals())
         lines = []
         for seat in state.seats:
             marker = "▶ " if seat.player == state.current_player else ""
-            lines.append(
-                f"{marker}{game.name(seat.player)}: {totals[seat.player]} "
-                f"(turn {seat.turns + 1}/{rules.turns_per_player})"
-            )
-        fields = [
-            Field("Players", "\n".join(lines) or "nobody yet"),
-            Field("Options", ", ".join(f"{k}={v}" for k, v in rules.options)),
-            await self.pacing.clock_field(game),
-        ]
+            turn = "" if state.is_over else f" (turn {seat.next_turn}/{rules.turns_per_player})"
+            lines.append(f"{marker}{game.name(seat.player)}: {totals[seat.player]}{turn}")
+        options = ", ".join(f"{k}={v}" for k, v in rules.options)
+        fields = [Field("Players", "\n".join(lines) or "nobody yet")]
         if state.phase is Phase.LOBBY:
             desc = f"Waiting for players. `{self.prefix}join`, then `{self.prefix}start`."
+        elif state.is_over:
+            winners = " and ".join(game.name(w) for w in state.winners()) or "nobody"
+            desc = f"Game over: {winners} won."
         else:
             current = state.current_seat
             assert current is not None
             desc = (
                 f"{game.name(current.player)} to play, "
-                f"{game.turn_label(current.turns + 1)}, roll {state.rolls_used} of 3 used."
+                f"{game.turn_label(current.next_turn)}, roll {state.rolls_used} of 3 used."
             )
+            if rules.rounds > 1:
+                desc += f" Round {current_round(state)} of {rules.rounds}."
             if state.dice:
                 desc += "\nOn the table: " + "  ".join(_die_text(d) for d in state.dice)
+        desc += f"\n-# {options}"
+        if not state.is_over:
+            fields.append(await self.pacing.clock_field(game))
         embed = Embed(
             f"{game.title}: {rules.title}", desc, tuple(fields), COLOURS[rules.preset]
         ).fitted()
-        return [Reply(embeds=(embed,))]
+        return [Reply(text=note, embeds=(embed,))]
 
     async def games(self, caller: Caller) -> list[Reply]:
         games = await self.service.games_in(caller.where.guild_id)
@@ -636,12 +825,21 @@ class Desk:
 
     async def help(self, caller: Caller, command: str) -> list[Reply]:
         p = self.prefix
-        name = ALIASES.get(command.strip().lower(), command.strip().lower())
+        words = command.strip().lower().split()
+        word = words[0].removeprefix(p) if words else ""  # `help !score` is `help score`
+        name = ALIASES.get(word, word)
         if name:
             entry = HELP.get(name)
-            if entry is None:
-                raise UsageError(f"There's no command `{code(name, 20)}`.", hint="help")
-            return [Reply(text=f"`{p}{entry.usage}`: {entry.summary}", private=True)]
+            if entry is not None:
+                return [Reply(text=f"`{p}{entry.usage}`: {entry.summary}", private=True)]
+            if any(name == pr.name or name in pr.aliases for pr in PRESETS):
+                return await self.rules(caller, name)  # `help painted`: the variant's rules
+            near = close_names(name, COMMAND_SPELLINGS)
+            guess = f" Did you mean `{p}{near[0]}`?" if near else ""
+            raise UsageError(
+                f"There's no command `{code(name, 20)}`.{guess}",
+                hint=f"help {near[0]}" if near else "help",
+            )
         lines = [f"`{p}{h.usage}`: {h.summary}" for h in HELP.values()]
         variants = "\n".join(f"**{pr.name}**: {pr.summary}" for pr in PRESETS)
         embed = Embed(
@@ -652,6 +850,48 @@ class Desk:
             "Every command is also a slash command: /roll, /score, ...",
         ).fitted()
         return [Reply(embeds=(embed,), private=True)]
+
+    async def rules(self, caller: Caller, text: str) -> list[Reply]:
+        """`rules [variant] [option=value ...]`: the rules in one phone-sized embed; without a
+        variant, the rules this channel's game plays by."""
+        words = text.split()
+        if words:
+            variant, *rest = words
+            try:
+                preset = find_preset(variant)
+            except RulesError:
+                names = {pr.name: pr.name for pr in PRESETS}
+                names |= {a: pr.name for pr in PRESETS for a in pr.aliases}
+                near = close_names(variant.lower(), names)
+                guess = f" Did you mean {near[0]}?" if near else ""
+                raise UsageError(
+                    f"There is no variant `{clip(variant, 30)}`.{guess} The variants: "
+                    + ", ".join(pr.name for pr in PRESETS)
+                    + ".",
+                    hint=f"rules {near[0] if near else 'classic'}",
+                ) from None
+            try:
+                rules = make_game_rules(preset.name, _options(rest, f"rules {preset.name}"))
+            except RulesError as exc:  # the option's own hint is a `new`: say it as `rules`
+                hint = exc.hint.replace("new ", "rules ", 1) if exc.hint else None
+                raise UsageError(exc.message, hint=hint) from None
+            title = f"{rules.title}: the rules"
+        else:
+            game = await self.service.game_here(caller.where.channel_id)
+            if game is None:
+                variants = "\n".join(f"**{pr.name}**: {pr.summary}" for pr in PRESETS)
+                embed = Embed(
+                    "The variants", variants, (), 0x5865F2, f"{self.prefix}rules <variant>"
+                )
+                return [Reply(embeds=(embed.fitted(),), private=True)]
+            rules = game.state.rules
+            title = f"{game.title}: the rules of this game"
+        if isinstance(rules, CardRules):
+            lines, colour = card_rules(rules), CARD_COLOUR
+        else:
+            lines, colour = dice_rules(rules), COLOURS[rules.preset]
+        options = ", ".join(f"{k}={v}" for k, v in rules.options)
+        return [Reply(embeds=(Embed(title, "\n".join(lines), (), colour, options).fitted(),))]
 
     # ---- moderators --------------------------------------------------------------------------
 
@@ -745,9 +985,10 @@ class Desk:
         report = await audit.verify(self.service.db)
         if report.problem is None:
             text = (
-                f"✅ The roll log verifies: {report.rows} rows chained, "
-                f"{report.games} games replayed. {report.revealed} revealed seeds checked "
-                f"against every draw; {report.sealed} still sealed (checked once revealed)."
+                f"✅ The roll log verifies: {plural(report.rows, 'row')} chained, "
+                f"{plural(report.games, 'game')} replayed. {report.revealed} revealed seeds "
+                f"checked against every draw; {report.sealed} still sealed (checked once "
+                "revealed)."
             )
         else:
             text = f"❌ Verification failed: {report.problem}"
@@ -900,20 +1141,28 @@ class Desk:
                         f"{_placement_label(state, placement)}{_placement_note(placement)}. "
                         f"Total {total}."
                     )
+                    ended = self.round_ended(game, placement, player)
+                    if ended:
+                        lines.append(ended)
                 case TurnSkipped(player, turn):
                     why = quote(outcome.rows[0].reason or "") if outcome.rows else ""
                     lines.append(
                         f"⏭ {caller.who.name} skipped {game.name(player)}'s turn {turn} ({why})."
                     )
-                case RollVoided(player, turn, roll):
+                case RollVoided(player, turn, roll, _, again):
                     row = outcome.rows[0] if outcome.rows else None
                     corrected = f" #{row.corrects}" if row and row.corrects else ""
                     why = quote(row.reason or "") if row else ""
+                    if roll == 1:
+                        redo = f"roll all five again: `{self.prefix}roll`."
+                    elif again:
+                        named = ",".join(again)
+                        redo = f"roll the same dice again, {named}: `{self.prefix}roll {named}`."
+                    else:
+                        redo = f"roll again: `{self.prefix}roll <dice>`."
                     lines.append(
                         f"🛑 {caller.who.name} voided roll{corrected} ({why}"
-                        f"). {game.name(player)}, roll {'again' if roll > 1 else 'all five'}: "
-                        f"`{self.prefix}roll`"
-                        + (" with the dice you were rerolling." if roll > 1 else ".")
+                        f"). {game.name(player)}, {redo}"
                     )
                 case GameEnded(winners, totals, early):
                     if lines:
@@ -1020,26 +1269,18 @@ class Desk:
         )
         left = event.rolls_left
         dice_line = "  ".join(f"`{d.die}` {_die_text(d)}" for d in event.dice)
-        desc = (
-            dice_line
-            + "\n"
-            + (
-                f"{left} roll{'s' if left != 1 else ''} left: "
-                f"`{self.prefix}roll <dice>` to reroll, or score."
-                if left
-                else "No rolls left: score now."
-            )
-        )
         placements = state.placements()
-        fields = self._placement_fields(state, placements)
-        embed = Embed(
-            f"{label}: {name}, {action.lower()}",
-            desc,
-            tuple(fields),
-            COLOURS[state.rules.preset],
-            f"Score with {self.prefix}score <box>"
-            + (" <column>" if state.rules.columns > 1 else ""),
-        )
+        box = "<box> <column>" if state.rules.columns > 1 else "<box>"
+        if left:
+            plural = "s" if left != 1 else ""
+            what_now = (
+                f"{left} roll{plural} left: `{self.prefix}roll <dice>` to reroll, or "
+                f"`{self.prefix}score {box}`."
+            )
+        else:
+            what_now = f"No rolls left: `{self.prefix}score {box}` now."
+        desc = "\n".join([dice_line, *option_lines(state, placements), what_now])
+        embed = Embed(f"{label}: {name}, {action.lower()}", desc, (), COLOURS[state.rules.preset])
         current = game.state.current_player == event.player
         return Reply(
             text=clip(text, CONTENT_MAX),
@@ -1047,55 +1288,49 @@ class Desk:
             controls=self._controls(game, 0, placements) if current else None,
         )
 
-    def _placement_fields(self, state: GameState, placements: tuple[Placement, ...]) -> list[Field]:
-        if not placements:
-            return []
-        groups: dict[int, list[Placement]] = {}
-        for p in placements:
-            groups.setdefault(p.column, []).append(p)
-        fields = []
-        for column, group in groups.items():
-            ranked = sorted(group, key=lambda p: (-p.gain, state.rules.box_ids.index(p.box)))
-            lines = [f"{state.rules.label(p.box)} **{p.gain}**{_placement_note(p)}" for p in ranked]
-            name = (
-                "Scoring options"
-                if state.rules.columns == 1
-                else f"Column {column} (x{state.rules.multipliers[column - 1]})"
-            )
-            fields.append(Field(name, "\n".join(lines), inline=state.rules.columns > 1))
-        return fields
-
-    def scorecards(self, game: StoredGame, only: str | None = None) -> list[Embed]:
+    def scorecards(
+        self,
+        game: StoredGame,
+        only: str | None = None,
+        round_number: int | None = 0,
+    ) -> list[Embed]:
+        """The scorecards as tables, players as columns. Painted with several rounds shows one
+        round (`round_number`; 0: the round in play; None: every round)."""
         state = _dice_state(game)
         rules = state.rules
-        fields = []
-        for seat in state.seats:
-            if only is not None and seat.player != only:
-                continue
-            for index, sheet in enumerate(seat.card):
-                totals = sheet_totals(rules, seat.card, index)
-                name = game.name(seat.player)
-                if rules.columns > 1:
-                    name += f" · col {totals.column} (x{totals.multiplier})"
-                elif rules.rounds > 1:
-                    name += f" · round {totals.round}"
-                lines = [
-                    f"{rules.label(b)}: {'–' if v is None else v}"
-                    for b, v in zip(rules.box_ids, sheet.scores, strict=True)
-                ]
-                lines.append(f"Upper {totals.upper} (bonus {totals.upper_bonus})")
-                if rules.colour_bonus_at is not None:
-                    lines.append(f"Colours {totals.colour} (bonus {totals.colour_bonus})")
-                if totals.yahtzee_bonus:
-                    lines.append(f"Yahtzee bonus {totals.yahtzee_bonus}")
-                lines.append(f"**Total {totals.total}**")
-                fields.append(Field(name, "\n".join(lines), inline=True))
-        standings = ", ".join(f"{game.name(p)} {t}" for p, t in state.totals())
-        return pack(
-            f"{game.title}: scorecards",
-            fields,
-            COLOURS[rules.preset],
-            description=f"Totals: {standings}" if standings else "",
+        title = f"{game.title}: scorecards"
+        shown = round_number
+        if rules.rounds > 1 and shown == 0:
+            shown = current_round(state)
+        if rules.rounds == 1:
+            shown = None
+        if shown:
+            title += f" · round {shown} of {rules.rounds}"
+        players = (only,) if only is not None else None
+        blocks = scorecard_tables(state, lambda p: game.name(p)[:NAME_WIDTH], players, shown)
+        if rules.sheets_per_player > 1:
+            blocks.append(
+                "Grand totals: " + ", ".join(f"{game.name(p)} {t}" for p, t in state.totals())
+            )
+        footer = ""
+        if shown and rules.rounds > 1:
+            footer = f"Other rounds: {self.prefix}card round N · all of them: {self.prefix}card all"
+        return _blocks_to_embeds(title, blocks, COLOURS[rules.preset], footer)
+
+    def round_ended(self, game: StoredGame, placement: Placement, player: str) -> str:
+        """A painted round is over when its last box is filled: its totals and bonuses (the
+        rule text totals each round). Empty while someone still has that round open."""
+        state = _dice_state(game)
+        rules = state.rules
+        if rules.rounds == 1 or placement.round >= rules.rounds:
+            return ""
+        index = (placement.round - 1) * rules.columns
+        if not all(s.card[index + c].is_full for s in state.seats for c in range(rules.columns)):
+            return ""
+        summary = round_summary(state, placement.round, game.name)
+        return (
+            f"🎨 Round {placement.round} of {rules.rounds} is over: {summary}. "
+            f"Round {placement.round + 1} starts on fresh sheets."
         )
 
     def _game_over(
@@ -1107,15 +1342,17 @@ class Desk:
         outcome: Outcome,
     ) -> list[Reply]:
         text = game_over_headline(game, winners, totals, early, outcome)
-        reveal = next((r for r in outcome.rows if r.action == "Seed reveal"), None)
-        if reveal is not None:
-            info = json.loads(reveal.randomness or "{}")
-            text += (
-                f"\n🔓 Dice seed revealed: `{info.get('seed')}`. Check every roll: "
-                f"`{self.prefix}mod export` gives the fairness file for `fairdice.py`."
-            )
-        text += log_head(outcome)
-        embeds = self.scorecards(game)
+        started = not any(isinstance(e, GameEnded) and not e.started for e in outcome.events)
+        if not started:
+            return [Reply(text=lobby_closed(game, self.prefix))]
+        text += seed_reveal(outcome, self.prefix) + log_head(outcome)
+        rules = _dice_state(game).rules
+        if rules.rounds > 1:  # every round's total, not six rounds of boxes
+            name = lambda p: game.name(p)[:NAME_WIDTH]  # noqa: E731
+            totals_table = round_totals_table(_dice_state(game), name)
+            embeds = [Embed(f"{game.title}: rounds", totals_table, (), COLOURS[rules.preset])]
+        else:
+            embeds = self.scorecards(game)
         return [Reply(text=text, embeds=(embeds[0],)), *(Reply(embeds=(e,)) for e in embeds[1:])]
 
 
@@ -1146,3 +1383,65 @@ def _log_line(row: LogRow) -> str:
         f"{' · ' + row.turn_label if row.turn_label else ''}{note}",
         380,
     )
+
+
+def _blocks_to_embeds(title: str, blocks: list[str], colour: int, footer: str = "") -> list[Embed]:
+    """Text blocks (tables) in as few embeds as Discord's description limit allows."""
+    embeds: list[Embed] = []
+    current = ""
+    for block in blocks:
+        block = clip(block, DESCRIPTION_MAX)
+        if current and len(current) + len(block) + 1 > DESCRIPTION_MAX:
+            embeds.append(Embed(title, current, (), colour, footer))
+            title, current = clip(f"{title} (cont.)", TITLE_MAX), ""
+        current = f"{current}\n{block}" if current else block
+    embeds.append(Embed(title, current, (), colour, footer))
+    return [e.fitted() for e in embeds]
+
+
+def named_box(state: GameState, text: str) -> str:
+    """The box a player named. A loose name (`house` in painted) is asked about, never scored
+    0 in a box the player may not have meant; an unknown one gets the nearest names."""
+    rules = state.rules
+    choices = rules.box_choices(text)
+    if len(choices) == 1:
+        return choices[0]
+    worth: dict[str, int] = {}
+    for p in state.placements():
+        worth[p.box] = max(worth.get(p.box, 0), p.points)
+    if choices:
+        shown = [
+            f"{rules.label(b)}" + (f" ({worth[b]})" if b in worth else " (filled)") for b in choices
+        ]
+        raise AmbiguousBoxError(
+            f"`{clip(text.strip(), 30)}` could be {either(shown)}: say which.",
+            hint=score_hint(state, prefer=tuple(b for b in choices if b in worth)),
+        )
+    near = close_names(normalise_name(text), rules.box_spellings())
+    guess = (
+        f"Did you mean {either(rules.label(b) for b in near)}?"
+        if near
+        else "The boxes are: " + ", ".join(rules.box_ids) + "."
+    )
+    raise UnknownBoxError(
+        f"There is no box `{clip(text.strip(), 30)}` in {rules.title}. {guess}",
+        hint=score_hint(state, prefer=near, in_order=True),  # the nearest name first
+    )
+
+
+def _options(words: list[str], example: str) -> dict[str, object]:
+    """`rounds=2 joker=none` as a dict of options; anything else is refused."""
+    options: dict[str, object] = {}
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq or not key or not value:
+            raise UsageError(
+                f"Options look like `rounds=2`; I can't read `{code(word, 20)}`.", hint=example
+            )
+        options[key] = value
+    return options
+
+
+def plural(count: int, word: str) -> str:
+    """`1 game`, `2 games`."""
+    return f"{count} {word}{'' if count == 1 else 's'}"

@@ -844,8 +844,9 @@ def _register_commands(bot: RollkeeperBot) -> None:
         await respond(interaction, bot.desk.leave(caller(interaction)))
 
     @tree.command(name="start", description="Start the game: the start rolls pick who goes first")
-    async def start(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.start(caller(interaction)))
+    @app_commands.describe(solo="Start with only you at the table (nobody can join later)")
+    async def start(interaction: discord.Interaction[Any], solo: bool = False) -> None:
+        await respond(interaction, bot.desk.start(caller(interaction), "solo" if solo else ""))
 
     @tree.command(name="roll", description="Roll all five dice, reroll named ones, or a free roll")
     @app_commands.describe(dice="Empty for all five; py3,py4 or d2,d4 to reroll; 3d6+2 free")
@@ -898,6 +899,12 @@ def _register_commands(bot: RollkeeperBot) -> None:
     @tree.command(name="games", description="The games in this server")
     async def games(interaction: discord.Interaction[Any]) -> None:
         await respond(interaction, bot.desk.games(caller(interaction)))
+
+    @tree.command(name="rules", description="A variant's rules: boxes, bonuses, the joker")
+    @app_commands.describe(variant="The variant (empty: the rules of this channel's game)")
+    @app_commands.autocomplete(variant=variant_choices)
+    async def rules(interaction: discord.Interaction[Any], variant: str | None = None) -> None:
+        await respond(interaction, bot.desk.rules(caller(interaction), variant or ""))
 
     async def help_choices(
         _: discord.Interaction[Any], current: str

@@ -96,12 +96,12 @@ class Pacing:
         zone = prefs.tz or "UTC (not set)"
         local = now.astimezone(prefs.zone).strftime("%H:%M")
         quiet = str(prefs.quiet) if prefs.quiet else "none"
-        away = "here"
+        away = ""
         if prefs.away_until is not None and prefs.away(now):
-            away = f"away until {prefs.local(prefs.away_until)}"
+            away = f" · away until {prefs.local(prefs.away_until)}"
         return (
             f"Time zone **{zone}** (your time now {local}) · quiet hours **{quiet}** · direct "
-            f"messages **{'on' if prefs.dm else 'off'}** · {away}."
+            f"messages **{'on' if prefs.dm else 'off'}**{away}."
         )
 
     async def tz(self, caller: Caller, text: str) -> list[Reply]:
@@ -266,7 +266,7 @@ class Pacing:
     ) -> list[Outgoing]:
         player = clock.player
         game = shown_game(game)
-        turn = game.turn_label(game.state.seat(player).turns + 1)
+        turn = game.turn_label(game.state.seat(player).next_turn)
         left = time_left(clock, now)
         at_deadline = POLICY_WORDS[game.pace.policy]
         due = f" (due {prefs.local(clock.due_at)})" if clock.due_at else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -65,3 +66,21 @@ def log_head(outcome: Outcome) -> str:
         return ""
     head = f"{outcome.rows[-1].id}:{outcome.rows[-1].hash[:16]}"
     return f"\n-# 🔗 Roll log head {head} (moderators: `rollkeeper audit verify --head {head}`)"
+
+
+def seed_reveal(outcome: Outcome, prefix: str, what: str = "Dice") -> str:
+    """The game-over line that reveals the committed seed (empty when nothing was revealed)."""
+    reveal = next((r for r in outcome.rows if r.action == "Seed reveal"), None)
+    if reveal is None:
+        return ""
+    info = json.loads(reveal.randomness or "{}")
+    checked = "roll" if what == "Dice" else "shuffle"
+    return (
+        f"\n🔓 {what} seed revealed: `{info.get('seed')}`. Check every {checked}: "
+        f"`{prefix}mod export` gives the fairness file for `fairdice.py`."
+    )
+
+
+def lobby_closed(game: StoredGame, prefix: str) -> str:
+    """The last seat left a lobby (or its creator opened another): it is closed."""
+    return f"{game.title}'s lobby is closed: nobody is left. `{prefix}new <variant>` opens another."

@@ -1,4 +1,4 @@
-"""Card Yahtzee (rule text 004, read with RULINGS.md "card"): rounds of dealing, two turns each
+"""Card Yahtzee (read as RULES.md "card" says): rounds of dealing, two turns each
 of staying or exchanging cards, a showdown where each player names a hand, and a shared table
 of hands that get crossed out; then the end game of three-turn rounds for the special hands.
 
@@ -6,7 +6,7 @@ Same shape as the dice engine: `apply_card(state, action, source) -> (state, eve
 frozen dataclasses, every shuffle drawn from the injected source (Fisher-Yates, as
 engine/fairdice.py specifies), every refusal a `RulesError` that changes nothing.
 
-Our readings where the texts leave something open (also in the README):
+Our readings where the texts leave something open (also in RULES.md):
 - The roll-off (or the join order) picks who plays first; the seat before them deals round 1.
   Cards are dealt one at a time from the player after the dealer.
 - At the showdown players declare in turn order (the player after the dealer first), each
@@ -19,9 +19,12 @@ Our readings where the texts leave something open (also in the README):
 - `continuous`: a turn is an exchange, a pass (`stay`), or putting the hand down to score
   (`declare`): the cards go under the discard pile and five are drawn. When the stock runs
   out the discard pile is shuffled into a new stock, leaving its top five. The game ends when
-  a player has scored every hand, or every hand is crossed out.
+  a player has scored every hand, or every hand is crossed out. With `one_at_a_time`, a turn
+  with pick-ups ends with `done`: the cards are put down on a later turn.
 - A player who leaves (or is removed) puts their cards under the discard pile; with fewer than
-  two players left the game ends.
+  two players left the game ends. Every hand is then checked again against the players still
+  seated: a hand that now meets the crossing-out rule is crossed out (`HandsClosed`), or a game
+  of three or four could never end.
 """
 
 from __future__ import annotations
@@ -40,7 +43,9 @@ from engine.cards import (
     Best,
     CardError,
     evaluate,
-    hand_id,
+    folded_hand_name,
+    hand_candidates,
+    hand_spellings,
     pick_from_hand,
     shuffled,
 )
@@ -76,6 +81,7 @@ from engine.game import (
     roll_off,
 )
 from engine.rules import TurnOrder, _normalise_value, find_preset
+from engine.suggest import close_names, either
 
 CARD_PRESET = "card"
 MIN_PLAYERS = 2
@@ -132,16 +138,27 @@ class CardRules:
     def label(self, hand: str) -> str:
         return HAND_BY_ID[hand].label
 
-    def resolve_hand(self, text: str) -> str:
-        found = hand_id(text)
-        if found is None or found not in self.hands:
-            names = ", ".join(self.hands)
-            raise UnknownHandError(
-                f"There is no hand `{text.strip()[:30]}` in {self.title}"
-                f"{' (mini)' if self.variant == 'mini' else ''}. The hands are: {names}.",
-                hint="declare full house",
-            )
-        return found
+    def hand_choices(self, text: str) -> tuple[str, ...]:
+        """The hands of this game a player's name may mean: one for a clear name, several for
+        a loose one (`red straight`), none for a name the game has no hand for."""
+        return tuple(h for h in hand_candidates(text) if h in self.hands)
+
+    def near_hands(self, text: str) -> tuple[str, ...]:
+        """The hands of this game whose names are nearest to what a player typed."""
+        spellings = {k: v for k, v in hand_spellings().items() if v in self.hands}
+        return close_names(folded_hand_name(text), spellings)
+
+    def unknown_hand(self, text: str, hint: str | None) -> UnknownHandError:
+        """The refusal for a hand name this game does not have, with the nearest names."""
+        near = self.near_hands(text)
+        mini = " (mini)" if self.variant == "mini" else ""
+        if near:
+            guess = f"Did you mean {either(self.label(h) for h in near)}?"
+        else:
+            guess = "The hands are: " + ", ".join(self.hands) + "."
+        return UnknownHandError(
+            f"There is no hand `{text.strip()[:30]}` in {self.title}{mini}. {guess}", hint=hint
+        )
 
 
 def make_card_rules(options: Mapping[str, object] | None = None) -> CardRules:
@@ -155,7 +172,7 @@ def make_card_rules(options: Mapping[str, object] | None = None) -> CardRules:
                 f"card has no option `{raw_name[:30]}`. Its options are: {allowed}.",
                 hint="new card",
             )
-        chosen[name] = _normalise_value(spec, value)
+        chosen[name] = _normalise_value(spec, value, CARD_PRESET)
     return CardRules(
         variant=chosen["variant"],
         crossing_off_always=chosen["crossing_off_always"] == "true",
@@ -196,10 +213,13 @@ class Done:
 
 @dataclass(frozen=True, slots=True)
 class Declare:
-    """Name the hand to score (or, when forced, the rank hand to cross off)."""
+    """Name the hand to score (or, when forced, the rank hand to cross off). `whole_turn`: in
+    `continuous`, putting the cards down is the turn's one move, not one after pick-ups (False
+    only for actions stored before that rule; engine/codec.py)."""
 
     player: str
     hand: str
+    whole_turn: bool = True
 
 
 CardAction = Join | Leave | Start | Exchange | Stay | Done | Declare | Skip | Kick | EndGame
@@ -301,6 +321,14 @@ class RoundEnded:
 
 
 @dataclass(frozen=True, slots=True)
+class HandsClosed:
+    """The table changed (a player left): these hands now meet the crossing-out rule with the
+    players still seated, and are crossed out for everyone."""
+
+    hands: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class EndGameBegan:
     """Every hand but the special ones is crossed out: `rounds` more rounds of three turns."""
 
@@ -331,6 +359,7 @@ CardEvent = (
     | HandDeclared
     | NoHand
     | RoundEnded
+    | HandsClosed
     | EndGameBegan
     | ExtraRound
     | GameEnded
@@ -355,6 +384,11 @@ class CardSeat:
     declared: bool = False
     scores: tuple[tuple[str, int], ...] = ()  # every hand scored, in order
     crossed: tuple[str, ...] = ()  # hands this player crossed off for 0
+
+    @property
+    def next_turn(self) -> int:
+        """The number of the turn this player plays next."""
+        return self.turns + 1
 
     def scored(self, hand: str) -> int:
         return sum(1 for h, _ in self.scores if h == hand)
@@ -419,7 +453,10 @@ class CardState:
         for s in self.seats:
             if s.player == player:
                 return s
-        raise NotInGameError(f"{player} is not playing in this game.", hint="join")
+        raise NotInGameError(
+            f"{player} is not playing in this game.",
+            hint="join" if self.phase is Phase.LOBBY else "status",
+        )
 
     def rank_total(self, player: str) -> int:
         return sum(p for h, p in self.seat(player).scores if HAND_BY_ID[h].rank is not None)
@@ -502,10 +539,10 @@ def apply_card(state: CardState, action: object, source: DiceSource) -> Result:
     match action:
         case Join(player):
             return _join(state, player)
-        case Leave(player):
-            return _remove(state, player, False, source)
-        case Kick(player):
-            return _remove(state, player, True, source)
+        case Leave(player, recount):
+            return _remove(state, player, False, recount, source)
+        case Kick(player, recount):
+            return _remove(state, player, True, recount, source)
         case Start():
             return _start(state, source)
         case Exchange(player, cards, from_discard):
@@ -514,8 +551,8 @@ def apply_card(state: CardState, action: object, source: DiceSource) -> Result:
             return _stay(state, player, source)
         case Done(player):
             return _done(state, player, source)
-        case Declare(player, hand):
-            return _declare(state, player, hand, source)
+        case Declare(player, hand, whole_turn):
+            return _declare(state, player, hand, whole_turn, source)
         case Skip(player):
             return _skip(state, player, source)
         case EndGame():
@@ -523,13 +560,16 @@ def apply_card(state: CardState, action: object, source: DiceSource) -> Result:
     raise CardTurnError(
         "This is a card game: `hand` to see your cards, `discard 7h,Kd` to exchange, `stay`, "
         "and `declare <hand>` at the showdown.",
-        hint="help card",
+        hint="status",
     )
 
 
 def _require_playing(state: CardState) -> None:
     if state.phase is Phase.LOBBY:
-        raise GameNotStartedError("The game hasn't started yet.", hint="start")
+        ready = len(state.seats) >= MIN_PLAYERS
+        raise GameNotStartedError(
+            "The game hasn't started yet.", hint="start" if ready else "status"
+        )
     if state.phase is Phase.OVER:
         raise GameOverError("This game is over. Start a new one.", hint="new card")
 
@@ -549,7 +589,10 @@ def _join(state: CardState, player: str) -> Result:
             raise GameOverError("This game is over. Start a new one.", hint="new card")
         raise GameAlreadyStartedError("This game has already started.")
     if player in state.players:
-        raise AlreadyJoinedError(f"{player} has already joined.", hint="start")
+        ready = len(state.seats) >= MIN_PLAYERS
+        raise AlreadyJoinedError(
+            f"{player} has already joined.", hint="start" if ready else "status"
+        )
     if len(state.seats) >= MAX_PLAYERS:
         raise GameFullError(f"The game is full ({MAX_PLAYERS} players).")
     return replace(state, seats=(*state.seats, CardSeat(player))), (PlayerJoined(player),)
@@ -561,7 +604,7 @@ def _start(state: CardState, source: DiceSource) -> Result:
     if len(state.seats) < MIN_PLAYERS:
         raise NoPlayersError(
             f"Card Yahtzee needs {MIN_PLAYERS} to {MAX_PLAYERS} players: wait for someone to join.",
-            hint="join",
+            hint="status",
         )
     events: list[CardEvent] = []
     starter = 0
@@ -650,16 +693,17 @@ def _exchange(
 ) -> Result:
     seat = _require_turn(state, player)
     if state.stage is not Stage.TURNS:
-        raise CardTurnError("It's the showdown: name your hand.", hint="declare one pair")
+        raise CardTurnError("It's the showdown: name your hand.", hint=declare_hint(state, player))
     put_aside = pick_from_hand(seat.hand, names)
     one = state.rules.one_at_a_time
     if not put_aside or len(put_aside) > HAND_SIZE:
-        raise CardError("Put aside one to five of your cards.", hint="discard 7h")
+        raise CardError("Put aside one to five of your cards.", hint=discard_hint(state, seat))
     if one and len(put_aside) != 1:
         raise CardError(
             "This game picks up one card at a time: put aside one card, then the next.",
-            hint=f"discard {put_aside[0]}",
+            hint=discard_hint(state, seat, put_aside),
         )
+    named = ",".join(put_aside)
     if any(c in state.picked for c in put_aside):
         raise CardError(
             "A card picked up this turn can't be put aside again this turn.", hint="done"
@@ -668,11 +712,12 @@ def _exchange(
         raise CardError(
             f"You can take at most {len(put_aside)} from the discard pile (as many as you put "
             "aside).",
-            hint="discard 7h from discard",
+            hint=f"discard {named} from discard {min(len(put_aside), len(state.discard))}",
         )
     if from_discard > len(state.discard):
         raise CardError(
-            f"The discard pile holds only {len(state.discard)} card(s).", hint="discard 7h"
+            f"The discard pile holds only {len(state.discard)} card(s).",
+            hint=f"discard {named} from discard {len(state.discard)}",
         )
     taken = state.discard[:from_discard]
     after = replace(state, discard=state.discard[from_discard:])
@@ -699,7 +744,7 @@ def _exchange(
 def _stay(state: CardState, player: str, source: DiceSource) -> Result:
     seat = _require_turn(state, player)
     if state.stage is not Stage.TURNS:
-        raise CardTurnError("It's the showdown: name your hand.", hint="declare one pair")
+        raise CardTurnError("It's the showdown: name your hand.", hint=declare_hint(state, player))
     if state.rules.continuous:
         ended, events = _end_turn(state, source)
         return ended, (Stayed(player, passed=True), *events)
@@ -785,7 +830,9 @@ def _next_declaration(state: CardState, source: DiceSource) -> Result:
     return _end_round(state, source)
 
 
-def _declare(state: CardState, player: str, text: str, source: DiceSource) -> Result:
+def _declare(
+    state: CardState, player: str, text: str, whole_turn: bool, source: DiceSource
+) -> Result:
     seat = _require_turn(state, player)
     continuous = state.rules.continuous
     if state.stage is not Stage.SHOWDOWN and not continuous:
@@ -793,8 +840,14 @@ def _declare(state: CardState, player: str, text: str, source: DiceSource) -> Re
             "Hands are declared at the showdown, after everyone's turns. Now: stay or discard.",
             hint="stay",
         )
+    if continuous and state.picks and whole_turn:
+        raise CardTurnError(
+            "You picked up cards this turn: pick up more or end the turn with `done`; you can "
+            "put your cards down to score on a later turn.",
+            hint="done",
+        )
     available = state.available(player)
-    hand = state.rules.resolve_hand(text)
+    hand = _named_hand(state, player, text, available)
     chosen = next((b for b in available if b.hand == hand), None)
     label = state.rules.label(hand)
     if chosen is not None:
@@ -811,8 +864,10 @@ def _declare(state: CardState, player: str, text: str, source: DiceSource) -> Re
                 hint=f"declare {available[0].hand}",
             )
         if continuous:
+            seat_hand = state.seat(player).hand
             raise CardTurnError(
-                "Your cards make no open hand: exchange or stay.", hint="discard 7h"
+                "Your cards make no open hand: exchange or pass.",
+                hint=f"discard {seat_hand[0]}" if not state.picks else "done",
             )
         if hand not in choices:
             names = ", ".join(state.rules.label(h) for h in choices)
@@ -839,6 +894,46 @@ def _declare(state: CardState, player: str, text: str, source: DiceSource) -> Re
         return _put_down(after, player, declared, source)
     nxt, events = _next_declaration(after, source)
     return nxt, (declared, *events)
+
+
+def _named_hand(state: CardState, player: str, text: str, available: tuple[Best, ...]) -> str:
+    """The hand a player named. A loose name (`red straight`) means the one of its hands the
+    cards make; when they make several, or none, the player is asked which."""
+    choices = state.rules.hand_choices(text)
+    if len(choices) == 1:
+        return choices[0]
+    if not choices:
+        near = state.rules.near_hands(text)
+        raise state.rules.unknown_hand(text, declare_hint(state, player, prefer=near))
+    made = [b.hand for b in available if b.hand in choices]
+    if len(made) == 1:
+        return made[0]
+    labels = either(state.rules.label(h) for h in choices)
+    raise CardTurnError(
+        f"`{text.strip()[:30]}` could be {labels}: say which.",
+        hint=declare_hint(state, player, prefer=choices),
+    )
+
+
+def discard_hint(state: CardState, seat: CardSeat, prefer: tuple[str, ...] = ()) -> str:
+    """A `discard` the rules accept from the player whose turn it is: one of their cards (one
+    of `prefer` if it can) not picked up this turn; `done` when every card was."""
+    free = [c for c in seat.hand if c not in state.picked]
+    if not free:
+        return "done"
+    return f"discard {next((c for c in free if c in prefer), free[0])}"
+
+
+def declare_hint(state: CardState, player: str, prefer: tuple[str, ...] = ()) -> str:
+    """A `declare` the rules accept from `player` now (their turn to declare): the best open
+    hand their cards make (one of `prefer` if it can), else the cross-off they must make;
+    in `continuous` with nothing to declare, the move they can make instead."""
+    made = [b.hand for b in state.available(player)]
+    if not made:
+        made = list(state.cross_off_choices(player))
+    if made:
+        return f"declare {next((h for h in made if h in prefer), made[0])}"
+    return "done" if state.picks else "stay"
 
 
 def _why_not(state: CardState, player: str, hand: str) -> str:
@@ -897,7 +992,9 @@ def _end_round(state: CardState, source: DiceSource) -> Result:
     return dealt, (*events, *more)
 
 
-def _remove(state: CardState, player: str, kicked: bool, source: DiceSource) -> Result:
+def _remove(
+    state: CardState, player: str, kicked: bool, recount: bool, source: DiceSource
+) -> Result:
     if state.phase is Phase.OVER:
         raise GameOverError("This game is over.", hint="new card")
     index = state.players.index(state.seat(player).player)
@@ -910,18 +1007,28 @@ def _remove(state: CardState, player: str, kicked: bool, source: DiceSource) -> 
     if len(seats) < MIN_PLAYERS:
         over, ended = _end(replace(after, current=0, dealer=0), early=True)
         return over, (left, *ended)
+    # The table changed: every hand is checked again against the players still seated (a rank
+    # hand each of them has scored or crossed off is out now, or the game could never end).
+    closing = tuple(
+        h for h in state.rules.hands if recount and h not in after.closed and after.closes(h, seats)
+    )
+    after = replace(after, closed=(*after.closed, *closing))
+    news: tuple[CardEvent, ...] = (left, HandsClosed(closing)) if closing else (left,)
+    if recount and state.rules.continuous and _continuous_over(after):
+        over, ended = _end(replace(after, current=0, dealer=0), early=False)
+        return over, (*news, *ended)
     dealer = state.dealer - 1 if index <= state.dealer and state.dealer > 0 else state.dealer
     dealer = dealer % len(seats)
     if index < state.current:
-        return replace(after, current=state.current - 1, dealer=dealer), (left,)
+        return replace(after, current=state.current - 1, dealer=dealer), news
     if index > state.current:
-        return replace(after, dealer=dealer), (left,)
+        return replace(after, dealer=dealer), news
     # It was their turn (or declaration): hand it on.
     current = (index - 1) % len(seats)
     after = replace(after, dealer=dealer, current=current, picks=0, picked=())
     handed_on = _next_declaration if state.stage is Stage.SHOWDOWN else _next_turn
     nxt, events = handed_on(after, source)
-    return nxt, (left, *events)
+    return nxt, (*news, *events)
 
 
 def _end(state: CardState, early: bool) -> Result:
@@ -930,7 +1037,7 @@ def _end(state: CardState, early: bool) -> Result:
     was_playing = state.phase is Phase.PLAYING
     ended = replace(state, phase=Phase.OVER, ended_early=early)
     winners = ended.winners() if was_playing else ()
-    return ended, (GameEnded(winners, ended.totals(), early=early),)
+    return ended, (GameEnded(winners, ended.totals(), early=early, started=was_playing),)
 
 
 def _with(seats: tuple[CardSeat, ...], index: int, seat: CardSeat) -> tuple[CardSeat, ...]:

@@ -1,5 +1,5 @@
 """Card Yahtzee's cards and hands: the 34-card deck (7 to Ace in four suits, two Jokers), how
-players write cards, and the hand evaluator (RULINGS.md, "card").
+players write cards, and the hand evaluator (RULES.md, "card").
 
 A card is a short code: rank then suit, `7h`, `10d`, `Jc`, `Qs`, `Kd`, `Ah`; the Jokers are
 `X1` and `X2` (players type `joker`, `jk` or `*`). Aces are high only; straights run
@@ -190,19 +190,71 @@ _ALIASES = {
 }
 
 
-def hand_id(text: str) -> str | None:
-    """A hand as a player names it (`full house`, `fh`, `2 pairs`, `large red straight`)."""
+# Names that fit more than one hand: the player's cards (or the player) decide.
+_LOOSE = {
+    "red_straight": ("large_colour_straight", "small_colour_straight"),
+    "black_straight": ("large_colour_straight", "small_colour_straight"),
+    "red_black_straight": ("large_colour_straight", "small_colour_straight"),
+    "colour_straight": ("large_colour_straight", "small_colour_straight"),
+    "color_straight": ("large_colour_straight", "small_colour_straight"),
+}
+_NUMBER_WORDS = {"1": "one", "2": "two", "3": "three", "4": "four", "5": "five"}
+_RANK_NUMBERS = {"7": "sevens", "8": "eights", "9": "nines", "10": "tens"}
+
+
+def _folded(text: str) -> str:
+    """`3 of a kind` -> `three_of_a_kind`; `A Pair` -> `one_pair`'s spelling `pair`."""
     words = text.strip().lower().replace("/", "_").replace("-", "_").replace(" ", "_")
+    words = "_".join(w for w in words.split("_") if w)
     words = words.replace("of_kind", "of_a_kind")
     for prefix in ("a_", "the_"):
         words = words.removeprefix(prefix)
+    if words in _RANK_NUMBERS:
+        return _RANK_NUMBERS[words]
+    head, _, rest = words.partition("_")
+    if head in _NUMBER_WORDS and rest:
+        words = f"{_NUMBER_WORDS[head]}_{rest}"
+    return words
+
+
+def hand_candidates(text: str) -> tuple[str, ...]:
+    """Every hand a player's name may mean: one for a clear name (`full house`, `fh`,
+    `3 of a kind`, `2 pairs`, `ace`, `large red straight`), several for a loose one
+    (`red straight`), none for a name no hand has."""
+    words = _folded(text)
     if words in HAND_BY_ID:
-        return words
+        return (words,)
     if words in _ALIASES:
-        return _ALIASES[words]
+        return (_ALIASES[words],)
+    if words in _LOOSE:
+        return _LOOSE[words]
     if words.endswith("s") and words[:-1] in HAND_BY_ID:
-        return words[:-1]
-    return None
+        return (words[:-1],)
+    plural = f"{words}s"
+    if plural in HAND_BY_ID and HAND_BY_ID[plural].rank is not None:  # `ace`, `seven`
+        return (plural,)
+    if plural in _ALIASES:  # `two pair`
+        return (_ALIASES[plural],)
+    return ()
+
+
+def hand_id(text: str) -> str | None:
+    """The one hand a player's name means, or None (unknown, or loose like `red straight`)."""
+    found = hand_candidates(text)
+    return found[0] if len(found) == 1 else None
+
+
+def hand_spellings() -> dict[str, str]:
+    """Every accepted spelling of every hand (for `did you mean`)."""
+    table = {h.id: h.id for h in HANDS}
+    table |= {_folded(h.label): h.id for h in HANDS}
+    table |= _ALIASES
+    return table
+
+
+def folded_hand_name(text: str) -> str:
+    """A typed hand name in the shape `hand_spellings` uses."""
+    return _folded(text)
 
 
 # ---- evaluation ------------------------------------------------------------------------------
@@ -339,6 +391,9 @@ class ScriptedDeck:
     def __init__(self, orders: Iterable[Sequence[str]] = (), faces: Iterable[int] = ()) -> None:
         self.orders = [tuple(o) for o in orders]
         self.faces = list(faces)
+        # The record ends here: a deal it does not hold (the next round's, after the round's
+        # last declaration) comes out unshuffled; those cards are never shown.
+        self.open_end = False
 
     def roll_die(self, sides: int) -> int:
         if not self.faces:
@@ -346,6 +401,8 @@ class ScriptedDeck:
         return self.faces.pop(0)
 
     def deck_order(self, cards: Sequence[str]) -> tuple[str, ...]:
+        if not self.orders and self.open_end and len(cards) == len(DECK):
+            return tuple(cards)
         if not self.orders:
             raise CardError("the record needs a deck order here (a `deal` or `refill` line)")
         order = self.orders.pop(0)

@@ -55,6 +55,7 @@ def to_snapshot(state: AnyState) -> dict[str, Any]:
         "current": state.current,
         "rolls": [list(r) for r in state.turn.rolls],
         "ended_early": state.ended_early,
+        **({} if state.turn.redo is None else {"redo": list(state.turn.redo)}),
         "seats": [
             {
                 "player": s.player,
@@ -89,12 +90,16 @@ def from_snapshot(data: dict[str, Any]) -> AnyState:
         rolls = tuple(tuple(int(f) for f in r) for r in data["rolls"])
         if any(len(r) != 5 or not all(1 <= f <= 6 for f in r) for r in rolls) or len(rolls) > 3:
             raise SnapshotError("the dice on the table are not five faces from 1 to 6")
+        redo_data = data.get("redo")  # only while a voided roll waits to be rolled again
+        redo = None if redo_data is None else tuple(str(d) for d in redo_data)
+        if redo is not None and not set(redo) <= set(rules.dice.names):
+            raise SnapshotError("the dice to roll again are not dice of this game")
         state = GameState(
             rules=rules,
             phase=Phase(data["phase"]),
             seats=tuple(seats),
             current=int(data["current"]),
-            turn=Turn(rolls),
+            turn=Turn(rolls, redo),
             ended_early=bool(data["ended_early"]),
         )
     except (KeyError, TypeError, ValueError) as exc:
@@ -123,6 +128,13 @@ _ACTION_TYPES: dict[str, type[AnyAction]] = {
     "declare": Declare,
 }
 _ACTION_NAMES = {cls: name for name, cls in _ACTION_TYPES.items()}
+# Actions stored before a rule existed replay under the rules they were played by: a field the
+# stored data lacks takes its old meaning, not the new default.
+_BEFORE_THE_FIELD: dict[str, dict[str, Any]] = {
+    "leave": {"recount": False},
+    "kick": {"recount": False},
+    "declare": {"whole_turn": False},
+}
 
 
 def action_to_data(action: AnyAction) -> dict[str, Any]:
@@ -138,7 +150,8 @@ def action_from_data(data: dict[str, Any]) -> AnyAction:
     """The action `action_to_data` wrote; a `SnapshotError` for anything else."""
     try:
         cls = _ACTION_TYPES[data["type"]]
-        fields: dict[str, Any] = {
+        fields: dict[str, Any] = dict(_BEFORE_THE_FIELD.get(data["type"], {}))
+        fields |= {
             k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "type"
         }
         return cls(**fields)

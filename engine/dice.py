@@ -17,7 +17,7 @@ from engine.errors import DiceSyntaxError, DieNamedTwiceError, UnknownDieError
 
 COLOURS: tuple[str, ...] = ("red", "green", "yellow", "blue", "purple")
 
-# RULINGS.md: each painted die's colours read down its column, face 1 to 6.
+# RULES.md: each painted die's colours read down its column, face 1 to 6.
 PAINTED_COLOURS: dict[str, tuple[str, ...]] = {
     "py1": ("red", "green", "yellow", "blue", "purple", "red"),
     "py2": ("yellow", "red", "green", "yellow", "blue", "purple"),
@@ -136,11 +136,13 @@ _SEPARATORS = re.compile(r"[\s,;]+")
 _COUNTED = re.compile(r"^([0-9]{0,3})d6$")
 
 
-def parse_dice(text: str, kind: DiceKind) -> tuple[str, ...] | None:
+def parse_dice(text: str, kind: DiceKind, first: bool = False) -> tuple[str, ...] | None:
     """Read the dice a player names: None means all five.
 
     Accepts the forum forms (`py1,py2,py3,py4,py5`, `py3,py4`, `d6,d6,d6,d6,d6`, `5d6`,
-    `d2,d4`), bare positions (`2 4`), any case, and commas or spaces between names.
+    `d2,d4`), bare positions (`2 4`), any case, and commas or spaces between names; `5d6`
+    and `d6,d6,d6,d6,d6` roll all five painted dice too. `first`: no dice are on the table
+    yet, so a refusal's hint is a roll of all five.
     """
     names = kind.names
     tokens = [t for t in _SEPARATORS.split(text.strip().lower()) if t]
@@ -149,9 +151,10 @@ def parse_dice(text: str, kind: DiceKind) -> tuple[str, ...] | None:
     counted = 0
     chosen: list[str] = []
     example = f"{names[2]},{names[3]}"
+    again = "roll" if first else f"roll {example}"
     for token in tokens:
         counted_match = _COUNTED.match(token)
-        if kind is DiceKind.PLAIN and counted_match:
+        if counted_match:
             counted += int(counted_match.group(1) or 1)
             continue
         name = f"{names[0][:-1]}{token}" if token.isascii() and token.isdigit() else token
@@ -159,27 +162,28 @@ def parse_dice(text: str, kind: DiceKind) -> tuple[str, ...] | None:
             if len(token) > 12 or not re.fullmatch(r"[a-z]*[0-9]*", token):
                 raise DiceSyntaxError(
                     f"I can't read `{token[:20]}` as a die. Name dice like `{example}`.",
-                    hint=f"roll {example}",
+                    hint=again,
                 )
             raise UnknownDieError(
-                f"There is no die `{token}` here: the dice are {names[0]} to {names[-1]}.",
-                hint=f"roll {example}",
+                f"There is no die `{token[:20]}` here: the dice are {names[0]} to {names[-1]}.",
+                hint=again,
             )
         if name in chosen:
             raise DieNamedTwiceError(
-                f"You named {name} twice: name each die to reroll once.", hint=f"roll {example}"
+                f"You named {name} twice: name each die to reroll once.", hint=again
             )
         chosen.append(name)
     if counted and chosen:
         raise DiceSyntaxError(
-            "Either roll all five dice (`d6,d6,d6,d6,d6`) or name the dice to reroll (`d2,d4`).",
-            hint="roll d2,d4",
+            "Either roll all five dice (`5d6`) or name the dice to reroll "
+            f"(`{names[1]},{names[3]}`).",
+            hint="roll" if first else f"roll {names[1]},{names[3]}",
         )
     if counted:
         if counted != DICE_COUNT:
             raise DiceSyntaxError(
                 f"A turn uses five dice, not {counted}: type `roll` for all five, "
-                "or name the dice to reroll like `d2,d4`.",
+                f"or name the dice to reroll like `{names[1]},{names[3]}`.",
                 hint="roll",
             )
         return None

@@ -81,6 +81,10 @@ class UnknownBoxError(RulesError):
     """A box name this variant does not have."""
 
 
+class AmbiguousBoxError(RulesError):
+    """A loose box name that fits more than one box (`house` in painted)."""
+
+
 class BoxFilledError(RulesError):
     """The box already holds a score (a 0 counts as filled)."""
 
@@ -106,6 +110,10 @@ def check_skip_target(current: str, turn: int, meant: str | None) -> None:
             "was skipped.",
             hint="status",
         )
+
+
+class VoidedRollError(RulesError):
+    """A roll after a moderator's void that names other dice than the voided roll threw."""
 
 
 class NothingToVoidError(RulesError):

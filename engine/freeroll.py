@@ -80,8 +80,18 @@ _TOKEN = re.compile(
 )
 
 
+_WORD = re.compile(r"[^\s+\-,]+|.")
+
+
 def _fail(text: str, column: int, why: str) -> FreeRollError:
-    snippet = text[column : column + 8] or "the end"
+    """The refusal quoting the whole term where reading stopped (never half of it)."""
+    while column < len(text) and text[column].isspace():
+        column += 1
+    found = _WORD.match(text, column)
+    snippet = found.group(0) if found else ""
+    if len(snippet) > 24:
+        snippet = snippet[:23] + "…"
+    snippet = snippet or "the end"
     return FreeRollError(
         f"I couldn't read `{snippet}` at column {column + 1}: {why}",
         hint="roll 3d6+2",

@@ -27,6 +27,8 @@ from engine.errors import (
     NotInGameError,
     NotYourTurnError,
     RulesError,
+    UnknownDieError,
+    VoidedRollError,
     check_skip_target,
 )
 from engine.rules import Rules, TurnOrder
@@ -40,6 +42,7 @@ from engine.scoring import (
     place,
     placements,
 )
+from engine.suggest import either_and
 
 MAX_ROLLS = 3
 
@@ -56,14 +59,22 @@ class Seat:
 
     player: str
     card: Card
-    turns: int = 0
+    turns: int = 0  # turns taken, skipped ones included
+
+    @property
+    def next_turn(self) -> int:
+        """The number of the turn this player plays next: the turn that fills their n-th box
+        (a skipped turn is played again later, so this never passes the game's turn count)."""
+        return sum(v is not None for sheet in self.card for v in sheet.scores) + 1
 
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """The current turn: the five faces after each roll so far (kept so a roll can be voided)."""
+    """The current turn: the five faces after each roll so far (kept so a roll can be voided);
+    `redo`: after a void, the dice the replacement roll must throw."""
 
     rolls: tuple[tuple[int, ...], ...] = ()
+    redo: tuple[str, ...] | None = None
 
     @property
     def faces(self) -> tuple[int, ...] | None:
@@ -80,9 +91,12 @@ class Join:
 
 @dataclass(frozen=True, slots=True)
 class Leave:
-    """A player leaves: from the lobby, or forfeiting a game in play."""
+    """A player leaves: from the lobby, or forfeiting a game in play. `recount`: a card game
+    checks every hand again against the players left (False only for actions stored before
+    that rule; engine/codec.py)."""
 
     player: str
+    recount: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,14 +139,20 @@ class Skip:
 
 @dataclass(frozen=True, slots=True)
 class Kick:
-    """A moderator removes a player; their card leaves the game with them."""
+    """A moderator removes a player; their card leaves the game with them (`recount` as for
+    `Leave`)."""
 
     player: str
+    recount: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class VoidRoll:
-    """A moderator voids the current turn's latest roll: the player rolls it again."""
+    """A moderator voids the current turn's latest roll: the player rolls it again, the same
+    dice. `again` names the dice the voided roll threw (the log row says); empty (actions
+    stored before that rule) lets the player choose."""
+
+    again: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,17 +227,24 @@ class TurnSkipped:
 
 @dataclass(frozen=True, slots=True)
 class RollVoided:
+    """`dice`: what the voided roll showed; `again`: the dice to roll again (empty when the
+    player may choose, as before that rule)."""
+
     player: str
     turn: int
     roll: int
     dice: tuple[DieFace, ...]
+    again: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class GameEnded:
+    """`started`: False when a lobby closed before any play."""
+
     winners: tuple[str, ...]
     totals: tuple[tuple[str, int], ...]
     early: bool
+    started: bool = True
 
 
 Event = (
@@ -292,7 +319,10 @@ class GameState:
         for s in self.seats:
             if s.player == player:
                 return s
-        raise NotInGameError(f"{player} is not playing in this game.", hint="join")
+        raise NotInGameError(
+            f"{player} is not playing in this game.",
+            hint="join" if self.phase is Phase.LOBBY else "status",
+        )
 
     def total(self, player: str) -> int:
         return card_total(self.rules, self.seat(player).card)
@@ -339,8 +369,8 @@ def apply(state: GameState, action: Action, dice: DiceSource) -> Result:
             return _skip(state, player)
         case Kick(player):
             return _remove(state, player, kicked=True)
-        case VoidRoll():
-            return _void(state)
+        case VoidRoll(again):
+            return _void(state, again)
         case EndGame():
             return _end(state)
     raise TypeError(f"not an action: {action!r}")  # pragma: no cover
@@ -415,15 +445,22 @@ def roll_off(players: tuple[str, ...], dice: DiceSource) -> tuple[int, list[Roll
 def _roll(state: GameState, player: str, names: tuple[str, ...] | None, dice: DiceSource) -> Result:
     seat = _require_turn(state, player)
     all_dice = state.rules.dice.names
-    chosen = all_dice if names is None else names
+    redo = state.turn.redo
+    chosen = (redo or all_dice) if names is None else names
     previous = state.turn.faces
+    if redo is not None and set(chosen) != set(redo):
+        again = ",".join(redo)
+        raise VoidedRollError(
+            f"A moderator voided your last roll: roll the same dice again ({again}).",
+            hint="roll" if previous is None else f"roll {again}",
+        )
     if previous is None and set(chosen) != set(all_dice):
         raise FirstRollAllDiceError(
             "Your first roll of a turn is all five dice.", hint=f"roll {','.join(all_dice)}"
         )
     if state.rolls_used >= MAX_ROLLS:
         raise NoRollsLeftError(
-            "You've used all three rolls: score your dice now.", hint="score chance"
+            "You've used all three rolls: score your dice now.", hint=score_hint(state)
         )
     if len(set(chosen)) != len(chosen) or not set(chosen) <= set(all_dice):
         raise RulesError(f"Name dice from {all_dice[0]} to {all_dice[-1]}, each once.")
@@ -437,7 +474,7 @@ def _roll(state: GameState, player: str, names: tuple[str, ...] | None, dice: Di
     picked = tuple(all_dice.index(n) for n in chosen)
     event = DiceRolled(
         player=player,
-        turn=seat.turns + 1,
+        turn=seat.next_turn,
         roll=len(turn.rolls),
         rolled=tuple(shown[i] for i in picked),
         replaced=tuple(before[i] for i in picked) if before else (),
@@ -453,7 +490,9 @@ def _keep(state: GameState, player: str, names: tuple[str, ...], dice: DiceSourc
         raise MustRollFirstError("Roll all five dice first.", hint="roll")
     others = tuple(n for n in state.rules.dice.names if n not in names)
     if not others:
-        raise RulesError("You're keeping all five dice: score them instead.", hint="score chance")
+        raise RulesError(
+            "You're keeping all five dice: score them instead.", hint=score_hint(state)
+        )
     return _roll(state, player, others, dice)
 
 
@@ -464,7 +503,10 @@ def _score(state: GameState, player: str, box_text: str, column: int | None) -> 
     if dice is None:
         raise MustRollFirstError("Roll before you score.", hint="roll")
     box_id = rules.resolve_box(box_text)
-    rules.check_column(column)
+    try:
+        rules.check_column(column)
+    except ColumnError as exc:
+        raise ColumnError(exc.message, hint=score_hint(state, prefer=(box_id,))) from None
     label = rules.label(box_id)
     index = rules.box_ids.index(box_id)
     open_sheets = [s for s in active_sheets(rules, seat.card) if seat.card[s].scores[index] is None]
@@ -472,12 +514,14 @@ def _score(state: GameState, player: str, box_text: str, column: int | None) -> 
         open_sheets = [s for s in open_sheets if s % rules.columns == column - 1]
     if not open_sheets:
         where = f" in column {column}" if column is not None else ""
-        raise BoxFilledError(f"{label}{where} is already filled. Pick an open box.", hint="card")
+        raise BoxFilledError(
+            f"{label}{where} is already filled. Pick an open box.", hint=score_hint(state)
+        )
     if len(open_sheets) > 1:
-        columns = " and ".join(str(s % rules.columns + 1) for s in open_sheets)
+        columns = either_and(str(s % rules.columns + 1) for s in open_sheets)
         raise ColumnError(
             f"{label} is open in columns {columns}: say which column.",
-            hint=f"score {box_id} {open_sheets[-1] % rules.columns + 1}",
+            hint=score_hint(state, prefer=(box_id,)),
         )
     legal = state.placements()
     chosen = next((p for p in legal if p.box == box_id and p.sheet == open_sheets[0]), None)
@@ -490,7 +534,7 @@ def _score(state: GameState, player: str, box_text: str, column: int | None) -> 
     scored = replace(seat, card=place(rules, seat.card, chosen), turns=seat.turns + 1)
     seats = (*state.seats[: state.current], scored, *state.seats[state.current + 1 :])
     after, events = _advance(replace(state, seats=seats))
-    return after, (Scored(player, seat.turns + 1, chosen, dice), *events)
+    return after, (Scored(player, seat.next_turn, chosen, dice), *events)
 
 
 def _advance(state: GameState, start: int | None = None) -> Result:
@@ -502,7 +546,7 @@ def _advance(state: GameState, start: int | None = None) -> Result:
         seat = state.seats[index]
         if not is_card_full(seat.card):
             nxt = replace(state, current=index, turn=Turn())
-            return nxt, (TurnStarted(seat.player, seat.turns + 1),)
+            return nxt, (TurnStarted(seat.player, seat.next_turn),)
     return _end(replace(state, turn=Turn()), early=False)
 
 
@@ -513,7 +557,7 @@ def _skip(state: GameState, meant: str | None) -> Result:
     skipped = replace(seat, turns=seat.turns + 1)
     seats = (*state.seats[: state.current], skipped, *state.seats[state.current + 1 :])
     after, events = _advance(replace(state, seats=seats))
-    return after, (TurnSkipped(seat.player, seat.turns + 1), *events)
+    return after, (TurnSkipped(seat.player, seat.next_turn), *events)
 
 
 def _remove(state: GameState, player: str, kicked: bool) -> Result:
@@ -537,15 +581,40 @@ def _remove(state: GameState, player: str, kicked: bool) -> Result:
     return replace(state, seats=seats, current=current), (left,)
 
 
-def _void(state: GameState) -> Result:
+def _void(state: GameState, again: tuple[str, ...]) -> Result:
     _require_playing(state)
     if not state.turn.rolls:
         raise NothingToVoidError("There is no roll in this turn to void.")
+    names = state.rules.dice.names
+    if not set(again) <= set(names):
+        raise UnknownDieError(f"The dice to roll again must be {names[0]} to {names[-1]}.")
     seat = state.seats[state.current]
     voided = state.dice or ()
-    turn = Turn(state.turn.rolls[:-1])
-    event = RollVoided(seat.player, seat.turns + 1, len(state.turn.rolls), voided)
+    count = len(state.turn.rolls)
+    if again and count == 1:
+        again = names  # a first roll is all five
+    # The replacement throws the dice the voided roll threw: seeing the voided faces must not
+    # let the player pick other dice.
+    redo = tuple(n for n in names if n in again) or None
+    turn = Turn(state.turn.rolls[:-1], redo)
+    event = RollVoided(seat.player, seat.next_turn, count, voided, redo or ())
     return replace(state, turn=turn), (event,)
+
+
+def score_hint(state: GameState, prefer: tuple[str, ...] = (), in_order: bool = False) -> str:
+    """A `score` the rules accept now from the current player: the placement worth most (the
+    first on the card on a tie; in one of the `prefer` boxes when one is legal, the first of
+    them that is when `in_order`), with its column in triple; `roll` before the first roll."""
+    legal = state.placements()
+    if not legal:
+        return "roll"
+    preferred = [p for p in legal if p.box in prefer]
+    if in_order and preferred:
+        first = next(b for b in prefer if any(p.box == b for p in preferred))
+        preferred = [p for p in preferred if p.box == first]
+    best = max(preferred or legal, key=lambda p: p.gain)  # max keeps the first of equals
+    column = f" {best.column}" if state.rules.columns > 1 else ""
+    return f"score {best.box}{column}"
 
 
 def _end(state: GameState, early: bool = True) -> Result:
@@ -554,4 +623,4 @@ def _end(state: GameState, early: bool = True) -> Result:
     was_playing = state.phase is Phase.PLAYING
     ended = replace(state, phase=Phase.OVER, ended_early=early, turn=Turn())
     winners = ended.winners() if was_playing else ()
-    return ended, (GameEnded(winners, ended.totals(), early=early),)
+    return ended, (GameEnded(winners, ended.totals(), early=early, started=was_playing),)

@@ -1,4 +1,4 @@
-"""Variants are presets of options (RULINGS.md): one `Rules` value drives every dice game.
+"""Variants are presets of options (RULES.md): one `Rules` value drives every dice game.
 
 `make_rules("painted", {"rounds": "2"})` checks the options and returns the rules; a
 moderator may change any documented option of a preset, nothing else.
@@ -59,6 +59,8 @@ class Rules:
     order: TurnOrder = TurnOrder.ROLLOFF
     max_players: int = 8
     labels: tuple[tuple[str, str], ...] = ()
+    # Loose names that fit more than one box here (`house` in painted): players are asked.
+    loose: tuple[tuple[str, tuple[str, ...]], ...] = ()
     options: tuple[tuple[str, str], ...] = field(default=())
     # Derived once from the fields above (every roll message asks for them many times).
     box_ids: tuple[str, ...] = field(init=False, repr=False, compare=False)
@@ -91,6 +93,29 @@ class Rules:
 
     def joker_value(self, box_id: str) -> int | None:
         return dict(self.joker_values).get(box_id)
+
+    def box_spellings(self) -> dict[str, str]:
+        """Every name a box answers to (id, label, aliases), each mapped to its id."""
+        table: dict[str, str] = {}
+        for b in self.boxes:
+            for name in (
+                b.id,
+                normalise_name(b.label),
+                normalise_name(self.label(b.id)),
+                *b.aliases,
+            ):
+                table.setdefault(name, b.id)
+        return table
+
+    def box_choices(self, text: str) -> tuple[str, ...]:
+        """The boxes a player's name may mean: one for a clear name, several for a loose one
+        (`house` in painted: full house or painted house), none for an unknown one."""
+        wanted = normalise_name(text)
+        loose = dict(self.loose).get(wanted)
+        if loose is not None:
+            return loose
+        found = self.box_spellings().get(wanted)
+        return (found,) if found is not None else ()
 
     def resolve_box(self, text: str) -> str:
         """The canonical id of the box a player named, or a clear error listing the boxes."""
@@ -211,7 +236,7 @@ _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 
 
-def _normalise_value(spec: _OptionSpec, value: object) -> str:
+def _normalise_value(spec: _OptionSpec, value: object, preset: str = "classic") -> str:
     text = str(value).strip().lower()
     if isinstance(value, bool):
         text = "true" if value else "false"
@@ -224,7 +249,7 @@ def _normalise_value(spec: _OptionSpec, value: object) -> str:
         return text
     raise InvalidOptionError(
         f"Option {spec.name} can't be `{str(value)[:20]}`: pick {' or '.join(spec.choices)}.",
-        hint=f"new ... {spec.name}={spec.default}",
+        hint=f"new {preset} {spec.name}={spec.default}",
     )
 
 
@@ -243,7 +268,7 @@ def make_rules(preset_name: str, options: Mapping[str, object] | None = None) ->
                 f"{preset.name} has no option `{raw_name[:30]}`. Its options are: {allowed}.",
                 hint=f"new {preset.name}",
             )
-        chosen[name] = _normalise_value(spec, value)
+        chosen[name] = _normalise_value(spec, value, preset.name)
     return _build(preset.name, chosen)
 
 
@@ -276,6 +301,12 @@ _PAINTED = Rules(
     yahtzee_bonus_needs_score=True,
     colour_bonus_at=75,
     colour_bonus=25,
+    loose=(
+        ("house", ("full_house", "painted_house")),
+        ("full", ("full_house", "painted_house")),
+        ("colour", ("four_of_a_colour", "flush")),
+        ("color", ("four_of_a_colour", "flush")),
+    ),
 )
 _BASES: dict[str, Rules] = {
     "classic": _CLASSIC,

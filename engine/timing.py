@@ -60,6 +60,21 @@ def format_duration(span: timedelta) -> str:
     return " ".join(parts) or "0m"
 
 
+def span_words(span: timedelta) -> str:
+    """A deadline in words: `48 hours`, `90 minutes`, `1 hour 30 minutes`, `3 days`."""
+    minutes = max(0, round(span.total_seconds() / 60))
+    hours, mins = divmod(minutes, 60)
+
+    def unit(n: int, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
+    if hours >= 72 and hours % 24 == 0 and not mins:
+        return unit(hours // 24, "day")
+    if not hours:
+        return unit(mins, "minute")
+    return unit(hours, "hour") + (f" {unit(mins, 'minute')}" if mins else "")
+
+
 @dataclass(frozen=True, slots=True)
 class QuietHours:
     """A daily window in local time when a player gets no reminders. `start == end` is never

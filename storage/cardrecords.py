@@ -17,7 +17,9 @@ Then, in play order:
   `{"player": "Ann", "skip": true}`, `{"player": "Ann", "leave": true}`, `{"end": true}`.
 
 Replaying feeds the recorded decks to the engine in order and applies every move, so the
-scores come out of the rules, never out of the record.
+scores come out of the rules, never out of the record. A record may stop anywhere, also right
+after a round's last declaration (the next round's deal is then not in it: the replay ends
+with that round scored and the next one's cards unknown).
 """
 
 from __future__ import annotations
@@ -170,7 +172,9 @@ def replay_cards(lines: Iterable[str]) -> tuple[CardState, tuple[AnyEvent, ...]]
         events.extend(produced)
     except RulesError as exc:
         raise RecordError(numbered[0][0], exc.message) from None
-    for number, action in parsed:
+    for index, (number, action) in enumerate(parsed):
+        # A record may stop right after a round's last declaration, before the next deal.
+        decks.open_end = index == len(parsed) - 1
         try:
             state, produced = apply_card(state, action, decks)
         except RulesError as exc:

@@ -23,6 +23,7 @@ from engine.cardgame import (
     CardsExchanged,
     CardState,
     HandDeclared,
+    HandsClosed,
     NoHand,
     RoundDealt,
     RoundEnded,
@@ -59,6 +60,7 @@ ACTION_ROWS = frozenset(
         "Showdown",
         "Declare",
         "No hand",
+        "Crossed out",
         "Deck reveal",
         "Kick",
         "End game",
@@ -119,16 +121,27 @@ def action_entries(
     events: Sequence[AnyEvent],
     randomness: Randomness,
     corrects: int | None = None,
+    round_before: int | None = 0,
 ) -> list[LogEntry]:
     """The rows of one action: `game` is the game after it, `base` the row every entry starts
-    from (`base_entry`: who acted, where, when, why), `corrects` the roll a void corrects."""
+    from (`base_entry`: who acted, where, when, why), `corrects` the roll a void corrects.
+
+    A card game's rows carry the round each event belongs to: `round_before` (the round in
+    play when the action began) until the action deals the next one, so a round's last
+    declaration, its showdown and its deck reveal stay in that round. `None` labels them the
+    way rows written before that were labelled (the round after the action), which is how
+    `audit verify` accepts those rows as they are.
+    """
     reason = base.reason
     entries = []
     draws = 0
+    legacy = round_before is None
+    in_round = 0 if round_before is None else round_before
 
     def card_row(player: str | None, action: str, dice: str = "") -> LogEntry:
         """A card-game row: a player's move (or the table's, with no player)."""
-        row = replace(base, turn_label=card_round(game), action=action, dice=dice)
+        label = card_round(game) if legacy else f"{game.title} Round {in_round}"
+        row = replace(base, turn_label=label, action=action, dice=dice)
         if player is None:
             return row
         return replace(row, user_id=player, user_name=game.name(player))
@@ -192,6 +205,7 @@ def action_entries(
                     )
                 )
             case RoundDealt(round=number, dealer=dealer):
+                in_round = number
                 # The deck order stays secret until the round ends (Deck reveal below).
                 entries.append(
                     replace(
@@ -234,6 +248,9 @@ def action_entries(
                 entries.append(card_row(player, "Declare", f"{label}: {show_all(event.cards)}"))
             case NoHand(player=player):
                 entries.append(card_row(player, "No hand"))
+            case HandsClosed(hands=hands):
+                closed = ", ".join(HAND_BY_ID[h].label for h in hands)
+                entries.append(card_row(None, "Crossed out", closed))
             case RoundEnded(round=number, shuffles=shuffles):
                 entries.append(
                     replace(
@@ -262,6 +279,7 @@ def action_entries(
                 turn_label=card_round(game),
                 action="Deck reveal",
                 dice=" | ".join(" ".join(order) for order in orders),
+                reason=None,
             )
         )
     return entries

@@ -16,7 +16,8 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from engine.errors import RulesError
-from engine.timing import QuietHours, Reminder, format_duration, plan_turn
+from engine.suggest import close_names
+from engine.timing import QuietHours, Reminder, plan_turn, span_words
 
 
 class Policy(StrEnum):
@@ -42,7 +43,7 @@ class Pace:
     def describe(self) -> str:
         if self.deadline is None:
             return "no turn deadline"
-        text = f"{format_duration(self.deadline)} a turn, then {self.policy.value}"
+        text = f"{span_words(self.deadline)} a turn, then {self.policy.value}"
         if self.policy is Policy.SKIP and self.drop_after:
             text += f" (dropped after {self.drop_after} missed in a row)"
         return text
@@ -63,17 +64,29 @@ def _zone_names() -> dict[str, str]:
     return {name.casefold(): name for name in available_timezones()}
 
 
+@cache
+def _cities() -> dict[str, str]:
+    """`berlin` -> `Europe/Berlin`: each zone's last part, where only one zone has it."""
+    seen: dict[str, list[str]] = {}
+    for name in _zone_names().values():
+        seen.setdefault(name.rsplit("/", 1)[-1].casefold(), []).append(name)
+    return {city: names[0] for city, names in seen.items() if len(names) == 1}
+
+
 def find_zone(text: str) -> str:
-    """The canonical name of an IANA time zone (`europe/berlin` -> `Europe/Berlin`)."""
+    """The canonical name of an IANA time zone (`europe/berlin` -> `Europe/Berlin`); a city
+    alone is enough when one zone has it (`berlin`). Unknown: the nearest names."""
     wanted = text.strip().replace(" ", "_")
-    name = _zone_names().get(wanted.casefold())
+    name = _zone_names().get(wanted.casefold()) or _cities().get(wanted.casefold())
     if name is None and wanted.casefold() in ("utc", "gmt", "z"):
         name = "UTC"
     if name is None:
+        near = close_names(wanted.casefold(), _zone_names() | _cities())
+        guess = f"Did you mean {near[0]}? " if near else ""
         raise PaceError(
-            f"I don't know the time zone `{text.strip()[:40]}`. Use a name like "
+            f"I don't know the time zone `{text.strip()[:40]}`. {guess}Use a name like "
             "`Europe/Berlin`, `America/New_York` or `Asia/Tokyo`.",
-            hint="tz Europe/Berlin",
+            hint=f"tz {near[0]}" if near else "tz Europe/Berlin",
         )
     return name
 

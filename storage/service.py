@@ -21,6 +21,7 @@ import aiosqlite
 from engine import (
     AnyAction,
     AnyEvent,
+    AnyRules,
     DiceSource,
     EndGame,
     Join,
@@ -342,6 +343,16 @@ class GameService:
         async with self.db.conn.execute(sql, (guild_id, limit)) as cursor:
             return [_game_from_row(r) for r in await cursor.fetchall()]
 
+    async def shown_game_here(self, channel_id: str) -> StoredGame | None:
+        """The game to show in a channel: the open one, else the last one that finished."""
+        game = await self.game_here(channel_id)
+        if game is not None:
+            return game
+        sql = f"{_GAME_SELECT} WHERE g.channel_id = ? ORDER BY g.id DESC LIMIT 1"
+        async with self.db.conn.execute(sql, (channel_id,)) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else _game_from_row(row)
+
     async def require_game_here(self, channel_id: str) -> StoredGame:
         game = await self.game_here(channel_id)
         if game is None:
@@ -361,16 +372,14 @@ class GameService:
         options: dict[str, object],
         pace: Pace = NO_DEADLINE,
     ) -> Outcome:
-        """Open a lobby in the channel with its creator seated."""
-        rules = make_game_rules(preset, options)
+        """Open a lobby in the channel with its creator seated. A lobby nobody sits in, or one
+        its creator sits in alone, gives way to the new one (it is ended, and logged so)."""
         async with self._lock(where.channel_id):
-            existing = await self.game_here(where.channel_id)
+            existing, rules = await self.check_new_game(where, who, preset, options)
+            ended: Outcome | None = None
             if existing is not None:
-                raise GameExistsError(
-                    f"This channel already has a game ({existing.title}, "
-                    f"{existing.state.rules.title}). Finish it first, or ask a moderator to "
-                    "end it.",
-                    hint="status",
+                ended = await self._commit(
+                    existing, where, who, EndGame(), "replaced by a new game", None
                 )
             lobby = new_state(rules)
             state, events = apply(lobby, Join(who.user_id), RecordingDice(_NO_DICE))
@@ -437,22 +446,58 @@ class GameService:
                     )
                     rows = await rolllog.append(self.db, [committed])
             self._remember(game)
+            if ended is not None:
+                return Outcome(game, (*ended.events, *events), (*ended.rows, *rows))
             return Outcome(game, events, tuple(rows))
 
-    async def add_seed(self, where: Where, who: Who, text: str) -> LogRow:
-        """A player's seed text, mixed into the game key; only before the game starts."""
+    async def check_new_game(
+        self, where: Where, who: Who, preset: str, options: dict[str, object]
+    ) -> tuple[StoredGame | None, AnyRules]:
+        """What `new_game` refuses, checked without changing anything: returns the lobby the
+        new game replaces (if any) and the rules."""
+        existing = await self.game_here(where.channel_id)
+        if existing is not None and not await self._replaceable(existing, who):
+            raise GameExistsError(
+                f"This channel already has a game ({existing.title}, "
+                f"{existing.state.rules.title}). Finish it first, or ask a moderator to end it.",
+                hint="status",
+            )
+        return existing, make_game_rules(preset, options)
+
+    async def _replaceable(self, game: StoredGame, who: Who) -> bool:
+        """May `who`'s `new` replace this game? Only a lobby, empty or held by its creator
+        alone."""
+        players = game.state.players
+        if game.state.phase is not Phase.LOBBY or players not in ((), (who.user_id,)):
+            return False
+        if not players:
+            return True
+        async with self.db.conn.execute(
+            "SELECT created_by FROM games WHERE id = ?", (game.id,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        return row is not None and row[0] == who.user_id
+
+    async def check_seed(self, where: Where, who: Who, text: str) -> StoredGame:
+        """What `add_seed` refuses, checked without changing anything."""
         text = " ".join(text.split())
         if not text or len(text) > SEED_TEXT_MAX:
             raise SeedRefusedError(
                 f"A seed is 1 to {SEED_TEXT_MAX} characters of any text.",
                 hint="seed my lucky words",
             )
+        game = await self.require_game_here(where.channel_id)
+        if game.state.phase is not Phase.LOBBY:
+            raise SeedRefusedError("Seeds can only be added before the game starts.", "status")
+        if who.user_id not in game.state.players:
+            raise SeedRefusedError("Join the game to add a seed.", hint="join")
+        return game
+
+    async def add_seed(self, where: Where, who: Who, text: str) -> LogRow:
+        """A player's seed text, mixed into the game key; only before the game starts."""
         async with self._lock(where.channel_id):
-            game = await self.require_game_here(where.channel_id)
-            if game.state.phase is not Phase.LOBBY:
-                raise SeedRefusedError("Seeds can only be added before the game starts.")
-            if who.user_id not in game.state.players:
-                raise SeedRefusedError("Join the game to add a seed.", hint="join")
+            game = await self.check_seed(where, who, text)
+            text = " ".join(text.split())
             now = timestamp(self.clock())
             seeds = [*game.player_seeds, text]
             async with self.db.transaction() as conn:
@@ -525,30 +570,36 @@ class GameService:
             raise TypeError(f"not a moderator action: {action!r}")
         return await self._act(where, moderator, action, reason=reason)
 
+    async def check_void(self, where: Where, roll_id: int) -> tuple[StoredGame, LogRow]:
+        """What `void` refuses, checked without changing anything: the game and the roll."""
+        game = await self.require_game_here(where.channel_id)
+        if isinstance(game.state, CardState):
+            raise VoidRefusedError(
+                "Card games have no rolls to void: a moderator can skip a turn or end the game.",
+                hint="mod skip <reason>",
+            )
+        latest = await self._latest_live_roll(game.id)
+        target = await rolllog.get(self.db.conn, roll_id)
+        if target is None or target.game_id != game.id or target.action not in ROLL_NAMES:
+            raise VoidRefusedError(
+                f"Roll #{roll_id} isn't a roll of this channel's game.", hint="mod log"
+            )
+        if latest != roll_id or not game.state.turn.rolls:
+            hint = f"mod void {latest} <reason>" if latest and game.state.turn.rolls else None
+            raise VoidRefusedError(
+                f"Only the current turn's latest roll can be voided"
+                f"{f' (roll #{latest})' if hint else ''}; roll #{roll_id} is not it.",
+                hint=hint or "mod log",
+            )
+        return game, target
+
     async def void(self, where: Where, moderator: Who, roll_id: int, reason: str) -> Outcome:
-        """Void the current turn's latest roll (named by its log id): the player rolls again."""
+        """Void the current turn's latest roll (named by its log id): the player rolls again,
+        the same dice."""
         async with self._lock(where.channel_id):
-            game = await self.require_game_here(where.channel_id)
-            if isinstance(game.state, CardState):
-                raise VoidRefusedError(
-                    "Card games have no rolls to void: a moderator can skip a turn or end the "
-                    "game.",
-                    hint="mod skip <reason>",
-                )
-            latest = await self._latest_live_roll(game.id)
-            target = await rolllog.get(self.db.conn, roll_id)
-            if target is None or target.game_id != game.id or target.action not in ROLL_NAMES:
-                raise VoidRefusedError(
-                    f"Roll #{roll_id} isn't a roll of this channel's game.", hint="mod log"
-                )
-            if latest != roll_id or not game.state.turn.rolls:
-                hint = f"mod void {latest} <reason>" if latest and game.state.turn.rolls else None
-                raise VoidRefusedError(
-                    f"Only the current turn's latest roll can be voided"
-                    f"{f' (roll #{latest})' if hint else ''}; roll #{roll_id} is not it.",
-                    hint=hint,
-                )
-            return await self._commit(game, where, moderator, VoidRoll(), reason, roll_id)
+            game, target = await self.check_void(where, roll_id)
+            again = tuple(d for d in target.dice.split(",") if d)  # the dice it threw
+            return await self._commit(game, where, moderator, VoidRoll(again), reason, roll_id)
 
     async def free_roll(
         self, where: Where, who: Who, roll: FreeRoll
@@ -690,7 +741,20 @@ class GameService:
     async def _act(self, where: Where, who: Who, action: AnyAction, reason: str | None) -> Outcome:
         async with self._lock(where.channel_id):
             game = await self.require_game_here(where.channel_id)
-            return await self._commit(game, where, who, action, reason, None)
+            outcome = await self._commit(game, where, who, action, reason, None)
+            state = outcome.game.state
+            if state.phase is Phase.LOBBY and not state.seats:
+                # The last seat left: the lobby closes, so anyone may open a game here.
+                closed = await self._commit(
+                    outcome.game, where, BOT, EndGame(), "the lobby is empty", None
+                )
+                outcome = Outcome(
+                    closed.game,
+                    (*outcome.events, *closed.events),
+                    (*outcome.rows, *closed.rows),
+                    closed.hushed,
+                )
+            return outcome
 
     async def _commit(
         self,
@@ -720,6 +784,7 @@ class GameService:
         updated = replace(game, state=state, names=names, version=game.version + 1)
         clock_json, clock, hushed = await self._next_clock(game, updated, events, who, automatic)
         updated = replace(updated, clock=clock)
+        before = game.state.round if isinstance(game.state, CardState) else 0
         entries = action_entries(
             updated,
             base_entry(updated, where, who, now, reason),
@@ -728,6 +793,7 @@ class GameService:
                 updated.label, updated.version, first, updated.commitment, sides
             ),
             corrects,
+            before,
         )
         if state.is_over and game.commitment is not None:
             entries.append(await self._reveal(updated, where, who, now))
@@ -1234,7 +1300,7 @@ class GameService:
                 timestamp(now),
                 f"turn deadline passed (policy wait, reminder {count})",
             ),
-            turn_label=game.turn_label(game.state.seat(clock.player).turns + 1),
+            turn_label=game.turn_label(game.state.seat(clock.player).next_turn),
             action="Deadline passed",
             dice=game.name(clock.player),
         )

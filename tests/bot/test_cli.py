@@ -47,7 +47,7 @@ def one_line(result: subprocess.CompletedProcess[str]) -> str:
 def played(tmp_path: Path) -> Path:
     """A database with a game in it, made by the console."""
     db = tmp_path / "bot.sqlite3"
-    lines = "Ann: !new classic order=join\nAnn: !start\nAnn: !roll\nAnn: !score chance\n"
+    lines = "Ann: !new classic order=join\nAnn: !start solo\nAnn: !roll\nAnn: !score chance\n"
     result = cli("console", "--db", str(db), cwd=tmp_path, stdin=lines)
     assert result.returncode == 0, result.stderr
     return db
@@ -56,7 +56,7 @@ def played(tmp_path: Path) -> Path:
 def test_audit_verify_says_ok_and_what_it_could_check(played: Path) -> None:
     result = cli("audit", "verify", "--db", str(played), cwd=played.parent)
     assert result.returncode == 0, result.stderr
-    assert "OK: 2 log rows chained and 1 games replayed" in result.stdout
+    assert "OK: 2 log rows chained and 1 game replayed" in result.stdout
     assert "0 revealed seeds checked" in result.stdout and "1 still sealed" in result.stdout
 
 

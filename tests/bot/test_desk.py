@@ -125,12 +125,22 @@ async def test_scorecards_stay_within_discords_limits(
 ) -> None:
     desk = Desk(service, Config())
     game = big_game(preset, options, 8)
-    embeds = desk.scorecards(game)
+    embeds = desk.scorecards(game, round_number=None)  # every round
     rules = game.state.rules
-    shown = sum(len(e.fields) for e in embeds)
+    totals = [
+        line.split()[1:]
+        for e in embeds
+        for line in e.description.splitlines()
+        if line.startswith("Total ")
+    ]
+    shown = sum(len(cells) for cells in totals)
     assert shown == 8 * rules.sheets_per_player, "every sheet of every player is shown"
     for embed in embeds:
         check_limits(Reply(embeds=(embed,)))
+    for embed in desk.scorecards(game):  # the round in play: every table fits a phone
+        check_limits(Reply(embeds=(embed,)))
+        tables = [line for line in embed.description.splitlines() if "totals" not in line]
+        assert max(len(line) for line in tables) <= 42, "a table fits a phone's width"
 
 
 @settings(
@@ -205,7 +215,7 @@ def test_the_seed_appears_in_no_message_before_the_game_ends(tmp_path: Path) -> 
     from storage.seal import SealKey
 
     db = tmp_path / "fair.sqlite3"
-    lines = ["Ann: !new classic order=join", "Ann: !seed my lucky socks", "Ann: !start"]
+    lines = ["Ann: !new classic order=join", "Ann: !seed my lucky socks", "Ann: !start solo"]
     for box in make_rules("classic").box_ids:
         lines += ["Ann: !roll", "Ann: !roll 1 2", f"Ann: !score {box}"]
     result = subprocess.run(
@@ -249,7 +259,7 @@ async def test_fairness_report_reads_plainly(db: object, clock: object) -> None:
     desk = Desk(service, Config())
     ann = Caller(Where("g", "c"), Who("1" * 18, "Ann"))
     await desk.text_command(ann, "new classic order=join")
-    await desk.text_command(ann, "start")
+    await desk.text_command(ann, "start solo")
     for _ in range(30):
         await desk.text_command(ann, "roll")
         await desk.text_command(ann, "roll 1 2 3 4 5")
@@ -285,7 +295,7 @@ async def test_two_presses_from_one_message_never_both_act(service: GameService)
     caller = Caller(where, ann)
     service.dice = RandomDice(random.Random(3))
     await desk.text_command(caller, "new classic order=join")
-    await desk.text_command(caller, "start")
+    await desk.text_command(caller, "start solo")
     await desk.text_command(caller, "roll")
     game = await service.require_game_here("c")
     await desk.toggle(caller, game.id, game.version, 0)

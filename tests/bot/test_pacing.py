@@ -369,7 +369,7 @@ async def test_moderators_change_the_deadline_and_it_is_logged(party: Party) -> 
     refused = await party.say("102", "mod deadline 2h skip hurry")
     assert refused[0].private and "Only moderators" in refused[0].text
     text = await party.ok("900", "mod deadline 2h skip holidays", mod=True)  # type: ignore[arg-type]
-    assert "2h a turn, then skip" in text and "This turn: 2h left" in text
+    assert "2 hours a turn, then skip" in text and "This turn: 2h left" in text
     game = await party.service.require_game_here(CHANNEL)
     rows = await query(party.service.db, LogQuery(game_id=game.id, limit=5))
     assert rows[0].action == "Deadline changed" and rows[0].reason == "holidays"

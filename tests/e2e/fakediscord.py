@@ -884,7 +884,11 @@ class FakeDiscord:
         registered = {c["name"]: c for c in self.commands}
         group, _, sub = command.partition(" ")
         opts = [
-            {"name": k, "type": 4 if isinstance(v, int) else 3, "value": v}
+            {
+                "name": k,
+                "type": 5 if isinstance(v, bool) else 4 if isinstance(v, int) else 3,
+                "value": v,
+            }
             for k, v in options.items()
             if not isinstance(v, User)
         ]

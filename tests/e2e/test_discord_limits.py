@@ -54,7 +54,7 @@ async def test_a_long_end_reason_still_delivers_the_game_over_with_the_seed(tabl
 async def test_long_deadline_reasons_and_fairness_scopes_are_shortened(table: Table) -> None:
     await seated_game(table)
     changed = await table.send("Mod", "!mod deadline 24h " + "slow " * 800, expect="set Yahtzee")
-    assert "1d a turn" in text_of(changed[0]) and "…" in changed[0]["content"]
+    assert "24 hours a turn" in text_of(changed[0]) and "…" in changed[0]["content"]
     start = len(table.fake.messages)
     await table.fake.say("Gypsy", "!fairness " + "y" * 3000)
     nothing = await table.fake.wait_for(lambda m: "No rolls yet for" in text_of(m), after=start)

@@ -12,7 +12,7 @@ from tests.e2e.fakediscord import text_of
 
 async def test_a_stop_waits_for_the_command_in_flight(table: Table) -> None:
     await table.send("Gypsy", "!new classic order=join", expect="is in")
-    await table.send("Gypsy", "!start", expect="your turn")
+    await table.send("Gypsy", "!start solo", expect="your turn")
     holder = sqlite3.connect(table.db_path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another program holds the file: the roll must wait
     start = len(table.fake.messages)

@@ -79,7 +79,7 @@ async def test_log_verify_and_export(table: Table) -> None:
     assert "Gypsy** First roll d1,d2,d3,d4,d5: D1 = 3" in text_of(log)
     assert log["content"] == "" or log["flags"] & 64 == 0  # a prefix reply cannot be ephemeral
     ok = (await table.send("Mod", "!mod verify", expect="verifies"))[0]
-    assert "1 rows chained, 1 games replayed" in ok["content"]
+    assert "1 row chained, 1 game replayed" in ok["content"]
     export = (await table.send("Mod", "!mod export", expect="attached"))[0]
     names = [a["filename"] for a in export["attachments"]]
     assert names == ["game-1.jsonl", "game-1.csv"]

@@ -88,4 +88,4 @@ async def test_slash_settings_and_mygames(table: Table) -> None:
     start = len(table.fake.messages)
     await table.fake.slash("Mod", "mod deadline", time="6h", reason="speed up", policy="skip")
     changed = await table.fake.wait_for(lambda m: "set Yahtzee Game 1" in text_of(m), after=start)
-    assert "6h a turn, then skip" in text_of(changed)
+    assert "6 hours a turn, then skip" in text_of(changed)

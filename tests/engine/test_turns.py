@@ -120,7 +120,7 @@ def test_scoring_passes_the_turn_and_refills_are_refused() -> None:
 
 def test_triple_column_is_required_when_ambiguous_and_checked() -> None:
     state, _ = play(started("triple", ("ann",)), [Roll("ann")], [1, 2, 3, 4, 5])
-    with pytest.raises(ColumnError, match="columns 1 and 2 and 3"):
+    with pytest.raises(ColumnError, match="columns 1, 2 and 3"):
         play(state, [Score("ann", "ls")])
     with pytest.raises(ColumnError, match="pick 1 to 3"):
         play(state, [Score("ann", "ls", 4)])

@@ -48,7 +48,7 @@ async def test_verify_log_and_export(
 
     ok = rollkeeper("audit", "verify", "--db", db)
     assert ok.returncode == 0, ok.stderr
-    assert ok.stdout.startswith("OK: 8 log rows chained and 1 games replayed")
+    assert ok.stdout.startswith("OK: 8 log rows chained and 1 game replayed")
 
     table = rollkeeper("audit", "log", "--db", db, "--game", "1").stdout
     lines = table.splitlines()

@@ -1,0 +1,131 @@
+"""Would the bot accept this command now? A preview runs a command through a second desk whose
+service reads the real games but stops before any change: each write checks what the real one
+checks (the rules through the engine, the lobby, the seed, the void) and then raises
+`Accepted`. The desk previews every hint before it offers it, so a hint never leads to a
+second refusal."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import count
+from typing import Any, NoReturn
+
+from engine import AnyAction, apply
+from storage import selections
+from storage.pace import Pace, Prefs
+from storage.service import NO_DEADLINE, GameService, StoredGame, Where, Who
+
+
+class Accepted(Exception):
+    """The previewed command got as far as the real one would change something."""
+
+
+class _AnyFaces:
+    """Faces for a preview's engine call: counting up, so a roll-off ends."""
+
+    def __init__(self) -> None:
+        self._next = count()
+
+    def roll_die(self, sides: int) -> int:
+        return next(self._next) % sides + 1
+
+
+class PreviewService(GameService):
+    """The real service's games and settings, read-only. Every method that would change
+    something is overridden: it checks what the real one refuses, then raises `Accepted`."""
+
+    WRITES = frozenset(
+        {
+            "new_game",
+            "add_seed",
+            "play",
+            "moderate",
+            "void",
+            "free_roll",
+            "set_pace",
+            "set_prefs",
+            "fire",
+            "delivered",
+            "flag_message",
+            "flag_messages",
+            "press",
+            "toggle_die",
+            "postpone",
+        }
+    )
+
+    def __init__(self, real: GameService) -> None:  # shares the real one's state
+        self.__dict__ = real.__dict__  # the same database, caches and clock
+
+    async def new_game(
+        self,
+        where: Where,
+        who: Who,
+        preset: str,
+        options: dict[str, object],
+        pace: Pace = NO_DEADLINE,
+    ) -> NoReturn:
+        await self.check_new_game(where, who, preset, options)
+        raise Accepted
+
+    async def add_seed(self, where: Where, who: Who, text: str) -> NoReturn:
+        await self.check_seed(where, who, text)
+        raise Accepted
+
+    async def play(self, where: Where, who: Who, action: AnyAction) -> NoReturn:
+        game = await self.require_game_here(where.channel_id)
+        apply(game.state, action, _AnyFaces())
+        raise Accepted
+
+    async def press(
+        self,
+        where: Where,
+        who: Who,
+        game_id: int,
+        version: int,
+        make: Callable[[StoredGame, int], AnyAction],
+    ) -> NoReturn:
+        game = await self._button_game(where, who, game_id, version)
+        held = await selections.selected(self.db, game.id, game.version)
+        apply(game.state, make(game, held), _AnyFaces())
+        raise Accepted
+
+    async def toggle_die(
+        self, where: Where, who: Who, game_id: int, version: int, die: int
+    ) -> NoReturn:
+        await self._button_game(where, who, game_id, version)
+        raise Accepted
+
+    async def moderate(
+        self, where: Where, moderator: Who, action: AnyAction, reason: str
+    ) -> NoReturn:
+        await self.play(where, moderator, action)
+
+    async def void(self, where: Where, moderator: Who, roll_id: int, reason: str) -> NoReturn:
+        await self.check_void(where, roll_id)
+        raise Accepted
+
+    async def free_roll(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def set_pace(self, where: Where, moderator: Who, pace: Pace, reason: str) -> NoReturn:
+        await self.require_game_here(where.channel_id)
+        raise Accepted
+
+    async def set_prefs(self, prefs: Prefs) -> NoReturn:
+        raise Accepted
+
+    async def fire(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def delivered(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def flag_message(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def flag_messages(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def postpone(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
