@@ -1,0 +1,362 @@
+"""The post-game review: what each decision cost and how lucky each roll was.
+
+Each player's sheet is a solitaire problem. With a value oracle (the expected points still to
+come from any card, and from any keep within a turn) a game splits into luck and skill:
+the value of a player's position moves only when dice fall (luck: the value after a roll
+minus the value expected before it) and when they choose (loss: the best option's value minus
+the chosen one's). So, for every player,
+
+    expected final score = start value + sum of luck - sum of losses
+
+and for a finished sheet the expected final score is the score. With an exact oracle (classic
+Yahtzee's optimal values) the losses are exact; other oracles are estimates (`exact` False).
+
+The oracle is injected (`ValueOracle`): the engine stays standard-library only.
+
+Turns that never reach a score count for nothing: a moderator's skip (the player plays those
+boxes later), a player leaving mid-turn, a game ended mid-turn, a record stopping mid-turn.
+A player who left, or whose sheet a record or an early end leaves unfinished, is reviewed up to
+there; their expected final score is their score plus the value still to come.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from engine.dice import DieFace
+from engine.game import (
+    MAX_ROLLS,
+    DiceRolled,
+    Event,
+    GameEnded,
+    PlayerLeft,
+    Scored,
+    TurnSkipped,
+)
+from engine.rules import Rules
+from engine.scoring import Card, Placement, card_total, is_card_full, new_card, place, placements
+
+TIE = 1e-9
+
+
+class ValueOracle(Protocol):
+    """Expected points still to come, under the oracle's own play from then on."""
+
+    @property
+    def exact(self) -> bool:
+        """True when the values are those of optimal play."""
+        ...
+
+    def future(self, rules: Rules, card: Card) -> float:
+        """Points still to come from `card` between turns (0 for a full card)."""
+        ...
+
+    def prepare(self, rules: Rules, cards: Sequence[Card]) -> None:
+        """A hint: keep values will be asked for turns starting from these cards (an oracle
+        may work them out together, which is faster than one at a time)."""
+        ...
+
+    def keep_values(
+        self, rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int
+    ) -> Mapping[tuple[str, ...], float]:
+        """Points still to come for each proper subset of `dice` kept (by die name, in die
+        order; `()` rerolls all five) with `rolls_left` rolls left (1 or 2) before the reroll."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class KeepChoice:
+    """Keep these dice and reroll the others."""
+
+    dice: tuple[DieFace, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreChoice:
+    """Score the dice in a box (and, in triple, a column)."""
+
+    placement: Placement
+
+
+Choice = KeepChoice | ScoreChoice
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One choice after a roll: what was chosen, what was best and the expected points lost."""
+
+    turn: int
+    roll: int
+    dice: tuple[DieFace, ...]
+    chosen: Choice
+    best: Choice
+    loss: float
+
+    @property
+    def kind(self) -> str:
+        return "keep" if isinstance(self.chosen, KeepChoice) else "score"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The player's expected final score right after a roll or a decision."""
+
+    turn: int
+    roll: int
+    kind: str  # "roll", "keep" or "score"
+    expected: float
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerReview:
+    name: str
+    score: int
+    start_ev: float
+    luck: float
+    loss: float
+    finished: bool
+    expected: float  # the score, plus the value still to come on an unfinished sheet
+    decisions: tuple[Decision, ...]
+    steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameReview:
+    rules: Rules
+    exact: bool
+    finished: bool
+    players: tuple[PlayerReview, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """A choice after a roll and the expected final score it leads to."""
+
+    choice: Choice
+    value: float
+
+
+def value_between_turns(rules: Rules, card: Card, oracle: ValueOracle) -> float:
+    """The expected final score of a card between turns: its points plus those to come."""
+    return card_total(rules, card) + oracle.future(rules, card)
+
+
+def options(
+    rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int, oracle: ValueOracle
+) -> list[Option]:
+    """Every choice after a roll with the expected final score it leads to, best first
+    (scores before keeps, then card order, on a tie). A hint is the first."""
+    found = [
+        Option(ScoreChoice(p), value_between_turns(rules, place(rules, card, p), oracle))
+        for p in placements(rules, card, dice)
+    ]
+    if rolls_left:
+        banked = card_total(rules, card)
+        values = oracle.keep_values(rules, card, dice, rolls_left)
+        by_name = {d.die: d for d in dice}
+        found.extend(
+            Option(KeepChoice(tuple(by_name[n] for n in kept)), banked + value)
+            for kept, value in values.items()
+        )
+    found.sort(key=lambda o: -o.value)
+    return found
+
+
+@dataclass
+class _Seat:
+    name: str
+    card: Card
+    start: float
+    luck: float = 0.0
+    loss: float = 0.0
+    decisions: list[Decision] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    left: bool = False
+    # The turn under way: its decisions, steps and luck count once it reaches a score.
+    turn_luck: float = 0.0
+    turn_loss: float = 0.0
+    turn_decisions: list[Decision] = field(default_factory=list)
+    turn_steps: list[Step] = field(default_factory=list)
+    options: list[Option] = field(default_factory=list)
+    dice: tuple[DieFace, ...] = ()
+    turn: int = 0
+    roll: int = 0
+
+    def drop_turn(self) -> None:
+        self.turn_luck = self.turn_loss = 0.0
+        self.turn_decisions, self.turn_steps, self.options = [], [], []
+        self.dice, self.roll = (), 0
+
+
+class _Reviewer:
+    def __init__(self, rules: Rules, oracle: ValueOracle) -> None:
+        self.rules = rules
+        self.oracle = oracle
+
+    def value_between_turns(self, card: Card) -> float:
+        return value_between_turns(self.rules, card, self.oracle)
+
+    def options(self, card: Card, dice: tuple[DieFace, ...], rolls_left: int) -> list[Option]:
+        return options(self.rules, card, dice, rolls_left, self.oracle)
+
+    def decide(self, seat: _Seat, chosen: Choice, value: float) -> None:
+        best = seat.options[0]
+        loss = best.value - value
+        if loss < TIE:
+            loss, shown = 0.0, chosen
+        else:
+            shown = best.choice
+        seat.turn_loss += loss
+        seat.turn_decisions.append(Decision(seat.turn, seat.roll, seat.dice, chosen, shown, loss))
+        kind = "keep" if isinstance(chosen, KeepChoice) else "score"
+        seat.turn_steps.append(Step(seat.turn, seat.roll, kind, value))
+
+    def rolled(self, seat: _Seat, event: DiceRolled) -> None:
+        if event.roll == 1:
+            seat.drop_turn()
+            before = self.value_between_turns(seat.card)
+        else:
+            rerolled = {d.die for d in event.rolled}
+            kept = tuple(d for d in seat.dice if d.die not in rerolled)
+            names = tuple(d.die for d in kept)
+            match = [
+                o
+                for o in seat.options
+                if isinstance(o.choice, KeepChoice) and tuple(d.die for d in o.choice.dice) == names
+            ]
+            before = match[0].value
+            self.decide(seat, KeepChoice(kept), before)
+        seat.dice, seat.turn, seat.roll = event.dice, event.turn, event.roll
+        seat.options = self.options(seat.card, event.dice, MAX_ROLLS - event.roll)
+        after = seat.options[0].value
+        seat.turn_luck += after - before
+        seat.turn_steps.append(Step(event.turn, event.roll, "roll", after))
+
+    def scored(self, seat: _Seat, event: Scored) -> None:
+        card = place(self.rules, seat.card, event.placement)
+        value = self.value_between_turns(card)
+        self.decide(seat, ScoreChoice(event.placement), value)
+        seat.card = card
+        seat.luck += seat.turn_luck
+        seat.loss += seat.turn_loss
+        seat.decisions.extend(seat.turn_decisions)
+        seat.steps.extend(seat.turn_steps)
+        seat.drop_turn()
+
+
+def review(
+    rules: Rules, players: Sequence[str], events: Sequence[Event], oracle: ValueOracle
+) -> GameReview:
+    """Review a dice game from its events (as a record's replay produces them)."""
+    reviewer = _Reviewer(rules, oracle)
+    empty = new_card(rules)
+    oracle.prepare(rules, _turn_cards(rules, players, events))
+    start = reviewer.value_between_turns(empty)
+    seats = {p: _Seat(p, empty, start) for p in players}
+    ended = False
+    for event in events:
+        match event:
+            case DiceRolled(player=player):
+                reviewer.rolled(seats[player], event)
+            case Scored(player=player):
+                reviewer.scored(seats[player], event)
+            case TurnSkipped(player=player):
+                seats[player].drop_turn()
+            case PlayerLeft(player=player):
+                seats[player].drop_turn()
+                seats[player].left = True
+            case GameEnded():
+                ended = True
+                for seat in seats.values():
+                    seat.drop_turn()
+    reviewed = []
+    for seat in seats.values():
+        score = card_total(rules, seat.card)
+        reviewed.append(
+            PlayerReview(
+                name=seat.name,
+                score=score,
+                start_ev=seat.start,
+                luck=seat.luck,
+                loss=seat.loss,
+                finished=is_card_full(seat.card),
+                expected=score + oracle.future(rules, seat.card),
+                decisions=tuple(seat.decisions),
+                steps=tuple(seat.steps),
+            )
+        )
+    return GameReview(rules, oracle.exact, ended, tuple(reviewed))
+
+
+def _turn_cards(rules: Rules, players: Sequence[str], events: Sequence[Event]) -> list[Card]:
+    """Every card a turn starts from, in play order."""
+    cards = dict.fromkeys(players, new_card(rules))
+    found = [cards[p] for p in players]
+    for event in events:
+        if isinstance(event, Scored):
+            card = place(rules, cards[event.player], event.placement)
+            cards[event.player] = card
+            found.append(card)
+    return found
+
+
+# ---- plain data and words -------------------------------------------------------------------
+
+
+def keep_text(dice: Sequence[DieFace]) -> str:
+    """`3 3 5` for plain dice (sorted), `yellow 5, green 5` for painted dice, or `nothing`."""
+    if not dice:
+        return "nothing"
+    if dice[0].colour is None:
+        return " ".join(str(f) for f in sorted(d.face for d in dice))
+    return ", ".join(f"{d.colour} {d.face}" for d in dice)
+
+
+def box_text(rules: Rules, placement: Placement) -> str:
+    """The box as a player names it: `full house`, `fours in column 2`."""
+    name = rules.label(placement.box).lower()
+    return f"{name} in column {placement.column}" if rules.columns > 1 else name
+
+
+def choice_command(rules: Rules, choice: Choice) -> str:
+    """A choice as the command that makes it: `keep 3 3 5`, `score fours 2`."""
+    if isinstance(choice, KeepChoice):
+        return f"keep {keep_text(choice.dice)}"
+    column = f" {choice.placement.column}" if rules.columns > 1 else ""
+    return f"score {choice.placement.box}{column}"
+
+
+def review_data(game: GameReview) -> dict[str, object]:
+    """The review as JSON-ready data (`rollkeeper review --json`)."""
+    rules = game.rules
+    return {
+        "variant": rules.preset,
+        "options": {k: v for k, v in rules.options if k != "order"},
+        "exact": game.exact,
+        "players": [
+            {
+                "name": p.name,
+                "score": p.score,
+                "start_ev": p.start_ev,
+                "luck": p.luck,
+                "loss": p.loss,
+                "finished": p.finished,
+                "expected": p.expected,
+                "decisions": [
+                    {
+                        "turn": d.turn,
+                        "roll": d.roll,
+                        "kind": d.kind,
+                        "dice": [x.face for x in d.dice],
+                        "chosen": choice_command(rules, d.chosen),
+                        "best": choice_command(rules, d.best),
+                        "loss": d.loss,
+                    }
+                    for d in p.decisions
+                ],
+            }
+            for p in game.players
+        ],
+    }
