@@ -36,7 +36,17 @@ from engine.game import (
     TurnSkipped,
 )
 from engine.rules import Rules
-from engine.scoring import Card, Placement, card_total, is_card_full, new_card, place, placements
+from engine.scoring import (
+    Card,
+    Placement,
+    Sheet,
+    card_total,
+    is_card_full,
+    new_card,
+    place,
+    placements,
+    sheet_totals,
+)
 
 TIE = 1e-9
 
@@ -138,30 +148,50 @@ class Option:
     value: float
 
 
-def value_between_turns(rules: Rules, card: Card, oracle: ValueOracle) -> float:
-    """The expected final score of a card between turns: its points plus those to come."""
-    return card_total(rules, card) + oracle.future(rules, card)
+class Advisor:
+    """Values a player's choices with an oracle: the review's arithmetic, and a hint's."""
 
+    def __init__(self, rules: Rules, oracle: ValueOracle) -> None:
+        self.rules = rules
+        self.oracle = oracle
+        self._sheet_totals: dict[tuple[int, Sheet], int] = {}
 
-def options(
-    rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int, oracle: ValueOracle
-) -> list[Option]:
-    """Every choice after a roll with the expected final score it leads to, best first
-    (scores before keeps, then card order, on a tie). A hint is the first."""
-    found = [
-        Option(ScoreChoice(p), value_between_turns(rules, place(rules, card, p), oracle))
-        for p in placements(rules, card, dice)
-    ]
-    if rolls_left:
-        banked = card_total(rules, card)
-        values = oracle.keep_values(rules, card, dice, rolls_left)
-        by_name = {d.die: d for d in dice}
-        found.extend(
-            Option(KeepChoice(tuple(by_name[n] for n in kept)), banked + value)
-            for kept, value in values.items()
-        )
-    found.sort(key=lambda o: -o.value)
-    return found
+    def total(self, card: Card) -> int:
+        """`card_total`, remembering each sheet's total (a turn values dozens of cards that
+        differ in one sheet)."""
+        total = 0
+        for index, sheet in enumerate(card):
+            key = (index, sheet)
+            found = self._sheet_totals.get(key)
+            if found is None:
+                if len(self._sheet_totals) > 65536:
+                    self._sheet_totals.clear()
+                found = self._sheet_totals[key] = sheet_totals(self.rules, card, index).total
+            total += found
+        return total
+
+    def value_between_turns(self, card: Card) -> float:
+        """The expected final score of a card between turns: its points plus those to come."""
+        return self.total(card) + self.oracle.future(self.rules, card)
+
+    def options(self, card: Card, dice: tuple[DieFace, ...], rolls_left: int) -> list[Option]:
+        """Every choice after a roll with the expected final score it leads to, best first
+        (scores before keeps, then card order, on a tie). A hint is the first."""
+        rules = self.rules
+        found = [
+            Option(ScoreChoice(p), self.value_between_turns(place(rules, card, p)))
+            for p in placements(rules, card, dice)
+        ]
+        if rolls_left:
+            banked = self.total(card)
+            values = self.oracle.keep_values(rules, card, dice, rolls_left)
+            by_name = {d.die: d for d in dice}
+            found.extend(
+                Option(KeepChoice(tuple(by_name[n] for n in kept)), banked + value)
+                for kept, value in values.items()
+            )
+        found.sort(key=lambda o: -o.value)
+        return found
 
 
 @dataclass
@@ -190,17 +220,7 @@ class _Seat:
         self.dice, self.roll = (), 0
 
 
-class _Reviewer:
-    def __init__(self, rules: Rules, oracle: ValueOracle) -> None:
-        self.rules = rules
-        self.oracle = oracle
-
-    def value_between_turns(self, card: Card) -> float:
-        return value_between_turns(self.rules, card, self.oracle)
-
-    def options(self, card: Card, dice: tuple[DieFace, ...], rolls_left: int) -> list[Option]:
-        return options(self.rules, card, dice, rolls_left, self.oracle)
-
+class _Reviewer(Advisor):
     def decide(self, seat: _Seat, chosen: Choice, value: float) -> None:
         best = seat.options[0]
         loss = best.value - value
