@@ -10,6 +10,11 @@ the chosen one's). So, for every player,
 
 and for a finished sheet the expected final score is the score. With an exact oracle (classic
 Yahtzee's optimal values) the losses are exact; other oracles are estimates (`exact` False).
+An estimate's value of a card between turns need not match what its own turn play expects
+from that card; each turn's first roll is measured against the latter (so luck stays unbiased)
+and the difference is reported as `drift` (always 0 for an exact oracle):
+
+    expected final score = start value + luck - losses + drift
 
 The oracle is injected (`ValueOracle`): the engine stays standard-library only.
 
@@ -61,6 +66,11 @@ class ValueOracle(Protocol):
 
     def future(self, rules: Rules, card: Card) -> float:
         """Points still to come from `card` between turns (0 for a full card)."""
+        ...
+
+    def turn_start(self, rules: Rules, card: Card) -> float:
+        """Points still to come before the first roll of a turn from `card`, as the oracle's
+        play of that turn expects them (equal to `future` for an exact oracle)."""
         ...
 
     def prepare(self, rules: Rules, cards: Sequence[Card]) -> None:
@@ -126,6 +136,7 @@ class PlayerReview:
     start_ev: float
     luck: float
     loss: float
+    drift: float
     finished: bool
     expected: float  # the score, plus the value still to come on an unfinished sheet
     decisions: tuple[Decision, ...]
@@ -199,14 +210,17 @@ class _Seat:
     name: str
     card: Card
     start: float
+    level: float  # the expected final score as the review last stated it
     luck: float = 0.0
     loss: float = 0.0
+    drift: float = 0.0
     decisions: list[Decision] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     left: bool = False
     # The turn under way: its decisions, steps and luck count once it reaches a score.
     turn_luck: float = 0.0
     turn_loss: float = 0.0
+    turn_drift: float = 0.0
     turn_decisions: list[Decision] = field(default_factory=list)
     turn_steps: list[Step] = field(default_factory=list)
     options: list[Option] = field(default_factory=list)
@@ -215,7 +229,7 @@ class _Seat:
     roll: int = 0
 
     def drop_turn(self) -> None:
-        self.turn_luck = self.turn_loss = 0.0
+        self.turn_luck = self.turn_loss = self.turn_drift = 0.0
         self.turn_decisions, self.turn_steps, self.options = [], [], []
         self.dice, self.roll = (), 0
 
@@ -236,7 +250,8 @@ class _Reviewer(Advisor):
     def rolled(self, seat: _Seat, event: DiceRolled) -> None:
         if event.roll == 1:
             seat.drop_turn()
-            before = self.value_between_turns(seat.card)
+            before = self.total(seat.card) + self.oracle.turn_start(self.rules, seat.card)
+            seat.turn_drift = before - seat.level
         else:
             rerolled = {d.die for d in event.rolled}
             kept = tuple(d for d in seat.dice if d.die not in rerolled)
@@ -261,6 +276,8 @@ class _Reviewer(Advisor):
         seat.card = card
         seat.luck += seat.turn_luck
         seat.loss += seat.turn_loss
+        seat.drift += seat.turn_drift
+        seat.level = value
         seat.decisions.extend(seat.turn_decisions)
         seat.steps.extend(seat.turn_steps)
         seat.drop_turn()
@@ -273,8 +290,8 @@ def review(
     reviewer = _Reviewer(rules, oracle)
     empty = new_card(rules)
     oracle.prepare(rules, _turn_cards(rules, players, events))
-    start = reviewer.value_between_turns(empty)
-    seats = {p: _Seat(p, empty, start) for p in players}
+    start = oracle.turn_start(rules, empty)
+    seats = {p: _Seat(p, empty, start, start) for p in players}
     ended = False
     for event in events:
         match event:
@@ -301,8 +318,9 @@ def review(
                 start_ev=seat.start,
                 luck=seat.luck,
                 loss=seat.loss,
+                drift=seat.drift,
                 finished=is_card_full(seat.card),
-                expected=score + oracle.future(rules, seat.card),
+                expected=seat.level,
                 decisions=tuple(seat.decisions),
                 steps=tuple(seat.steps),
             )
@@ -362,6 +380,7 @@ def review_data(game: GameReview) -> dict[str, object]:
                 "start_ev": p.start_ev,
                 "luck": p.luck,
                 "loss": p.loss,
+                "drift": p.drift,
                 "finished": p.finished,
                 "expected": p.expected,
                 "decisions": [

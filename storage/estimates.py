@@ -32,6 +32,7 @@ from engine.scoring import (
     Card,
     Sheet,
     active_sheets,
+    is_card_full,
     place,
     placements,
 )
@@ -64,16 +65,19 @@ def classic_rules_for(rules: Rules) -> Rules:
     return make_rules("classic", {"joker": joker, "yahtzee_bonus": bonus})
 
 
+Turn = tuple[list[Array], list[Array], float]  # keeps with 1 and 2 rolls left; turn start
+
+
 class _TurnCache:
-    """Within-turn keep values for the last few cards asked about."""
+    """Within-turn values for the last few cards asked about."""
 
     def __init__(self) -> None:
-        self._found: dict[Card, tuple[list[Array], list[Array]]] = {}
+        self._found: dict[Card, Turn] = {}
 
-    def get(self, card: Card) -> tuple[list[Array], list[Array]] | None:
+    def get(self, card: Card) -> Turn | None:
         return self._found.get(card)
 
-    def put(self, card: Card, value: tuple[list[Array], list[Array]]) -> None:
+    def put(self, card: Card, value: Turn) -> None:
         if len(self._found) > 256:
             self._found.clear()
         self._found[card] = value
@@ -113,7 +117,7 @@ class TripleOracle:
     def keep_values(
         self, rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int
     ) -> dict[tuple[str, ...], float]:
-        last, first = self._turn(card)
+        last, first, _ = self._turn(card)
         keeps = last if rolls_left == 1 else first
         lat = lattice()
         values = {}
@@ -123,14 +127,20 @@ class TripleOracle:
                 values[tuple(d.die for d in kept)] = float(keeps[size][lat.index[size][counts], 0])
         return values
 
-    def _turn(self, card: Card) -> tuple[list[Array], list[Array]]:
+    def turn_start(self, rules: Rules, card: Card) -> float:
+        return 0.0 if is_card_full(card) else self._turn(card)[2]
+
+    def _turn(self, card: Card) -> Turn:
         found = self._turns.get(card)
         if found is None:
             lat = lattice()
             now = self.score_now(card)[:, None]
             last = lat.averaged(now)
             second = lat.best_after_roll(last, now)
-            found = (last, lat.averaged(second))
+            first_reroll = lat.averaged(second)
+            first = lat.best_after_roll(first_reroll, now)
+            start = float((first[:, 0] * lat.roll_probability).sum())
+            found = (last, first_reroll, start)
             self._turns.put(card, found)
         return found
 
@@ -408,7 +418,7 @@ class PaintedOracle:
     def keep_values(
         self, rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int
     ) -> dict[tuple[str, ...], float]:
-        last, first = self._turn(card)
+        last, first, _ = self._turn(card)
         keeps = last if rolls_left == 1 else first
         values = {}
         for subset in range(1 << DICE_COUNT):
@@ -419,13 +429,18 @@ class PaintedOracle:
             values[tuple(d.die for d in kept)] = float(keeps[subset][at])
         return values
 
-    def _turn(self, card: Card) -> tuple[list[Array], list[Array]]:
+    def turn_start(self, rules: Rules, card: Card) -> float:
+        return 0.0 if is_card_full(card) else self._turn(card)[2]
+
+    def _turn(self, card: Card) -> Turn:
         found = self._turns.get(card)
         if found is None:
             now = self.score_now(card).reshape((FACES,) * DICE)
             last = _ordered_keeps(now)
             second = _ordered_best(last, now)
-            found = (last, _ordered_keeps(second))
+            first_reroll = _ordered_keeps(second)
+            start = float(_ordered_best(first_reroll, now).mean())
+            found = (last, first_reroll, start)
             self._turns.put(card, found)
         return found
 

@@ -420,6 +420,9 @@ class ClassicOracle:
         self._check(rules)
         return float(self.table[position(rules, card)])
 
+    def turn_start(self, rules: Rules, card: Card) -> float:
+        return self.future(rules, card)
+
     def prepare(self, rules: Rules, cards: Sequence[Card]) -> None:
         self._check(rules)
         keys = list(dict.fromkeys(position(rules, c) for c in cards if not is_card_full(c)))
