@@ -284,14 +284,21 @@ class _Reviewer(Advisor):
 
 
 def review(
-    rules: Rules, players: Sequence[str], events: Sequence[Event], oracle: ValueOracle
+    rules: Rules,
+    players: Sequence[str],
+    events: Sequence[Event],
+    oracle: ValueOracle,
+    cards: Mapping[str, Card] | None = None,
 ) -> GameReview:
-    """Review a dice game from its events (as a record's replay produces them)."""
+    """Review a dice game from its events (as a record's replay produces them). `cards` are
+    the players' cards before the first event, when the events start mid-game."""
     reviewer = _Reviewer(rules, oracle)
-    empty = new_card(rules)
-    oracle.prepare(rules, _turn_cards(rules, players, events))
-    start = oracle.turn_start(rules, empty)
-    seats = {p: _Seat(p, empty, start, start) for p in players}
+    begin = {p: (cards or {}).get(p, new_card(rules)) for p in players}
+    oracle.prepare(rules, _turn_cards(rules, begin, events))
+    seats = {}
+    for p in players:
+        start = reviewer.total(begin[p]) + oracle.turn_start(rules, begin[p])
+        seats[p] = _Seat(p, begin[p], start, start)
     ended = False
     for event in events:
         match event:
@@ -328,10 +335,10 @@ def review(
     return GameReview(rules, oracle.exact, ended, tuple(reviewed))
 
 
-def _turn_cards(rules: Rules, players: Sequence[str], events: Sequence[Event]) -> list[Card]:
+def _turn_cards(rules: Rules, begin: Mapping[str, Card], events: Sequence[Event]) -> list[Card]:
     """Every card a turn starts from, in play order."""
-    cards = dict.fromkeys(players, new_card(rules))
-    found = [cards[p] for p in players]
+    cards = dict(begin)
+    found = list(cards.values())
     for event in events:
         if isinstance(event, Scored):
             card = place(rules, cards[event.player], event.placement)

@@ -14,6 +14,7 @@ from engine.cardgame import CardState
 from engine.game import DiceRolled, GameEnded, PlayerLeft, Scored, TurnSkipped
 from engine.review import GameReview, ValueOracle, review
 from engine.rules import Rules
+from storage.cardrecords import is_card_record
 from storage.records import RecordError, replay
 from storage.solver import ClassicOracle, Progress, load_table
 
@@ -40,11 +41,13 @@ def review_record(
 ) -> GameReview:
     """Replay a `yahtzee-record/1` record and review it. Raises `RecordError` for a record that
     cannot be replayed and `ReviewError` for a card game."""
-    text = [line for line in lines]
-    result = replay(text)
-    if isinstance(result.state, CardState):
+    text = list(lines)
+    header = next((line for line in text if line.strip()), "")
+    if is_card_record(header):
         raise ReviewError("card games can't be reviewed yet: only the dice games")
-    header = next(line for line in text if line.strip())
+    result = replay(text)
+    if isinstance(result.state, CardState):  # pragma: no cover - a card record, caught above
+        raise ReviewError("card games can't be reviewed yet: only the dice games")
     players = json.loads(header)["players"]
     rules = result.state.rules
     events = [e for e in result.events if isinstance(e, DICE_EVENTS)]

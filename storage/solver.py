@@ -16,6 +16,7 @@ Tables are cached on disk (`cache_dir()`), one `.npy` file per option set.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -299,11 +300,14 @@ def _reachable_upper(mask: int) -> list[int]:
     return sorted(sums)
 
 
-def positions(bonus: bool) -> dict[int, tuple[IntArray, IntArray, IntArray]]:
-    """Every position that can occur, grouped by the number of filled boxes."""
+def positions(bonus: bool, filled: int = 0) -> dict[int, tuple[IntArray, IntArray, IntArray]]:
+    """Every position that can occur (with at least the boxes in `filled` filled), grouped by
+    the number of filled boxes."""
     by_level: dict[int, list[tuple[int, int, int]]] = {k: [] for k in range(BOXES + 1)}
     upper_sets = {m: _reachable_upper(m) for m in range(1 << FACES)}
     for mask in range(1 << BOXES):
+        if mask & filled != filled:
+            continue
         fifties = (0, 1) if bonus and mask >> YAHTZEE & 1 else (0,)
         for u in upper_sets[mask & ((1 << FACES) - 1)]:
             for y in fifties:
@@ -316,14 +320,19 @@ def positions(bonus: bool) -> dict[int, tuple[IntArray, IntArray, IntArray]]:
 
 
 def build_table(
-    rules: Rules, progress: Progress | None = None, chunk: int = 1024, workers: int = 2
+    rules: Rules,
+    progress: Progress | None = None,
+    chunk: int = 1024,
+    workers: int = 2,
+    filled: int = 0,
 ) -> Array:
     """The optimal value of every position (0 where none can occur). Positions of one level
-    are independent, so `workers` threads share them (numpy releases the GIL)."""
+    are independent, so `workers` threads share them (numpy releases the GIL). With `filled`,
+    only the positions where those boxes are filled (the late game a test needs)."""
     model = classic_model(rules)
     table = np.zeros((1 << BOXES, UPPER_CAP + 1, 2))
-    levels = positions(model.bonus)
-    total = sum(len(levels[k][0]) for k in range(BOXES))
+    levels = positions(model.bonus, filled)
+    total = max(1, sum(len(levels[k][0]) for k in range(BOXES)))
     done = 0
 
     def solve(part: tuple[IntArray, IntArray, IntArray]) -> int:
@@ -366,30 +375,45 @@ def _stderr_progress(message: str) -> None:
     print(f"\rrollkeeper: building the classic value table ... {message}", end="", file=sys.stderr)
 
 
+def read_cached(path: Path) -> Array | None:
+    """A cached table, or None when the file is missing or is not a table."""
+    try:
+        table = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError):
+        return None
+    if table.shape != (1 << BOXES, UPPER_CAP + 1, 2) or table.dtype != np.float64:
+        return None
+    cached: Array = table
+    return cached
+
+
+def write_cached(path: Path, table: Array) -> None:
+    """Write a table whole or not at all (a temporary file, then a rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        with partial.open("wb") as fh:
+            np.save(fh, table, allow_pickle=False)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
 def load_table(
     rules: Rules, directory: Path | None = None, progress: Progress | None = _stderr_progress
 ) -> Array:
     """The table for these rules from the cache, built (with progress) and cached if absent or
     unreadable. A cache that cannot be written is not an error: the table is returned."""
     path = (directory or cache_dir()) / table_name(rules)
-    try:
-        table = np.load(path, allow_pickle=False)
-        if table.shape == (1 << BOXES, UPPER_CAP + 1, 2) and table.dtype == np.float64:
-            return table  # type: ignore[no-any-return]
-    except (OSError, ValueError):
-        pass
+    cached = read_cached(path)
+    if cached is not None:
+        return cached
     started = time.perf_counter()
     table = build_table(rules, progress)
     if progress is not None:
         progress(f"done in {time.perf_counter() - started:.1f} s\n")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        with partial.open("wb") as fh:
-            np.save(fh, table, allow_pickle=False)
-        os.replace(partial, path)
-    except OSError:
-        pass
+    with contextlib.suppress(OSError):
+        write_cached(path, table)
     return table
 
 
