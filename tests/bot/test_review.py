@@ -100,3 +100,17 @@ def test_the_reply_carries_the_embed_and_the_chart(painted_game: GameReview) -> 
     assert [f.filename for f in reply.files] == ["review.png"]
     text = review_text(painted_game)
     assert all(f"{p.name}: {p.score}" in text for p in painted_game.players)
+
+
+def test_the_review_costs_nothing_at_start_up() -> None:
+    """The engine's review stays standard library only, and the bot and its command line load
+    numpy and matplotlib only when a review is asked for."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, engine.review, bot.review, bot.cli; "
+        "print([m for m in ('numpy', 'matplotlib', 'storage') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
