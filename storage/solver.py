@@ -300,29 +300,51 @@ def _reachable_upper(mask: int) -> list[int]:
     return sorted(sums)
 
 
-def positions(bonus: bool, filled: int = 0) -> dict[int, tuple[IntArray, IntArray, IntArray]]:
+def _open_upper_most(mask: int) -> int:
+    """The most the open upper boxes of `mask` can still add to the upper subtotal."""
+    return sum(DICE * (f + 1) for f in range(FACES) if not mask >> f & 1)
+
+
+def positions(
+    bonus: bool, filled: int = 0
+) -> dict[int, tuple[tuple[IntArray, IntArray, IntArray], tuple[IntArray, IntArray, IntArray]]]:
     """Every position that can occur (with at least the boxes in `filled` filled), grouped by
-    the number of filled boxes."""
-    by_level: dict[int, list[tuple[int, int, int]]] = {k: [] for k in range(BOXES + 1)}
-    upper_sets = {m: _reachable_upper(m) for m in range(1 << FACES)}
+    the number of filled boxes: those to solve, and those that share the value of the same card
+    with an upper subtotal of 0: where the open upper boxes can no longer reach 63, the upper
+    subtotal no longer matters."""
+    to_solve: dict[int, list[IntArray]] = {k: [] for k in range(BOXES + 1)}
+    to_share: dict[int, list[IntArray]] = {k: [] for k in range(BOXES + 1)}
+    uppers = {}
+    for upper_mask in range(1 << FACES):
+        dead = [u for u in range(UPPER_CAP) if u + _open_upper_most(upper_mask) < UPPER_CAP]
+        solved = [u for u in _reachable_upper(upper_mask) if u not in dead[1:]]
+        uppers[upper_mask] = (np.array(solved, dtype=np.int64), np.array(dead[1:], dtype=np.int64))
     for mask in range(1 << BOXES):
         if mask & filled != filled:
             continue
-        fifties = (0, 1) if bonus and mask >> YAHTZEE & 1 else (0,)
-        for u in upper_sets[mask & ((1 << FACES) - 1)]:
-            for y in fifties:
-                by_level[mask.bit_count()].append((mask, u, y))
+        level = mask.bit_count()
+        fifties = np.array((0, 1) if bonus and mask >> YAHTZEE & 1 else (0,), dtype=np.int64)
+        for found, us in zip((to_solve, to_share), uppers[mask & ((1 << FACES) - 1)], strict=True):
+            if len(us):
+                block = np.empty((len(us) * len(fifties), 3), dtype=np.int64)
+                block[:, 0] = mask
+                block[:, 1] = np.repeat(us, len(fifties))
+                block[:, 2] = np.tile(fifties, len(us))
+                found[level].append(block)
     out = {}
-    for level, rows in by_level.items():
-        arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
-        out[level] = (arr[:, 0], arr[:, 1], arr[:, 2])
+    for level in range(BOXES + 1):
+        arrays = []
+        for found in (to_solve, to_share):
+            arr = np.concatenate(found[level]) if found[level] else np.empty((0, 3), np.int64)
+            arrays.append((arr[:, 0], arr[:, 1], arr[:, 2]))
+        out[level] = (arrays[0], arrays[1])
     return out
 
 
 def build_table(
     rules: Rules,
     progress: Progress | None = None,
-    chunk: int = 1024,
+    chunk: int = 256,
     workers: int = 2,
     filled: int = 0,
 ) -> Array:
@@ -332,7 +354,7 @@ def build_table(
     model = classic_model(rules)
     table = np.zeros((1 << BOXES, UPPER_CAP + 1, 2))
     levels = positions(model.bonus, filled)
-    total = max(1, sum(len(levels[k][0]) for k in range(BOXES)))
+    total = max(1, sum(len(levels[k][0][0]) for k in range(BOXES)))
     done = 0
 
     def solve(part: tuple[IntArray, IntArray, IntArray]) -> int:
@@ -342,12 +364,15 @@ def build_table(
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for level in range(BOXES - 1, -1, -1):
-            mask, upper, fifty = levels[level]
+            (mask, upper, fifty), shared = levels[level]
             parts = [
                 (mask[i : i + chunk], upper[i : i + chunk], fifty[i : i + chunk])
                 for i in range(0, len(mask), chunk)
             ]
             done += sum(pool.map(solve, parts))
+            # Where the bonus is out of reach every subtotal is worth what 0 is worth.
+            same_mask, same_upper, same_fifty = shared
+            table[same_mask, same_upper, same_fifty] = table[same_mask, 0, same_fifty]
             if progress is not None:
                 progress(f"{done * 100 // total}%")
     return table

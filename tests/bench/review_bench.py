@@ -63,7 +63,7 @@ table = load_table(make_rules("classic"), Path(sys.argv[1]), progress=None)
 elapsed = time.perf_counter() - t0
 status = Path("/proc/self/status").read_text()
 rss = next(int(x.split()[1]) for x in status.splitlines() if x.startswith("VmHWM")) / 1024
-print(f"{elapsed} {rss} {table[0, 0, 0]!r}")
+print(f"{elapsed} {rss} {float(table[0, 0, 0])!r}")
 """
 
 
