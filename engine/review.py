@@ -185,22 +185,52 @@ class Advisor:
         """The expected final score of a card between turns: its points plus those to come."""
         return self.total(card) + self.oracle.future(self.rules, card)
 
-    def options(self, card: Card, dice: tuple[DieFace, ...], rolls_left: int) -> list[Option]:
-        """Every choice after a roll with the expected final score it leads to, best first
-        (scores before keeps, then card order, on a tie). A hint is the first."""
+    def situation(self, card: Card, dice: tuple[DieFace, ...], rolls_left: int) -> Situation:
+        """The choices after a roll, valued (the review asks for the best and the chosen one
+        only, so keeps stay a mapping)."""
         rules = self.rules
-        found = [
+        scores = tuple(
             Option(ScoreChoice(p), self.value_between_turns(place(rules, card, p)))
             for p in placements(rules, card, dice)
-        ]
+        )
+        keeps: dict[tuple[str, ...], float] = {}
         if rolls_left:
             banked = self.total(card)
             values = self.oracle.keep_values(rules, card, dice, rolls_left)
-            by_name = {d.die: d for d in dice}
-            found.extend(
-                Option(KeepChoice(tuple(by_name[n] for n in kept)), banked + value)
-                for kept, value in values.items()
-            )
+            keeps = {kept: banked + value for kept, value in values.items()}
+        return Situation(dice, scores, keeps)
+
+    def options(self, card: Card, dice: tuple[DieFace, ...], rolls_left: int) -> list[Option]:
+        """Every choice after a roll with the expected final score it leads to, best first
+        (scores before keeps, then card order, on a tie). A hint is the first."""
+        return self.situation(card, dice, rolls_left).options()
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """The choices after one roll: each placement and each keep (by die names), valued as the
+    expected final score they lead to."""
+
+    dice: tuple[DieFace, ...]
+    scores: tuple[Option, ...]
+    keeps: Mapping[tuple[str, ...], float]
+
+    def keep(self, names: tuple[str, ...]) -> Option:
+        by_name = {d.die: d for d in self.dice}
+        return Option(KeepChoice(tuple(by_name[n] for n in names)), self.keeps[names])
+
+    @property
+    def best(self) -> Option:
+        """The best choice (a score before a keep, and the first on the card, on a tie)."""
+        best = max(self.scores, key=lambda o: o.value)
+        if self.keeps:
+            names = max(self.keeps, key=lambda k: self.keeps[k])
+            if self.keeps[names] > best.value:
+                return self.keep(names)
+        return best
+
+    def options(self) -> list[Option]:
+        found = [*self.scores, *(self.keep(names) for names in self.keeps)]
         found.sort(key=lambda o: -o.value)
         return found
 
@@ -223,20 +253,23 @@ class _Seat:
     turn_drift: float = 0.0
     turn_decisions: list[Decision] = field(default_factory=list)
     turn_steps: list[Step] = field(default_factory=list)
-    options: list[Option] = field(default_factory=list)
+    situation: Situation | None = None
+    best: Option | None = None
     dice: tuple[DieFace, ...] = ()
     turn: int = 0
     roll: int = 0
 
     def drop_turn(self) -> None:
         self.turn_luck = self.turn_loss = self.turn_drift = 0.0
-        self.turn_decisions, self.turn_steps, self.options = [], [], []
+        self.turn_decisions, self.turn_steps = [], []
+        self.situation = self.best = None
         self.dice, self.roll = (), 0
 
 
 class _Reviewer(Advisor):
     def decide(self, seat: _Seat, chosen: Choice, value: float) -> None:
-        best = seat.options[0]
+        best = seat.best
+        assert best is not None, "a decision follows a roll"
         loss = best.value - value
         if loss < TIE:
             loss, shown = 0.0, chosen
@@ -253,19 +286,15 @@ class _Reviewer(Advisor):
             before = self.total(seat.card) + self.oracle.turn_start(self.rules, seat.card)
             seat.turn_drift = before - seat.level
         else:
+            assert seat.situation is not None, "a reroll follows a roll"
             rerolled = {d.die for d in event.rolled}
-            kept = tuple(d for d in seat.dice if d.die not in rerolled)
-            names = tuple(d.die for d in kept)
-            match = [
-                o
-                for o in seat.options
-                if isinstance(o.choice, KeepChoice) and tuple(d.die for d in o.choice.dice) == names
-            ]
-            before = match[0].value
-            self.decide(seat, KeepChoice(kept), before)
+            kept = seat.situation.keep(tuple(d.die for d in seat.dice if d.die not in rerolled))
+            before = kept.value
+            self.decide(seat, kept.choice, before)
         seat.dice, seat.turn, seat.roll = event.dice, event.turn, event.roll
-        seat.options = self.options(seat.card, event.dice, MAX_ROLLS - event.roll)
-        after = seat.options[0].value
+        seat.situation = self.situation(seat.card, event.dice, MAX_ROLLS - event.roll)
+        seat.best = seat.situation.best
+        after = seat.best.value
         seat.turn_luck += after - before
         seat.turn_steps.append(Step(event.turn, event.roll, "roll", after))
 

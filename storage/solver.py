@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from itertools import combinations, combinations_with_replacement
 from pathlib import Path
 
@@ -400,6 +400,9 @@ def _stderr_progress(message: str) -> None:
     print(f"\rrollkeeper: building the classic value table ... {message}", end="", file=sys.stderr)
 
 
+_loaded: dict[Path, Array] = {}
+
+
 def read_cached(path: Path) -> Array | None:
     """A cached table, or None when the file is missing or is not a table."""
     try:
@@ -427,11 +430,16 @@ def write_cached(path: Path, table: Array) -> None:
 def load_table(
     rules: Rules, directory: Path | None = None, progress: Progress | None = _stderr_progress
 ) -> Array:
-    """The table for these rules from the cache, built (with progress) and cached if absent or
-    unreadable. A cache that cannot be written is not an error: the table is returned."""
+    """The table for these rules: already in memory, else from the disk cache, else built
+    (with progress) and cached. A cache that cannot be written is not an error: the table is
+    returned. The process keeps each table it loads (8 MB each) for the next review."""
     path = (directory or cache_dir()) / table_name(rules)
+    kept = _loaded.get(path)
+    if kept is not None:
+        return kept
     cached = read_cached(path)
     if cached is not None:
+        _loaded[path] = cached
         return cached
     started = time.perf_counter()
     table = build_table(rules, progress)
@@ -439,6 +447,7 @@ def load_table(
         progress(f"done in {time.perf_counter() - started:.1f} s\n")
     with contextlib.suppress(OSError):
         write_cached(path, table)
+    _loaded[path] = table
     return table
 
 
@@ -449,6 +458,20 @@ def position(rules: Rules, card: Card) -> tuple[int, int, int]:
     upper = min(UPPER_CAP, sum(v or 0 for v in sheet.scores[:FACES]))
     fifty = int(rules.yahtzee_bonus and sheet.scores[YAHTZEE] == 50)
     return mask, upper, fifty
+
+
+@lru_cache(maxsize=8192)
+def keep_indexes(dice: tuple[DieFace, ...]) -> dict[tuple[str, ...], tuple[int, int]]:
+    """For each proper subset of these dice (by name): its size and multiset's index there."""
+    lat = lattice()
+    found = {}
+    for size in range(DICE):
+        for kept in combinations(dice, size):
+            found[tuple(d.die for d in kept)] = (
+                size,
+                lat.index[size][_counts([d.face for d in kept])],
+            )
+    return found
 
 
 # ---- the oracle the review asks ---------------------------------------------------------------
@@ -464,10 +487,16 @@ class ClassicOracle:
         self.model = classic_model(rules)
         self.table = table
         self._turns: dict[tuple[int, int, int], tuple[list[Array], list[Array]]] = {}
+        self._futures: dict[Card, float] = {}
 
     def future(self, rules: Rules, card: Card) -> float:
         self._check(rules)
-        return float(self.table[position(rules, card)])
+        found = self._futures.get(card)
+        if found is None:
+            if len(self._futures) > 65536:
+                self._futures.clear()
+            found = self._futures[card] = float(self.table[position(rules, card)])
+        return found
 
     def turn_start(self, rules: Rules, card: Card) -> float:
         return self.future(rules, card)
@@ -485,13 +514,10 @@ class ClassicOracle:
         self._check(rules)
         last_reroll, first_reroll = self._turn(position(rules, card))
         keeps = last_reroll if rolls_left == 1 else first_reroll
-        lat = lattice()
-        values = {}
-        for size in range(DICE):
-            for kept in combinations(dice, size):
-                counts = _counts([d.face for d in kept])
-                values[tuple(d.die for d in kept)] = float(keeps[size][lat.index[size][counts], 0])
-        return values
+        return {
+            names: float(keeps[size][index, 0])
+            for names, (size, index) in keep_indexes(dice).items()
+        }
 
     def _turn(self, key: tuple[int, int, int]) -> tuple[list[Array], list[Array]]:
         """Keep values with one and with two rolls left, for one position."""

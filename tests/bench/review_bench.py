@@ -299,6 +299,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         results["classic_table"] = table_figures(cache)
         results["classic_review"] = review_figures(cache, args.reviews)
         os.environ["ROLLKEEPER_CACHE"] = str(cache)
+        if args.games <= 0:
+            report(results, args.out)
+            return
         for preset in ("triple", "painted"):
             estimate_oracle(make_rules(preset))  # the table triple needs, built before the pool
         with Pool(2) as pool:
