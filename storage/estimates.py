@@ -47,6 +47,7 @@ from storage.solver import (
     classic_model,
     lattice,
     load_table,
+    stderr_progress,
 )
 
 # ---- triple ---------------------------------------------------------------------------------
@@ -464,7 +465,7 @@ def _ordered_best(keeps: list[Array], now: Array) -> Array:
 
 
 def estimate_oracle(
-    rules: Rules, cache: Path | None = None, progress: Progress | None = None
+    rules: Rules, cache: Path | None = None, progress: Progress | None = stderr_progress
 ) -> ValueOracle:
     """The estimate for triple or a painted game."""
     if rules.preset == "triple":

@@ -16,7 +16,7 @@ from engine.review import GameReview, ValueOracle, review
 from engine.rules import Rules
 from storage.cardrecords import is_card_record
 from storage.records import RecordError, replay
-from storage.solver import ClassicOracle, Progress, load_table
+from storage.solver import ClassicOracle, Progress, load_table, stderr_progress
 
 DICE_EVENTS = (DiceRolled, Scored, TurnSkipped, PlayerLeft, GameEnded)
 
@@ -26,18 +26,18 @@ class ReviewError(ValueError):
 
 
 def oracle_for(
-    rules: Rules, cache: Path | None = None, progress: Progress | None = None
+    rules: Rules, cache: Path | None = None, progress: Progress | None = stderr_progress
 ) -> ValueOracle:
     """The value oracle for a variant: exact for classic, an estimate otherwise."""
     if rules.preset == "classic":
         return ClassicOracle(rules, load_table(rules, cache, progress))
     from storage.estimates import estimate_oracle
 
-    return estimate_oracle(rules)
+    return estimate_oracle(rules, cache, progress)
 
 
 def review_record(
-    lines: Iterable[str], cache: Path | None = None, progress: Progress | None = None
+    lines: Iterable[str], cache: Path | None = None, progress: Progress | None = stderr_progress
 ) -> GameReview:
     """Replay a `yahtzee-record/1` record and review it. Raises `RecordError` for a record that
     cannot be replayed and `ReviewError` for a card game."""

@@ -396,7 +396,7 @@ def table_name(rules: Rules) -> str:
     return f"classic-joker={rules.joker.value}-yahtzee_bonus={bonus}-v{TABLE_VERSION}.npy"
 
 
-def _stderr_progress(message: str) -> None:
+def stderr_progress(message: str) -> None:
     print(f"\rrollkeeper: building the classic value table ... {message}", end="", file=sys.stderr)
 
 
@@ -428,7 +428,7 @@ def write_cached(path: Path, table: Array) -> None:
 
 
 def load_table(
-    rules: Rules, directory: Path | None = None, progress: Progress | None = _stderr_progress
+    rules: Rules, directory: Path | None = None, progress: Progress | None = stderr_progress
 ) -> Array:
     """The table for these rules: already in memory, else from the disk cache, else built
     (with progress) and cached. A cache that cannot be written is not an error: the table is
