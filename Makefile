@@ -29,9 +29,11 @@ unit: $(STAMP)
 
 # Bounded to a few minutes on 2 cores. Full scale: make bench LOG_ROWS=10000000
 LOG_ROWS ?= 1000000
+REVIEW_GAMES ?= 500
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench.bot_bench
 	$(BIN)/python -m tests.bench.storage_bench --rows $(LOG_ROWS)
+	$(BIN)/python -m tests.bench.review_bench --games $(REVIEW_GAMES)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -43,6 +43,30 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _review(args: argparse.Namespace) -> int:
+    from bot.review import review_text
+    from engine.review import review_data
+    from storage.reviews import RecordError, ReviewError, review_record
+
+    try:
+        with Path(args.file).open(encoding="utf-8") as fh:
+            game = review_record(fh, Path(args.cache) if args.cache else None)
+    except OSError as exc:
+        print(f"rollkeeper: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except UnicodeDecodeError:
+        print("line 1: the file is not UTF-8 text", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (RecordError, ReviewError) as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.json:
+        print(json.dumps(review_data(game)))
+    else:
+        sys.stdout.write(review_text(game))
+    return 0
+
+
 def _when(text: str, end: bool) -> str:
     """A command-line date or time as a log timestamp; a bare `--until` date includes that day."""
     from datetime import UTC, datetime, timedelta
@@ -306,6 +330,15 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("file", help="the record (JSON Lines)")
     replay.add_argument("--json", action="store_true", help="print the result as JSON")
     replay.set_defaults(handler=_replay)
+    review = commands.add_parser(
+        "review", help="what each decision cost and how lucky each roll was, for a record"
+    )
+    review.add_argument("file", help="the record (JSON Lines), as `audit export` writes it")
+    review.add_argument("--json", action="store_true", help="print the review as JSON")
+    review.add_argument(
+        "--cache", help="where the classic value tables are kept (default: $ROLLKEEPER_CACHE)"
+    )
+    review.set_defaults(handler=_review)
 
     audit = commands.add_parser("audit", help="moderators' tools over the database")
     audit_commands = audit.add_subparsers(dest="audit_command", metavar="TOOL", required=True)

@@ -335,10 +335,17 @@ _BASES: dict[str, Rules] = {
 
 
 def _build(preset: str, chosen: dict[str, str]) -> Rules:
+    joker = JokerMode(chosen["joker"])
+    base = _BASES[preset]
+    # Classic's free joker is Verhoeff's (the published 254.5896): joker values only once the
+    # matching upper box is filled too. The forced joker never needs it (the upper box takes
+    # the Yahtzee while it is open).
+    needs_upper = base.joker_needs_upper or (preset == "classic" and joker is JokerMode.FREE)
     return replace(
-        _BASES[preset],
+        base,
         rounds=int(chosen.get("rounds", "1")),
-        joker=JokerMode(chosen["joker"]),
+        joker=joker,
+        joker_needs_upper=needs_upper,
         yahtzee_bonus=chosen["yahtzee_bonus"] == "true",
         order=TurnOrder(chosen["order"]),
         options=tuple(sorted(chosen.items())),

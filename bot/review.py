@@ -1,0 +1,238 @@
+"""What players see of a post-game review: a phone-sized embed, plain text and a chart.
+
+`review_embed` and `review_text` are pure; `review_chart` draws a PNG with matplotlib (Agg,
+no display), imported only when a chart is asked for, so the bot starts without it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+from bot.replies import Attachment, Embed, Field, Reply
+from engine.review import (
+    Choice,
+    Decision,
+    GameReview,
+    KeepChoice,
+    PlayerReview,
+    Step,
+    box_text,
+    keep_text,
+)
+from engine.rules import Rules
+
+# One colour per seat (matplotlib's tab10 order), so players keep theirs in every chart.
+PLAYER_COLOURS: tuple[str, ...] = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#9467bd",
+    "#ff7f0e",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+)
+LUCK_COLOUR = "#7f7f7f"
+LOSS_COLOUR = "#bcbd22"
+EXPERT = 0.2  # points lost per decision: expert play by the published proficiency test
+COSTLIEST = 3
+
+
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def signed(points: float) -> str:
+    """`+12.3` or `-4.1` (never `-0.0`)."""
+    rounded = round(points, 1)
+    return f"{'+' if rounded >= 0 else '-'}{abs(rounded):.1f}"
+
+
+def _did(rules: Rules, choice: Choice) -> str:
+    if isinstance(choice, KeepChoice):
+        return f"kept {keep_text(choice.dice)}"
+    return f"scored {box_text(rules, choice.placement)} ({choice.placement.points})"
+
+
+def _doing(rules: Rules, choice: Choice) -> str:
+    if isinstance(choice, KeepChoice):
+        return f"keeping {keep_text(choice.dice)}"
+    return f"scoring {box_text(rules, choice.placement)}"
+
+
+def decision_text(rules: Rules, decision: Decision) -> str:
+    """`turn 7, roll 2: kept 3 3 — keeping 3 3 5 was worth 2.4 more`."""
+    where = f"turn {decision.turn}, roll {decision.roll}"
+    if decision.loss <= 0:
+        return f"{where}: {_did(rules, decision.chosen)} — the best choice"
+    better = _doing(rules, decision.best)
+    return f"{where}: {_did(rules, decision.chosen)} — {better} was worth {decision.loss:.1f} more"
+
+
+def _play_words(player: PlayerReview) -> str:
+    count = len(player.decisions)
+    if not count:
+        return "no decisions reviewed"
+    per = player.loss / count
+    if per <= EXPERT:
+        return f"expert play ({per:.2f} points lost per decision)"
+    if per <= 1:
+        return f"good play ({per:.2f} points lost per decision)"
+    if per <= 3:
+        return f"some costly choices ({per:.1f} points lost per decision)"
+    return f"many costly choices ({per:.1f} points lost per decision)"
+
+
+def _luck_words(luck: float) -> str:
+    if luck >= 20:
+        return "lucky dice"
+    if luck <= -20:
+        return "unlucky dice"
+    return "ordinary dice"
+
+
+def verdict(game: GameReview) -> str:
+    """The game in plain words: who won, and whether dice or choices decided it."""
+    players = sorted(game.players, key=lambda p: -p.expected)
+    if not players:
+        return "Nobody played."
+    if len(players) == 1:
+        (p,) = players
+        return f"{p.name}: {_play_words(p)}, {_luck_words(p.luck)}."
+    first, second = players[0], players[1]
+    margin = first.expected - second.expected
+    luck_part = first.luck - second.luck
+    skill_part = second.loss - first.loss
+    lead = "won" if game.finished and first.finished else "leads"
+    if round(margin, 1) == 0:
+        return f"{first.name} and {second.name} finished level."
+    if luck_part > 0 and skill_part > 0:
+        why = "luckier dice and better choices"
+    elif luck_part >= skill_part:
+        why = "the dice decided it"
+    else:
+        why = "the choices decided it"
+    return (
+        f"{first.name} {lead} by {margin:.0f} over {second.name}: {why} "
+        f"({signed(luck_part)} from luck, {signed(skill_part)} from choices)."
+    )
+
+
+def _player_field(game: GameReview, player: PlayerReview) -> Field:
+    status = "" if player.finished else " (unfinished)"
+    lines = [
+        f"Luck: {signed(player.luck)} points",
+        f"Lost to decisions: {player.loss:.1f} points over {len(player.decisions)}",
+        f"{_upper_first(_play_words(player))}, {_luck_words(player.luck)}",
+    ]
+    return Field(f"{player.name}: {player.score}{status}", "\n".join(lines), inline=False)
+
+
+def costliest(game: GameReview, count: int = COSTLIEST) -> list[tuple[str, Decision]]:
+    """The game's costliest decisions (player, decision), costliest first."""
+    found = [(p.name, d) for p in game.players for d in p.decisions if d.loss > 0]
+    found.sort(key=lambda pair: -pair[1].loss)
+    return found[:count]
+
+
+def review_embed(game: GameReview) -> Embed:
+    """The review as one phone-sized embed."""
+    rules = game.rules
+    note = (
+        "Exact: values of optimal solitaire play."
+        if game.exact
+        else f"Estimates: {rules.title} has no exact solution, so luck and losses are approximate."
+    )
+    fields = [_player_field(game, p) for p in game.players]
+    worst = costliest(game)
+    if worst:
+        multi = len(game.players) > 1
+        lines = [
+            f"{name}, {decision_text(rules, d)}" if multi else _upper_first(decision_text(rules, d))
+            for name, d in worst
+        ]
+        fields.append(Field("Costliest decisions", "\n".join(lines)))
+    return Embed(
+        title=f"Game review: {rules.title}",
+        description=f"{verdict(game)}\n{note}",
+        fields=tuple(fields),
+        footer="Luck: the dice against what was expected. Lost: the best choice's expected "
+        "points minus the chosen one's.",
+    ).fitted()
+
+
+def review_text(game: GameReview) -> str:
+    """The embed as plain text (the command line's `rollkeeper review`)."""
+    embed = review_embed(game)
+    parts = [embed.title, "", embed.description]
+    for f in embed.fields:
+        parts += ["", f.name, f.value]
+    return "\n".join(parts) + "\n"
+
+
+# ---- the chart ------------------------------------------------------------------------------
+
+
+def step_position(step: Step) -> float:
+    """Where a step sits on the turn axis: turn t spans t-1 .. t, its score ends it."""
+    if step.kind == "score":
+        return float(step.turn)
+    within = 2 * step.roll - (1 if step.kind == "roll" else 0)
+    return step.turn - 1 + within / 6
+
+
+def review_chart(game: GameReview, colours: Sequence[str] = PLAYER_COLOURS) -> bytes:
+    """A PNG: each player's expected final score through the game, and luck against the
+    points lost to decisions per player."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    players = game.players
+    figure = Figure(figsize=(8, 7), dpi=100, layout="constrained")
+    line_axes, bar_axes = figure.subplots(2, 1, height_ratios=(3, 2))
+    for i, p in enumerate(players):
+        xs = [0.0, *(step_position(s) for s in p.steps)]
+        ys = [p.start_ev, *(s.expected for s in p.steps)]
+        line_axes.plot(
+            xs, ys, drawstyle="steps-post", linewidth=2.5, color=colours[i], label=p.name
+        )
+    line_axes.set_xlabel("turn")
+    line_axes.set_ylabel("expected final score")
+    kind = "optimal play" if game.exact else "estimated"
+    line_axes.set_title(f"{game.rules.title}: expected final score ({kind})")
+    line_axes.legend(loc="best")
+    line_axes.grid(alpha=0.3)
+    positions = range(len(players))
+    height = 0.38
+    bar_axes.barh(
+        [y - height / 2 for y in positions],
+        [p.luck for p in players],
+        height,
+        color=LUCK_COLOUR,
+        label="luck",
+    )
+    bar_axes.barh(
+        [y + height / 2 for y in positions],
+        [-p.loss for p in players],
+        height,
+        color=LOSS_COLOUR,
+        label="lost to decisions",
+    )
+    bar_axes.set_yticks(list(positions), [p.name for p in players])
+    bar_axes.invert_yaxis()
+    bar_axes.axvline(0, color="black", linewidth=0.8)
+    bar_axes.set_xlabel("points")
+    bar_axes.set_title("luck against skill")
+    bar_axes.legend(loc="best")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def review_reply(game: GameReview, chart: bool = True) -> Reply:
+    """The message a finished game's review is: the embed, with the chart attached."""
+    files = (Attachment("review.png", review_chart(game)),) if chart else ()
+    return Reply(embeds=(review_embed(game),), files=files)

@@ -1,0 +1,437 @@
+"""The post-game review: what each decision cost and how lucky each roll was.
+
+Each player's sheet is a solitaire problem. With a value oracle (the expected points still to
+come from any card, and from any keep within a turn) a game splits into luck and skill:
+the value of a player's position moves only when dice fall (luck: the value after a roll
+minus the value expected before it) and when they choose (loss: the best option's value minus
+the chosen one's). So, for every player,
+
+    expected final score = start value + sum of luck - sum of losses
+
+and for a finished sheet the expected final score is the score. With an exact oracle (classic
+Yahtzee's optimal values) the losses are exact; other oracles are estimates (`exact` False).
+An estimate's value of a card between turns need not match what its own turn play expects
+from that card; each turn's first roll is measured against the latter (so luck stays unbiased)
+and the difference is reported as `drift` (always 0 for an exact oracle):
+
+    expected final score = start value + luck - losses + drift
+
+The oracle is injected (`ValueOracle`): the engine stays standard-library only.
+
+Turns that never reach a score count for nothing: a moderator's skip (the player plays those
+boxes later), a player leaving mid-turn, a game ended mid-turn, a record stopping mid-turn.
+A player who left, or whose sheet a record or an early end leaves unfinished, is reviewed up to
+there; their expected final score is their score plus the value still to come.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from engine.dice import DieFace
+from engine.game import (
+    MAX_ROLLS,
+    DiceRolled,
+    Event,
+    GameEnded,
+    PlayerLeft,
+    Scored,
+    TurnSkipped,
+)
+from engine.rules import Rules
+from engine.scoring import (
+    Card,
+    Placement,
+    Sheet,
+    card_total,
+    is_card_full,
+    new_card,
+    place,
+    placements,
+    sheet_totals,
+)
+
+TIE = 1e-9
+
+
+class ValueOracle(Protocol):
+    """Expected points still to come, under the oracle's own play from then on."""
+
+    @property
+    def exact(self) -> bool:
+        """True when the values are those of optimal play."""
+        ...
+
+    def future(self, rules: Rules, card: Card) -> float:
+        """Points still to come from `card` between turns (0 for a full card)."""
+        ...
+
+    def turn_start(self, rules: Rules, card: Card) -> float:
+        """Points still to come before the first roll of a turn from `card`, as the oracle's
+        play of that turn expects them (equal to `future` for an exact oracle)."""
+        ...
+
+    def prepare(self, rules: Rules, cards: Sequence[Card]) -> None:
+        """A hint: keep values will be asked for turns starting from these cards (an oracle
+        may work them out together, which is faster than one at a time)."""
+        ...
+
+    def keep_values(
+        self, rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int
+    ) -> Mapping[tuple[str, ...], float]:
+        """Points still to come for each proper subset of `dice` kept (by die name, in die
+        order; `()` rerolls all five) with `rolls_left` rolls left (1 or 2) before the reroll."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class KeepChoice:
+    """Keep these dice and reroll the others."""
+
+    dice: tuple[DieFace, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreChoice:
+    """Score the dice in a box (and, in triple, a column)."""
+
+    placement: Placement
+
+
+Choice = KeepChoice | ScoreChoice
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One choice after a roll: what was chosen, what was best and the expected points lost."""
+
+    turn: int
+    roll: int
+    dice: tuple[DieFace, ...]
+    chosen: Choice
+    best: Choice
+    loss: float
+
+    @property
+    def kind(self) -> str:
+        return "keep" if isinstance(self.chosen, KeepChoice) else "score"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The player's expected final score right after a roll or a decision."""
+
+    turn: int
+    roll: int
+    kind: str  # "roll", "keep" or "score"
+    expected: float
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerReview:
+    name: str
+    score: int
+    start_ev: float
+    luck: float
+    loss: float
+    drift: float
+    finished: bool
+    expected: float  # the score, plus the value still to come on an unfinished sheet
+    decisions: tuple[Decision, ...]
+    steps: tuple[Step, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GameReview:
+    rules: Rules
+    exact: bool
+    finished: bool
+    players: tuple[PlayerReview, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """A choice after a roll and the expected final score it leads to."""
+
+    choice: Choice
+    value: float
+
+
+class Advisor:
+    """Values a player's choices with an oracle: the review's arithmetic, and a hint's."""
+
+    def __init__(self, rules: Rules, oracle: ValueOracle) -> None:
+        self.rules = rules
+        self.oracle = oracle
+        self._sheet_totals: dict[tuple[int, Sheet], int] = {}
+
+    def total(self, card: Card) -> int:
+        """`card_total`, remembering each sheet's total (a turn values dozens of cards that
+        differ in one sheet)."""
+        total = 0
+        for index, sheet in enumerate(card):
+            key = (index, sheet)
+            found = self._sheet_totals.get(key)
+            if found is None:
+                if len(self._sheet_totals) > 65536:
+                    self._sheet_totals.clear()
+                found = self._sheet_totals[key] = sheet_totals(self.rules, card, index).total
+            total += found
+        return total
+
+    def value_between_turns(self, card: Card) -> float:
+        """The expected final score of a card between turns: its points plus those to come."""
+        return self.total(card) + self.oracle.future(self.rules, card)
+
+    def situation(self, card: Card, dice: tuple[DieFace, ...], rolls_left: int) -> Situation:
+        """The choices after a roll, valued (the review asks for the best and the chosen one
+        only, so keeps stay a mapping)."""
+        rules = self.rules
+        scores = tuple(
+            Option(ScoreChoice(p), self.value_between_turns(place(rules, card, p)))
+            for p in placements(rules, card, dice)
+        )
+        keeps: dict[tuple[str, ...], float] = {}
+        if rolls_left:
+            banked = self.total(card)
+            values = self.oracle.keep_values(rules, card, dice, rolls_left)
+            keeps = {kept: banked + value for kept, value in values.items()}
+        return Situation(dice, scores, keeps)
+
+    def options(self, card: Card, dice: tuple[DieFace, ...], rolls_left: int) -> list[Option]:
+        """Every choice after a roll with the expected final score it leads to, best first
+        (scores before keeps, then card order, on a tie). A hint is the first."""
+        return self.situation(card, dice, rolls_left).options()
+
+
+@dataclass(frozen=True, slots=True)
+class Situation:
+    """The choices after one roll: each placement and each keep (by die names), valued as the
+    expected final score they lead to."""
+
+    dice: tuple[DieFace, ...]
+    scores: tuple[Option, ...]
+    keeps: Mapping[tuple[str, ...], float]
+
+    def keep(self, names: tuple[str, ...]) -> Option:
+        by_name = {d.die: d for d in self.dice}
+        return Option(KeepChoice(tuple(by_name[n] for n in names)), self.keeps[names])
+
+    @property
+    def best(self) -> Option:
+        """The best choice (a score before a keep, and the first on the card, on a tie)."""
+        best = max(self.scores, key=lambda o: o.value)
+        if self.keeps:
+            names = max(self.keeps, key=lambda k: self.keeps[k])
+            if self.keeps[names] > best.value:
+                return self.keep(names)
+        return best
+
+    def options(self) -> list[Option]:
+        found = [*self.scores, *(self.keep(names) for names in self.keeps)]
+        found.sort(key=lambda o: -o.value)
+        return found
+
+
+@dataclass
+class _Seat:
+    name: str
+    card: Card
+    start: float
+    level: float  # the expected final score as the review last stated it
+    luck: float = 0.0
+    loss: float = 0.0
+    drift: float = 0.0
+    decisions: list[Decision] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    left: bool = False
+    # The turn under way: its decisions, steps and luck count once it reaches a score.
+    turn_luck: float = 0.0
+    turn_loss: float = 0.0
+    turn_drift: float = 0.0
+    turn_decisions: list[Decision] = field(default_factory=list)
+    turn_steps: list[Step] = field(default_factory=list)
+    situation: Situation | None = None
+    best: Option | None = None
+    dice: tuple[DieFace, ...] = ()
+    turn: int = 0
+    roll: int = 0
+
+    def drop_turn(self) -> None:
+        self.turn_luck = self.turn_loss = self.turn_drift = 0.0
+        self.turn_decisions, self.turn_steps = [], []
+        self.situation = self.best = None
+        self.dice, self.roll = (), 0
+
+
+class _Reviewer(Advisor):
+    def decide(self, seat: _Seat, chosen: Choice, value: float) -> None:
+        best = seat.best
+        assert best is not None, "a decision follows a roll"
+        loss = best.value - value
+        if loss < TIE:
+            loss, shown = 0.0, chosen
+        else:
+            shown = best.choice
+        seat.turn_loss += loss
+        seat.turn_decisions.append(Decision(seat.turn, seat.roll, seat.dice, chosen, shown, loss))
+        kind = "keep" if isinstance(chosen, KeepChoice) else "score"
+        seat.turn_steps.append(Step(seat.turn, seat.roll, kind, value))
+
+    def rolled(self, seat: _Seat, event: DiceRolled) -> None:
+        if event.roll == 1:
+            seat.drop_turn()
+            before = self.total(seat.card) + self.oracle.turn_start(self.rules, seat.card)
+            seat.turn_drift = before - seat.level
+        else:
+            assert seat.situation is not None, "a reroll follows a roll"
+            rerolled = {d.die for d in event.rolled}
+            kept = seat.situation.keep(tuple(d.die for d in seat.dice if d.die not in rerolled))
+            before = kept.value
+            self.decide(seat, kept.choice, before)
+        seat.dice, seat.turn, seat.roll = event.dice, event.turn, event.roll
+        seat.situation = self.situation(seat.card, event.dice, MAX_ROLLS - event.roll)
+        seat.best = seat.situation.best
+        after = seat.best.value
+        seat.turn_luck += after - before
+        seat.turn_steps.append(Step(event.turn, event.roll, "roll", after))
+
+    def scored(self, seat: _Seat, event: Scored) -> None:
+        card = place(self.rules, seat.card, event.placement)
+        value = self.value_between_turns(card)
+        self.decide(seat, ScoreChoice(event.placement), value)
+        seat.card = card
+        seat.luck += seat.turn_luck
+        seat.loss += seat.turn_loss
+        seat.drift += seat.turn_drift
+        seat.level = value
+        seat.decisions.extend(seat.turn_decisions)
+        seat.steps.extend(seat.turn_steps)
+        seat.drop_turn()
+
+
+def review(
+    rules: Rules,
+    players: Sequence[str],
+    events: Sequence[Event],
+    oracle: ValueOracle,
+    cards: Mapping[str, Card] | None = None,
+) -> GameReview:
+    """Review a dice game from its events (as a record's replay produces them). `cards` are
+    the players' cards before the first event, when the events start mid-game."""
+    reviewer = _Reviewer(rules, oracle)
+    begin = {p: (cards or {}).get(p, new_card(rules)) for p in players}
+    oracle.prepare(rules, _turn_cards(rules, begin, events))
+    seats = {}
+    for p in players:
+        start = reviewer.total(begin[p]) + oracle.turn_start(rules, begin[p])
+        seats[p] = _Seat(p, begin[p], start, start)
+    ended = False
+    for event in events:
+        match event:
+            case DiceRolled(player=player):
+                reviewer.rolled(seats[player], event)
+            case Scored(player=player):
+                reviewer.scored(seats[player], event)
+            case TurnSkipped(player=player):
+                seats[player].drop_turn()
+            case PlayerLeft(player=player):
+                seats[player].drop_turn()
+                seats[player].left = True
+            case GameEnded():
+                ended = True
+                for seat in seats.values():
+                    seat.drop_turn()
+    reviewed = []
+    for seat in seats.values():
+        score = card_total(rules, seat.card)
+        reviewed.append(
+            PlayerReview(
+                name=seat.name,
+                score=score,
+                start_ev=seat.start,
+                luck=seat.luck,
+                loss=seat.loss,
+                drift=seat.drift,
+                finished=is_card_full(seat.card),
+                expected=seat.level,
+                decisions=tuple(seat.decisions),
+                steps=tuple(seat.steps),
+            )
+        )
+    return GameReview(rules, oracle.exact, ended, tuple(reviewed))
+
+
+def _turn_cards(rules: Rules, begin: Mapping[str, Card], events: Sequence[Event]) -> list[Card]:
+    """Every card a turn starts from, in play order."""
+    cards = dict(begin)
+    found = list(cards.values())
+    for event in events:
+        if isinstance(event, Scored):
+            card = place(rules, cards[event.player], event.placement)
+            cards[event.player] = card
+            found.append(card)
+    return found
+
+
+# ---- plain data and words -------------------------------------------------------------------
+
+
+def keep_text(dice: Sequence[DieFace]) -> str:
+    """`3 3 5` for plain dice (sorted), `yellow 5, green 5` for painted dice, or `nothing`."""
+    if not dice:
+        return "nothing"
+    if dice[0].colour is None:
+        return " ".join(str(f) for f in sorted(d.face for d in dice))
+    return ", ".join(f"{d.colour} {d.face}" for d in dice)
+
+
+def box_text(rules: Rules, placement: Placement) -> str:
+    """The box as a player names it: `full house`, `fours in column 2`."""
+    name = rules.label(placement.box).lower()
+    return f"{name} in column {placement.column}" if rules.columns > 1 else name
+
+
+def choice_command(rules: Rules, choice: Choice) -> str:
+    """A choice as the command that makes it: `keep 3 3 5`, `score fours 2`."""
+    if isinstance(choice, KeepChoice):
+        return f"keep {keep_text(choice.dice)}"
+    column = f" {choice.placement.column}" if rules.columns > 1 else ""
+    return f"score {choice.placement.box}{column}"
+
+
+def review_data(game: GameReview) -> dict[str, object]:
+    """The review as JSON-ready data (`rollkeeper review --json`)."""
+    rules = game.rules
+    return {
+        "variant": rules.preset,
+        "options": {k: v for k, v in rules.options if k != "order"},
+        "exact": game.exact,
+        "players": [
+            {
+                "name": p.name,
+                "score": p.score,
+                "start_ev": p.start_ev,
+                "luck": p.luck,
+                "loss": p.loss,
+                "drift": p.drift,
+                "finished": p.finished,
+                "expected": p.expected,
+                "decisions": [
+                    {
+                        "turn": d.turn,
+                        "roll": d.roll,
+                        "kind": d.kind,
+                        "dice": [x.face for x in d.dice],
+                        "chosen": choice_command(rules, d.chosen),
+                        "best": choice_command(rules, d.best),
+                        "loss": d.loss,
+                    }
+                    for d in p.decisions
+                ],
+            }
+            for p in game.players
+        ],
+    }

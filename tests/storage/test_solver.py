@@ -1,0 +1,125 @@
+"""The classic value table: the published optimal values, the engine's scoring, brute force.
+
+The published start values need the full tables (some 10 s each to build on 2 cores): they
+are kept in pytest's cache directory, so only a first run (or a fresh clone) builds them.
+Everything else uses late-game tables, where only a few boxes are open, built in moments.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine import DiceKind, Rules, card_total, placements, show
+from engine.scoring import place
+from storage import solver
+from storage.solver import ClassicOracle, build_table, load_table, position
+from tests.storage.review_games import (
+    OPTION_SETS,
+    brute_force_value,
+    card_with,
+    classic,
+    classic_table,
+    random_values,
+)
+
+# Tom Verhoeff's optimal solitaire Yahtzee values (forced joker: the official rules; free: his
+# own convention), and the same game without the joker, and without joker and bonus.
+PUBLISHED = [
+    ({"joker": "forced"}, 254.5877),
+    ({"joker": "free"}, 254.5896),
+    ({"joker": "none"}, 253.9702),
+    ({"joker": "none", "yahtzee_bonus": "false"}, 245.8708),
+]
+
+
+@pytest.mark.parametrize(("options", "value"), PUBLISHED, ids=str)
+def test_start_value_agrees_with_the_published_one(
+    request: pytest.FixtureRequest, options: dict[str, str], value: float
+) -> None:
+    table = classic_table(request, classic(**options))
+    assert round(float(table[0, 0, 0]), 4) == value
+
+
+def test_the_table_prices_every_placement_as_the_engine_scores_it() -> None:
+    """With random values in the table, the best score-now value of a roll is the engine's
+    best placement: its points and bonuses plus the value of the card it leaves. This covers
+    which boxes are legal (forced joker), joker values, bonuses and where each leads."""
+    rng = random.Random(18)
+    lat = solver.lattice()
+    for options in OPTION_SETS:
+        rules = classic(**options)
+        model = solver.classic_model(rules)
+        table = np.random.default_rng(18).uniform(0, 100, (1 << 13, 64, 2))
+        for _ in range(25):
+            boxes = [b for b in rules.box_ids if rng.random() < 0.6]
+            if len(boxes) == 13:
+                boxes.pop()
+            card = card_with(rules, random_values(rules, boxes, rng))
+            mask, upper, fifty = (np.array([v]) for v in position(rules, card))
+            now = solver._score_now(model, table, mask, upper, fifty)[:, 0]
+            yahtzees = [
+                lat.rolls.index(tuple(5 if g == f else 0 for g in range(6))) for f in range(6)
+            ]
+            for r in [*yahtzees, *rng.sample(range(252), 12)]:
+                dice = show(DiceKind.PLAIN, lat.faces(lat.rolls[r]))
+                banked = card_total(rules, card)
+                expected = max(
+                    card_total(rules, after) - banked + table[position(rules, after)]
+                    for after in (place(rules, card, p) for p in placements(rules, card, dice))
+                )
+                assert now[r] == pytest.approx(expected), (options, card, dice)
+
+
+def late_game(rules: Rules, values: dict[str, int]) -> ClassicOracle:
+    card = card_with(rules, values)
+    mask, _, _ = position(rules, card)
+    return ClassicOracle(rules, build_table(rules, filled=mask, workers=1))
+
+
+UPPER_45 = {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15}
+LOWER = {
+    "three_of_a_kind": 20,
+    "four_of_a_kind": 0,
+    "full_house": 25,
+    "small_straight": 30,
+    "large_straight": 0,
+}
+
+
+@pytest.mark.parametrize("options", OPTION_SETS, ids=str)
+def test_one_box_left_matches_brute_force(options: dict[str, str]) -> None:
+    rules = classic(**options)
+    for left, yahtzee in (("sixes", 50), ("chance", 0), ("yahtzee", 0), ("full_house", 50)):
+        values = {**UPPER_45, **LOWER, "sixes": 18, "chance": 22, "yahtzee": yahtzee}
+        del values[left]
+        card = card_with(rules, values)
+        oracle = late_game(rules, values)
+        expected = brute_force_value(rules, card, {})
+        assert oracle.future(rules, card) == pytest.approx(expected, abs=1e-9), left
+
+
+def test_the_cache_keeps_a_table_and_rebuilds_an_unreadable_one(tmp_path: Path) -> None:
+    rules = classic()
+    path = tmp_path / solver.table_name(rules)
+    path.write_bytes(b"not a table")
+    assert solver.read_cached(path) is None
+    table = np.zeros((1 << 13, 64, 2))
+    table[0, 0, 0] = 254.5
+    solver.write_cached(path, table)
+    again = solver.read_cached(path)
+    assert again is not None and again[0, 0, 0] == 254.5
+    assert load_table(rules, tmp_path, progress=None)[0, 0, 0] == 254.5
+
+
+def test_the_cache_lives_where_the_environment_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROLLKEEPER_CACHE", str(tmp_path / "tables"))
+    assert solver.cache_dir() == tmp_path / "tables"
+    monkeypatch.delenv("ROLLKEEPER_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert solver.cache_dir() == tmp_path / "xdg" / "rollkeeper"
