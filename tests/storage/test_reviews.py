@@ -120,7 +120,7 @@ def test_a_bad_choice_costs_what_brute_force_says() -> None:
     oracle = ClassicOracle(rules, build_table(rules, filled=mask, workers=1))
     reviewed = review(rules, ("ann",), events, oracle, {"ann": card})
     last = reviewed.players[0].decisions[-1]
-    assert (last.turn, last.roll, last.kind) == (1, 3, "score")
+    assert (last.turn, last.roll, last.kind) == (12, 3, "score")  # 11 boxes filled before it
     assert isinstance(last.best, ScoreChoice) and last.best.placement.box == "sixes"
 
     six = show(rules.dice, (6, 6, 6, 2, 1))
@@ -192,7 +192,8 @@ def test_a_skipped_turn_counts_for_nothing() -> None:
         state, produced = apply(state, action, dice)
         events.extend(produced)
     (player,) = review(rules, ("ann",), events, oracle, {"ann": card}).players
-    assert [(d.turn, d.roll, d.kind) for d in player.decisions] == [(2, 1, "score")]
+    # Turns count the boxes filled: the turn after the skip is turn 11 again.
+    assert [(d.turn, d.roll, d.kind) for d in player.decisions] == [(11, 1, "score")]
     assert_adds_up(player)
 
 
