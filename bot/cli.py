@@ -19,7 +19,7 @@ EXIT_SOFTWARE = 70  # a bug: the details go to a file, never a traceback on the 
 
 def _replay(args: argparse.Namespace) -> int:
     from bot.render import scorecard_text, status_line
-    from engine.summary import game_summary
+    from engine.kinds import game_summary
     from storage.records import RecordError, replay
 
     try:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from engine import AnyState, GameState, Rules, sheet_totals
 from engine.cardgame import CardState
 from engine.cards import HAND_BY_ID
-from engine.scoring import Card
+from engine.scoring import Scorecard
 
 PHONE_WIDTH = 42  # characters of a code block a phone shows without wrapping
 NAME_WIDTH = 6  # a player's name in a table heading on a phone
@@ -42,7 +42,7 @@ def sheet_rows(rules: Rules) -> list[str]:
     return [*rows, "Yahtzee bonus", "Total"]
 
 
-def sheet_cells(rules: Rules, card: Card, index: int) -> tuple[str, ...]:
+def sheet_cells(rules: Rules, card: Scorecard, index: int) -> tuple[str, ...]:
     """One sheet's cells, in `sheet_rows` order, each as the total counts it (multiplied)."""
     totals = sheet_totals(rules, card, index)
     m = totals.multiplier

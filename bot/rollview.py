@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from bot.render import Column, dice_columns, fit_tables, sheet_rows
 from engine import GameState, Placement, sheet_totals
-from engine.scoring import YAHTZEE_BONUS, Card
+from engine.scoring import YAHTZEE_BONUS, Scorecard
 
 TOP_OPTIONS = 5  # one line each; the rest of the scoring options share one line
 TOP_BOXES = 8  # triple: one line per box, its three columns side by side
@@ -119,7 +119,7 @@ def current_round(state: GameState) -> int:
     return (min(rounds) if rounds else 0) + 1
 
 
-def _round_open(state: GameState, card: Card, r: int) -> bool:
+def _round_open(state: GameState, card: Scorecard, r: int) -> bool:
     columns = state.rules.columns
     return any(not card[r * columns + c].is_full for c in range(columns))
 

@@ -48,6 +48,7 @@ from engine.game import (
     TurnStarted,
     VoidRoll,
 )
+from engine.kinds import AnyAction, AnyEvent, AnyRules, AnyState, apply, make_game_rules, new_state
 from engine.rules import (
     DICE_PRESETS,
     PRESETS,
@@ -59,15 +60,14 @@ from engine.rules import (
     make_rules,
 )
 from engine.scoring import (
-    Card,
     Placement,
+    Scorecard,
     Sheet,
     SheetTotals,
-    card_total,
     placements,
+    scorecard_total,
     sheet_totals,
 )
-from engine.table import AnyAction, AnyEvent, AnyRules, AnyState, apply, make_game_rules, new_state
 
 __all__ = [
     "COLOURS",
@@ -80,7 +80,6 @@ __all__ = [
     "AnyRules",
     "AnyState",
     "Box",
-    "Card",
     "DiceKind",
     "DiceRolled",
     "DiceSource",
@@ -109,6 +108,7 @@ __all__ = [
     "Rules",
     "RulesError",
     "Score",
+    "Scorecard",
     "Scored",
     "ScriptExhaustedError",
     "ScriptedDice",
@@ -124,7 +124,6 @@ __all__ = [
     "TurnStarted",
     "VoidRoll",
     "apply",
-    "card_total",
     "colour_of",
     "find_preset",
     "is_yahtzee",
@@ -133,6 +132,7 @@ __all__ = [
     "new_state",
     "parse_dice",
     "placements",
+    "scorecard_total",
     "sheet_totals",
     "show",
 ]

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from engine.cardgame import CardState, Declare, Exchange, Stage, Stay
-from engine.game import MAX_ROLLS, GameState, Keep, Roll, Score
+from engine.cardgame import CardAction, CardState, Declare, Exchange, Stage, Stay
+from engine.game import MAX_ROLLS, Action, GameState, Keep, Roll, Score
 from engine.scoring import Placement
-from engine.table import AnyAction, AnyState
 
 GOOD_ENOUGH = 25
 
@@ -37,13 +36,16 @@ def best_placement(state: GameState) -> Placement:
     return min(legal, key=lambda p: (-p.gain, p.sheet, order.index(p.box)))
 
 
-def next_action(state: AnyState) -> AnyAction:
-    """The strategy's next action for the current player. The game must be in play."""
+def _player(state: GameState | CardState) -> str:
     player = state.current_player
     if player is None:
         raise ValueError("autoplay needs a game in play")
-    if isinstance(state, CardState):
-        return _card_action(state, player)
+    return player
+
+
+def dice_next_action(state: GameState) -> Action:
+    """The strategy's next action for the current player of a dice game in play."""
+    player = _player(state)
     dice = state.dice
     if dice is None:
         return Roll(player)
@@ -57,7 +59,9 @@ def next_action(state: AnyState) -> AnyAction:
     return Score(player, best.box, column)
 
 
-def _card_action(state: CardState, player: str) -> AnyAction:
+def card_next_action(state: CardState) -> CardAction:
+    """The stand-in's next action for the current player of a card game in play."""
+    player = _player(state)
     available = state.available(player)
     if state.rules.continuous:
         return Declare(player, available[0].hand) if available else Stay(player)
@@ -70,8 +74,11 @@ def _card_action(state: CardState, player: str) -> AnyAction:
     return Declare(player, min(choices, key=order.index))
 
 
-def ends_turn(state: AnyState, action: AnyAction) -> bool:
+def dice_ends_turn(state: GameState, action: Action) -> bool:
     """Does `action` end the current player's turn (so a deadline is then dealt with)?"""
-    if isinstance(state, CardState):
-        return not (state.rules.one_at_a_time and isinstance(action, Exchange))
     return isinstance(action, Score)
+
+
+def card_ends_turn(state: CardState, action: CardAction) -> bool:
+    """In a card game every move ends the turn but a one-at-a-time pick-up."""
+    return not (state.rules.one_at_a_time and isinstance(action, Exchange))

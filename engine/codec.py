@@ -1,7 +1,8 @@
 """Games as plain JSON-ready data: snapshots of a state and the actions applied to it.
 
 Storage keeps a game as its actions (with the faces each one drew) plus a snapshot; these
-functions are the only way in and out, and they check what they read.
+functions are the only way in and out, and they check what they read. Each family's snapshot
+codec is here; `engine.kinds` picks the one a game needs.
 """
 
 from __future__ import annotations
@@ -12,41 +13,24 @@ from engine.cardgame import (
     CARD_PRESET,
     CardSeat,
     CardState,
-    Declare,
-    Done,
-    Exchange,
     Stage,
-    Stay,
     make_card_rules,
 )
 from engine.cards import DECK
 from engine.game import (
-    EndGame,
     GameState,
-    Join,
-    Keep,
-    Kick,
-    Leave,
     Phase,
-    Roll,
-    Score,
     Seat,
-    Skip,
-    Start,
     Turn,
-    VoidRoll,
 )
 from engine.rules import make_rules
 from engine.scoring import Sheet
-from engine.table import AnyAction, AnyState
 
 SNAPSHOT_VERSION = 1
 
 
-def to_snapshot(state: AnyState) -> dict[str, Any]:
-    """Everything needed to rebuild `state`, as JSON-ready data."""
-    if isinstance(state, CardState):
-        return _card_snapshot(state)
+def dice_snapshot(state: GameState) -> dict[str, Any]:
+    """Everything needed to rebuild a dice game, as JSON-ready data."""
     return {
         "v": SNAPSHOT_VERSION,
         "preset": state.rules.preset,
@@ -71,10 +55,8 @@ class SnapshotError(ValueError):
     """A stored snapshot that does not describe a valid game."""
 
 
-def from_snapshot(data: dict[str, Any]) -> AnyState:
-    """Rebuild a game from `to_snapshot` data, checking its shape against the rules."""
-    if data.get("preset") == CARD_PRESET:
-        return _card_from_snapshot(data)
+def dice_from_snapshot(data: dict[str, Any]) -> GameState:
+    """Rebuild a dice game from `dice_snapshot` data, checking its shape against the rules."""
     try:
         if data["v"] != SNAPSHOT_VERSION:
             raise SnapshotError(f"snapshot version {data['v']} is not {SNAPSHOT_VERSION}")
@@ -111,58 +93,10 @@ def from_snapshot(data: dict[str, Any]) -> AnyState:
     return state
 
 
-_ACTION_TYPES: dict[str, type[AnyAction]] = {
-    "join": Join,
-    "leave": Leave,
-    "start": Start,
-    "roll": Roll,
-    "keep": Keep,
-    "score": Score,
-    "skip": Skip,
-    "kick": Kick,
-    "void": VoidRoll,
-    "end": EndGame,
-    "exchange": Exchange,
-    "stay": Stay,
-    "done": Done,
-    "declare": Declare,
-}
-_ACTION_NAMES = {cls: name for name, cls in _ACTION_TYPES.items()}
-# Actions stored before a rule existed replay under the rules they were played by: a field the
-# stored data lacks takes its old meaning, not the new default.
-_BEFORE_THE_FIELD: dict[str, dict[str, Any]] = {
-    "leave": {"recount": False},
-    "kick": {"recount": False},
-    "declare": {"whole_turn": False},
-}
-
-
-def action_to_data(action: AnyAction) -> dict[str, Any]:
-    """`{"type": "roll", "player": "...", "dice": [...]}` and the like."""
-    data: dict[str, Any] = {"type": _ACTION_NAMES[type(action)]}
-    for name in action.__slots__:
-        value = getattr(action, name)
-        data[name] = list(value) if isinstance(value, tuple) else value
-    return data
-
-
-def action_from_data(data: dict[str, Any]) -> AnyAction:
-    """The action `action_to_data` wrote; a `SnapshotError` for anything else."""
-    try:
-        cls = _ACTION_TYPES[data["type"]]
-        fields: dict[str, Any] = dict(_BEFORE_THE_FIELD.get(data["type"], {}))
-        fields |= {
-            k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k != "type"
-        }
-        return cls(**fields)
-    except (KeyError, TypeError) as exc:
-        raise SnapshotError(f"malformed action {data!r}: {exc}") from exc
-
-
 # ---- card games ----------------------------------------------------------------------------
 
 
-def _card_snapshot(state: CardState) -> dict[str, Any]:
+def card_snapshot(state: CardState) -> dict[str, Any]:
     return {
         "v": SNAPSHOT_VERSION,
         "preset": CARD_PRESET,
@@ -205,7 +139,7 @@ def _cards(values: Any) -> tuple[str, ...]:
     return cards
 
 
-def _card_from_snapshot(data: dict[str, Any]) -> CardState:
+def card_from_snapshot(data: dict[str, Any]) -> CardState:
     try:
         if data["v"] != SNAPSHOT_VERSION:
             raise SnapshotError(f"snapshot version {data['v']} is not {SNAPSHOT_VERSION}")

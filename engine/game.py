@@ -33,14 +33,14 @@ from engine.errors import (
 )
 from engine.rules import Rules, TurnOrder
 from engine.scoring import (
-    Card,
     Placement,
+    Scorecard,
     active_sheets,
-    card_total,
-    is_card_full,
-    new_card,
+    is_scorecard_full,
+    new_scorecard,
     place,
     placements,
+    scorecard_total,
 )
 from engine.suggest import either_and
 
@@ -58,7 +58,7 @@ class Seat:
     """A player at the table with their card and the turns they have had."""
 
     player: str
-    card: Card
+    card: Scorecard
     turns: int = 0  # turns taken, skipped ones included
 
     @property
@@ -287,7 +287,7 @@ class GameState:
             raise NoPlayersError("A game needs at least one player.", hint="join")
         if len(set(players)) != len(players):
             raise AlreadyJoinedError("Each player may sit at the table once.")
-        seats = tuple(Seat(p, new_card(rules)) for p in players)
+        seats = tuple(Seat(p, new_scorecard(rules)) for p in players)
         return cls(rules, Phase.PLAYING, seats)
 
     @property
@@ -325,10 +325,10 @@ class GameState:
         )
 
     def total(self, player: str) -> int:
-        return card_total(self.rules, self.seat(player).card)
+        return scorecard_total(self.rules, self.seat(player).card)
 
     def totals(self) -> tuple[tuple[str, int], ...]:
-        return tuple((s.player, card_total(self.rules, s.card)) for s in self.seats)
+        return tuple((s.player, scorecard_total(self.rules, s.card)) for s in self.seats)
 
     def winners(self) -> tuple[str, ...]:
         totals = self.totals()
@@ -407,7 +407,7 @@ def _join(state: GameState, player: str) -> Result:
         raise AlreadyJoinedError(f"{player} has already joined.", hint="start")
     if len(state.seats) >= state.rules.max_players:
         raise GameFullError(f"The game is full ({state.rules.max_players} players).")
-    seat = Seat(player, new_card(state.rules))
+    seat = Seat(player, new_scorecard(state.rules))
     return replace(state, seats=(*state.seats, seat)), (PlayerJoined(player),)
 
 
@@ -544,7 +544,7 @@ def _advance(state: GameState, start: int | None = None) -> Result:
     for step in range(count):
         index = (first + step) % count
         seat = state.seats[index]
-        if not is_card_full(seat.card):
+        if not is_scorecard_full(seat.card):
             nxt = replace(state, current=index, turn=Turn())
             return nxt, (TurnStarted(seat.player, seat.next_turn),)
     return _end(replace(state, turn=Turn()), early=False)

@@ -42,14 +42,14 @@ from engine.game import (
 )
 from engine.rules import Rules
 from engine.scoring import (
-    Card,
     Placement,
+    Scorecard,
     Sheet,
-    card_total,
-    is_card_full,
-    new_card,
+    is_scorecard_full,
+    new_scorecard,
     place,
     placements,
+    scorecard_total,
     sheet_totals,
 )
 
@@ -64,22 +64,22 @@ class ValueOracle(Protocol):
         """True when the values are those of optimal play."""
         ...
 
-    def future(self, rules: Rules, card: Card) -> float:
+    def future(self, rules: Rules, card: Scorecard) -> float:
         """Points still to come from `card` between turns (0 for a full card)."""
         ...
 
-    def turn_start(self, rules: Rules, card: Card) -> float:
+    def turn_start(self, rules: Rules, card: Scorecard) -> float:
         """Points still to come before the first roll of a turn from `card`, as the oracle's
         play of that turn expects them (equal to `future` for an exact oracle)."""
         ...
 
-    def prepare(self, rules: Rules, cards: Sequence[Card]) -> None:
+    def prepare(self, rules: Rules, cards: Sequence[Scorecard]) -> None:
         """A hint: keep values will be asked for turns starting from these cards (an oracle
         may work them out together, which is faster than one at a time)."""
         ...
 
     def keep_values(
-        self, rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int
+        self, rules: Rules, card: Scorecard, dice: tuple[DieFace, ...], rolls_left: int
     ) -> Mapping[tuple[str, ...], float]:
         """Points still to come for each proper subset of `dice` kept (by die name, in die
         order; `()` rerolls all five) with `rolls_left` rolls left (1 or 2) before the reroll."""
@@ -167,8 +167,8 @@ class Advisor:
         self.oracle = oracle
         self._sheet_totals: dict[tuple[int, Sheet], int] = {}
 
-    def total(self, card: Card) -> int:
-        """`card_total`, remembering each sheet's total (a turn values dozens of cards that
+    def total(self, card: Scorecard) -> int:
+        """`scorecard_total`, remembering each sheet's total (a turn values dozens of cards that
         differ in one sheet)."""
         total = 0
         for index, sheet in enumerate(card):
@@ -181,11 +181,11 @@ class Advisor:
             total += found
         return total
 
-    def value_between_turns(self, card: Card) -> float:
+    def value_between_turns(self, card: Scorecard) -> float:
         """The expected final score of a card between turns: its points plus those to come."""
         return self.total(card) + self.oracle.future(self.rules, card)
 
-    def situation(self, card: Card, dice: tuple[DieFace, ...], rolls_left: int) -> Situation:
+    def situation(self, card: Scorecard, dice: tuple[DieFace, ...], rolls_left: int) -> Situation:
         """The choices after a roll, valued (the review asks for the best and the chosen one
         only, so keeps stay a mapping)."""
         rules = self.rules
@@ -200,7 +200,7 @@ class Advisor:
             keeps = {kept: banked + value for kept, value in values.items()}
         return Situation(dice, scores, keeps)
 
-    def options(self, card: Card, dice: tuple[DieFace, ...], rolls_left: int) -> list[Option]:
+    def options(self, card: Scorecard, dice: tuple[DieFace, ...], rolls_left: int) -> list[Option]:
         """Every choice after a roll with the expected final score it leads to, best first
         (scores before keeps, then card order, on a tie). A hint is the first."""
         return self.situation(card, dice, rolls_left).options()
@@ -238,7 +238,7 @@ class Situation:
 @dataclass
 class _Seat:
     name: str
-    card: Card
+    card: Scorecard
     start: float
     level: float  # the expected final score as the review last stated it
     luck: float = 0.0
@@ -317,12 +317,12 @@ def review(
     players: Sequence[str],
     events: Sequence[Event],
     oracle: ValueOracle,
-    cards: Mapping[str, Card] | None = None,
+    cards: Mapping[str, Scorecard] | None = None,
 ) -> GameReview:
     """Review a dice game from its events (as a record's replay produces them). `cards` are
     the players' cards before the first event, when the events start mid-game."""
     reviewer = _Reviewer(rules, oracle)
-    begin = {p: (cards or {}).get(p, new_card(rules)) for p in players}
+    begin = {p: (cards or {}).get(p, new_scorecard(rules)) for p in players}
     oracle.prepare(rules, _turn_cards(rules, begin, events))
     seats = {}
     for p in players:
@@ -346,7 +346,7 @@ def review(
                     seat.drop_turn()
     reviewed = []
     for seat in seats.values():
-        score = card_total(rules, seat.card)
+        score = scorecard_total(rules, seat.card)
         reviewed.append(
             PlayerReview(
                 name=seat.name,
@@ -355,7 +355,7 @@ def review(
                 luck=seat.luck,
                 loss=seat.loss,
                 drift=seat.drift,
-                finished=is_card_full(seat.card),
+                finished=is_scorecard_full(seat.card),
                 expected=seat.level,
                 decisions=tuple(seat.decisions),
                 steps=tuple(seat.steps),
@@ -364,7 +364,9 @@ def review(
     return GameReview(rules, oracle.exact, ended, tuple(reviewed))
 
 
-def _turn_cards(rules: Rules, begin: Mapping[str, Card], events: Sequence[Event]) -> list[Card]:
+def _turn_cards(
+    rules: Rules, begin: Mapping[str, Scorecard], events: Sequence[Event]
+) -> list[Scorecard]:
     """Every card a turn starts from, in play order."""
     cards = dict(begin)
     found = list(cards.values())

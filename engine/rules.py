@@ -257,7 +257,7 @@ def make_rules(preset_name: str, options: Mapping[str, object] | None = None) ->
     """Rules for a preset with options applied; unknown options and bad values are refused."""
     preset = find_preset(preset_name)
     if preset.name == "card":
-        raise ValueError("card rules come from engine.table.make_game_rules")
+        raise ValueError("card rules come from engine.kinds.make_game_rules")
     chosen = {o.name: o.default for o in preset.options}
     for raw_name, value in (options or {}).items():
         name = normalise_name(raw_name)

@@ -28,14 +28,14 @@ class Sheet:
         return all(v is not None for v in self.scores)
 
 
-Card = tuple[Sheet, ...]
+Scorecard = tuple[Sheet, ...]
 
 
-def new_card(rules: Rules) -> Card:
+def new_scorecard(rules: Rules) -> Scorecard:
     return tuple(Sheet((None,) * len(rules.boxes)) for _ in range(rules.sheets_per_player))
 
 
-def is_card_full(card: Card) -> bool:
+def is_scorecard_full(card: Scorecard) -> bool:
     return all(sheet.is_full for sheet in card)
 
 
@@ -44,7 +44,7 @@ def sheet_position(rules: Rules, index: int) -> tuple[int, int]:
     return index // rules.columns + 1, index % rules.columns + 1
 
 
-def active_sheets(rules: Rules, card: Card) -> tuple[int, ...]:
+def active_sheets(rules: Rules, card: Scorecard) -> tuple[int, ...]:
     """The sheets a score may go in now: every column of the first round not yet full."""
     for r in range(rules.rounds):
         indexes = tuple(range(r * rules.columns, (r + 1) * rules.columns))
@@ -77,7 +77,7 @@ class Placement:
         return self.points + self.yahtzee_bonus
 
 
-def _joker_applies(rules: Rules, card: Card, sheets: Sequence[int], face: int) -> bool:
+def _joker_applies(rules: Rules, card: Scorecard, sheets: Sequence[int], face: int) -> bool:
     yahtzee = rules.box_ids.index("yahtzee")
     boxes = [card[s].scores[yahtzee] for s in sheets]
     ready = all(v == 50 for v in boxes) if rules.joker_needs_fifty else None not in boxes
@@ -91,7 +91,7 @@ def _upper_index(rules: Rules, face: int) -> int:
     return next(i for i, b in enumerate(rules.boxes) if b.face == face)
 
 
-def placements(rules: Rules, card: Card, dice: Sequence[DieFace]) -> tuple[Placement, ...]:
+def placements(rules: Rules, card: Scorecard, dice: Sequence[DieFace]) -> tuple[Placement, ...]:
     """Every legal placement of `dice` on `card`, in sheet then box order."""
     sheets = active_sheets(rules, card)
     open_slots = [(s, i) for s in sheets for i, v in enumerate(card[s].scores) if v is None]
@@ -138,7 +138,7 @@ def placements(rules: Rules, card: Card, dice: Sequence[DieFace]) -> tuple[Place
     return tuple(result)
 
 
-def place(rules: Rules, card: Card, placement: Placement) -> Card:
+def place(rules: Rules, card: Scorecard, placement: Placement) -> Scorecard:
     """The card with `placement` written in."""
     sheet = card[placement.sheet]
     scores = list(sheet.scores)
@@ -164,7 +164,7 @@ class SheetTotals:
     total: int
 
 
-def sheet_totals(rules: Rules, card: Card, index: int) -> SheetTotals:
+def sheet_totals(rules: Rules, card: Scorecard, index: int) -> SheetTotals:
     sheet = card[index]
     sums = {section: 0 for section in Section}
     for box, value in zip(rules.boxes, sheet.scores, strict=True):
@@ -193,6 +193,6 @@ def sheet_totals(rules: Rules, card: Card, index: int) -> SheetTotals:
     )
 
 
-def card_total(rules: Rules, card: Card) -> int:
+def scorecard_total(rules: Rules, card: Scorecard) -> int:
     """The grand total: every sheet's total, multipliers and bonuses included."""
     return sum(sheet_totals(rules, card, i).total for i in range(len(card)))

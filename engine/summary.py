@@ -5,14 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from engine.cardgame import RANK_BONUS, RANK_BONUS_AT, CardState
+from engine.game import GameState
 from engine.scoring import sheet_totals
-from engine.table import AnyState
 
 
-def game_summary(state: AnyState) -> dict[str, Any]:
+def dice_summary(state: GameState) -> dict[str, Any]:
     """Scores per player, box by box, with bonuses, totals and winners (empty until the end)."""
-    if isinstance(state, CardState):
-        return card_summary(state)
     rules = state.rules
     players = []
     for seat in state.seats:

@@ -33,8 +33,9 @@ from engine import (
     new_state,
 )
 from engine.cardgame import CardState
-from engine.codec import SnapshotError, action_from_data, to_snapshot
+from engine.codec import SnapshotError
 from engine.fairdice import HmacDice, commitment, draw, game_key
+from engine.kinds import action_from_data, to_snapshot
 from storage import rolllog
 from storage.cardrecords import card_record_lines
 from storage.db import Database, connect_readonly

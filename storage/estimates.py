@@ -29,10 +29,10 @@ from engine.dice import DICE_COUNT, DiceKind, DieFace, show
 from engine.review import Advisor, ValueOracle
 from engine.rules import JokerMode, Rules, make_rules
 from engine.scoring import (
-    Card,
+    Scorecard,
     Sheet,
     active_sheets,
-    is_card_full,
+    is_scorecard_full,
     place,
     placements,
 )
@@ -73,12 +73,12 @@ class _TurnCache:
     """Within-turn values for the last few cards asked about."""
 
     def __init__(self) -> None:
-        self._found: dict[Card, Turn] = {}
+        self._found: dict[Scorecard, Turn] = {}
 
-    def get(self, card: Card) -> Turn | None:
+    def get(self, card: Scorecard) -> Turn | None:
         return self._found.get(card)
 
-    def put(self, card: Card, value: Turn) -> None:
+    def put(self, card: Scorecard, value: Turn) -> None:
         if len(self._found) > 256:
             self._found.clear()
         self._found[card] = value
@@ -97,7 +97,7 @@ class TripleOracle:
         self._columns: dict[Sheet, float] = {}
         self.advisor = Advisor(rules, self)
 
-    def future(self, rules: Rules, card: Card) -> float:
+    def future(self, rules: Rules, card: Scorecard) -> float:
         return sum(
             rules.multipliers[i % rules.columns] * self._column_value(sheet)
             for i, sheet in enumerate(card)
@@ -112,11 +112,11 @@ class TripleOracle:
             self._columns[sheet] = found
         return found
 
-    def prepare(self, rules: Rules, cards: Sequence[Card]) -> None:
+    def prepare(self, rules: Rules, cards: Sequence[Scorecard]) -> None:
         return None
 
     def keep_values(
-        self, rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int
+        self, rules: Rules, card: Scorecard, dice: tuple[DieFace, ...], rolls_left: int
     ) -> dict[tuple[str, ...], float]:
         last, first, _ = self._turn(card)
         keeps = last if rolls_left == 1 else first
@@ -128,10 +128,10 @@ class TripleOracle:
                 values[tuple(d.die for d in kept)] = float(keeps[size][lat.index[size][counts], 0])
         return values
 
-    def turn_start(self, rules: Rules, card: Card) -> float:
-        return 0.0 if is_card_full(card) else self._turn(card)[2]
+    def turn_start(self, rules: Rules, card: Scorecard) -> float:
+        return 0.0 if is_scorecard_full(card) else self._turn(card)[2]
 
-    def _turn(self, card: Card) -> Turn:
+    def _turn(self, card: Scorecard) -> Turn:
         found = self._turns.get(card)
         if found is None:
             lat = lattice()
@@ -145,7 +145,7 @@ class TripleOracle:
             self._turns.put(card, found)
         return found
 
-    def score_now(self, card: Card) -> Array:
+    def score_now(self, card: Scorecard) -> Array:
         """(252,): the points still to come if each roll is scored now, in its best box."""
         rules, table, model = self.rules, self.table, self.model
         future = self.future(rules, card)
@@ -179,14 +179,14 @@ class TripleOracle:
         return best
 
 
-def _yahtzee_rules_apply(rules: Rules, card: Card) -> bool:
+def _yahtzee_rules_apply(rules: Rules, card: Scorecard) -> bool:
     """Whether a Yahtzee may score other than its normal values: the joker and the Yahtzee
     bonus of triple and the painted games both need every active yahtzee box filled."""
     yahtzee = rules.box_ids.index("yahtzee")
     return all(card[s].scores[yahtzee] is not None for s in active_sheets(rules, card))
 
 
-def _best_placement(advisor: Advisor, card: Card, faces: Sequence[int]) -> float:
+def _best_placement(advisor: Advisor, card: Scorecard, faces: Sequence[int]) -> float:
     """Points still to come when these dice are scored now in the best box (the engine's
     placements: joker and bonus rules included)."""
     rules = advisor.rules
@@ -373,13 +373,13 @@ class PaintedOracle:
         col_to_come = 0.0 if colour >= (rules.colour_bonus_at or 0) else col
         return float(opened + rules.upper_bonus * up_to_come + rules.colour_bonus * col_to_come)
 
-    def future(self, rules: Rules, card: Card) -> float:
+    def future(self, rules: Rules, card: Scorecard) -> float:
         return sum(self._sheet_future(sheet) for sheet in card)
 
-    def prepare(self, rules: Rules, cards: Sequence[Card]) -> None:
+    def prepare(self, rules: Rules, cards: Sequence[Scorecard]) -> None:
         return None
 
-    def score_now(self, card: Card) -> Array:
+    def score_now(self, card: Scorecard) -> Array:
         """(7776,): the points still to come if each ordered roll is scored now."""
         rules = self.rules
         (s,) = active_sheets(rules, card)
@@ -417,7 +417,7 @@ class PaintedOracle:
         return best
 
     def keep_values(
-        self, rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int
+        self, rules: Rules, card: Scorecard, dice: tuple[DieFace, ...], rolls_left: int
     ) -> dict[tuple[str, ...], float]:
         last, first, _ = self._turn(card)
         keeps = last if rolls_left == 1 else first
@@ -430,10 +430,10 @@ class PaintedOracle:
             values[tuple(d.die for d in kept)] = float(keeps[subset][at])
         return values
 
-    def turn_start(self, rules: Rules, card: Card) -> float:
-        return 0.0 if is_card_full(card) else self._turn(card)[2]
+    def turn_start(self, rules: Rules, card: Scorecard) -> float:
+        return 0.0 if is_scorecard_full(card) else self._turn(card)[2]
 
-    def _turn(self, card: Card) -> Turn:
+    def _turn(self, card: Scorecard) -> Turn:
         found = self._turns.get(card)
         if found is None:
             now = self.score_now(card).reshape((FACES,) * DICE)

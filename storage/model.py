@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from engine.table import AnyState
+from engine.kinds import AnyState
 from storage.pace import Pace, TurnClock
 
 

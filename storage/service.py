@@ -37,14 +37,13 @@ from engine import (
     make_game_rules,
     new_state,
 )
-from engine.autoplay import ends_turn, next_action
 from engine.cardgame import (
     CardState,
 )
-from engine.codec import action_to_data, from_snapshot, to_snapshot
 from engine.errors import NotYourTurnError
 from engine.fairdice import SCHEME, HmacDice, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
+from engine.kinds import action_to_data, ends_turn, from_snapshot, next_action, to_snapshot
 from engine.timing import (
     DEADLINE,
     ESCALATION,

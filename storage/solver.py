@@ -33,7 +33,7 @@ import numpy.typing as npt
 from engine.boxes import Section
 from engine.dice import DiceKind, DieFace, show
 from engine.rules import JokerMode, Rules
-from engine.scoring import YAHTZEE_BONUS, Card, is_card_full
+from engine.scoring import YAHTZEE_BONUS, Scorecard, is_scorecard_full
 
 Array = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -451,7 +451,7 @@ def load_table(
     return table
 
 
-def position(rules: Rules, card: Card) -> tuple[int, int, int]:
+def position(rules: Rules, card: Scorecard) -> tuple[int, int, int]:
     """A classic card's (filled mask, capped upper subtotal, yahtzee box holds 50)."""
     (sheet,) = card
     mask = sum(1 << i for i, v in enumerate(sheet.scores) if v is not None)
@@ -487,9 +487,9 @@ class ClassicOracle:
         self.model = classic_model(rules)
         self.table = table
         self._turns: dict[tuple[int, int, int], tuple[list[Array], list[Array]]] = {}
-        self._futures: dict[Card, float] = {}
+        self._futures: dict[Scorecard, float] = {}
 
-    def future(self, rules: Rules, card: Card) -> float:
+    def future(self, rules: Rules, card: Scorecard) -> float:
         self._check(rules)
         found = self._futures.get(card)
         if found is None:
@@ -498,18 +498,18 @@ class ClassicOracle:
             found = self._futures[card] = float(self.table[position(rules, card)])
         return found
 
-    def turn_start(self, rules: Rules, card: Card) -> float:
+    def turn_start(self, rules: Rules, card: Scorecard) -> float:
         return self.future(rules, card)
 
-    def prepare(self, rules: Rules, cards: Sequence[Card]) -> None:
+    def prepare(self, rules: Rules, cards: Sequence[Scorecard]) -> None:
         self._check(rules)
-        keys = list(dict.fromkeys(position(rules, c) for c in cards if not is_card_full(c)))
+        keys = list(dict.fromkeys(position(rules, c) for c in cards if not is_scorecard_full(c)))
         keys = [k for k in keys if k not in self._turns]
         if keys:
             self._solve_turns(keys)
 
     def keep_values(
-        self, rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int
+        self, rules: Rules, card: Scorecard, dice: tuple[DieFace, ...], rolls_left: int
     ) -> dict[tuple[str, ...], float]:
         self._check(rules)
         last_reroll, first_reroll = self._turn(position(rules, card))

@@ -230,7 +230,7 @@ asyncio.run(main())
 async def build_open_games(path: Path, count: int) -> float:
     """`count` classic games in play, one per channel, each mid-game: written directly."""
     from engine import GameState, Roll, ScriptedDice, apply
-    from engine.codec import to_snapshot
+    from engine.kinds import to_snapshot
     from storage.db import Database
 
     t0 = time.perf_counter()

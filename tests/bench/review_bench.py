@@ -36,12 +36,12 @@ from typing import Any
 import numpy as np
 
 from engine import GameState, Keep, RandomDice, Roll, Rules, Score, make_rules
-from engine.autoplay import next_action
 from engine.boxes import Section
 from engine.dice import DieFace
 from engine.game import apply
+from engine.kinds import next_action
 from engine.review import Advisor, ScoreChoice, ValueOracle
-from engine.scoring import Card
+from engine.scoring import Scorecard
 from storage.estimates import (
     PAINTED_COLOUR_SCORES,
     PAINTED_MEANS,
@@ -93,14 +93,14 @@ class OneRollGreedyTriple(TripleOracle):
     """Triple with no future value and a one-roll lookahead: the greedy baseline."""
 
     def keep_values(
-        self, rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int
+        self, rules: Rules, card: Scorecard, dice: tuple[DieFace, ...], rolls_left: int
     ) -> dict[tuple[str, ...], float]:
         return super().keep_values(rules, card, dice, 1)
 
 
 class OneRollGreedyPainted(PaintedOracle):
     def keep_values(
-        self, rules: Rules, card: Card, dice: tuple[DieFace, ...], rolls_left: int
+        self, rules: Rules, card: Scorecard, dice: tuple[DieFace, ...], rolls_left: int
     ) -> dict[tuple[str, ...], float]:
         return super().keep_values(rules, card, dice, 1)
 
@@ -112,7 +112,7 @@ def greedy_oracle(rules: Rules) -> ValueOracle:
     return OneRollGreedyPainted(rules, zeros, [[0.0] * 6] * 6, [[0.0] * 31] * 5)
 
 
-def play(rules: Rules, advisor: Advisor | None, seed: int) -> tuple[int, Card]:
+def play(rules: Rules, advisor: Advisor | None, seed: int) -> tuple[int, Scorecard]:
     """One solitaire game: the advisor's best option each time, or autoplay without one."""
     state = GameState.started(rules, ("p",))
     dice = RandomDice(random.Random(seed))
@@ -153,14 +153,14 @@ def _policy(preset: str, policy: str, params: dict[str, Any] | None) -> Advisor 
     return advisor
 
 
-def _play_one(job: tuple[str, str, int, dict[str, Any] | None]) -> tuple[int, Card]:
+def _play_one(job: tuple[str, str, int, dict[str, Any] | None]) -> tuple[int, Scorecard]:
     preset, policy, seed, params = job
     return play(make_rules(preset), _policy(preset, policy, params), seed)
 
 
 def simulate(
     pool: Any, preset: str, policy: str, games: int, params: dict[str, Any] | None = None
-) -> list[tuple[int, Card]]:
+) -> list[tuple[int, Scorecard]]:
     jobs = [(preset, policy, seed, params) for seed in range(games)]
     return list(pool.map(_play_one, jobs, chunksize=max(1, games // 40)))
 

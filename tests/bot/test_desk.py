@@ -24,7 +24,7 @@ from bot.replies import (
     Reply,
 )
 from engine import GameState, Phase, RandomDice, Roll, ScriptedDice, Seat, apply, make_rules
-from engine.scoring import new_card
+from engine.scoring import new_scorecard
 from storage.service import GameService, StoredGame
 from tests.bot.fuzzing import command_strings, hostile_lines
 
@@ -108,7 +108,7 @@ def big_game(preset: str, options: dict[str, object], players: int) -> StoredGam
     seats = []
     for seat in state.seats:
         card = tuple(
-            sheet.__class__(tuple(999 for _ in sheet.scores), 99) for sheet in new_card(rules)
+            sheet.__class__(tuple(999 for _ in sheet.scores), 99) for sheet in new_scorecard(rules)
         )
         seats.append(Seat(seat.player, card, seat.turns))
     state = GameState(rules, Phase.PLAYING, tuple(seats))

@@ -27,8 +27,8 @@ from engine.cardgame import (
     make_card_rules,
 )
 from engine.cards import HANDS, hand_candidates
-from engine.codec import action_from_data, action_to_data
 from engine.game import GameEnded
+from engine.kinds import action_from_data, action_to_data
 from storage.cardrecords import card_record_lines, replay_cards
 from storage.records import RecordError
 

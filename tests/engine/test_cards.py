@@ -500,7 +500,7 @@ def test_a_random_game_keeps_one_deck_and_ends() -> None:
 def test_the_last_but_one_player_leaving_ends_the_game_cleanly() -> None:
     """Found by the fuzzer: the game ended with its current seat pointing past the table."""
     from engine import Leave
-    from engine.codec import from_snapshot, to_snapshot
+    from engine.kinds import from_snapshot, to_snapshot
 
     state, _, source = start([FIRST])
     state, _ = apply_card(state, Stay("ann"), source)  # Bo's turn (the last seat)

@@ -19,8 +19,7 @@ from engine import (
     make_rules,
     sheet_totals,
 )
-from engine.codec import from_snapshot, to_snapshot
-from engine.summary import game_summary
+from engine.kinds import from_snapshot, game_summary, to_snapshot
 from storage.records import event_line, header_line, replay
 
 VARIANTS = [

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import DICE_PRESETS, GameState, Phase, RandomDice, ScriptedDice, apply, make_rules
-from engine.autoplay import next_action
 from engine.game import Keep, Roll, Score
+from engine.kinds import next_action
 from engine.timing import (
     DEADLINE,
     HALF_TIME,

@@ -31,13 +31,13 @@ from engine import (
     Sheet,
     Skip,
     apply,
-    card_total,
     make_rules,
     placements,
+    scorecard_total,
     show,
 )
 from engine.review import Advisor, KeepChoice, ValueOracle
-from engine.scoring import Card, Placement, place
+from engine.scoring import Placement, Scorecard, place
 from storage.solver import load_table
 
 OPTION_SETS = [
@@ -72,7 +72,7 @@ class LoadedDice:
         return self.last
 
 
-def card_with(rules: Rules, values: dict[str, int]) -> Card:
+def card_with(rules: Rules, values: dict[str, int]) -> Scorecard:
     """A one-sheet card with these boxes filled."""
     return (Sheet(tuple(values.get(b) for b in rules.box_ids)),)
 
@@ -95,7 +95,7 @@ def random_values(rules: Rules, boxes: Sequence[str], rng: random.Random) -> dic
 
 def random_play(
     rules: Rules,
-    cards: dict[str, Card],
+    cards: dict[str, Scorecard],
     oracle: ValueOracle,
     rng: random.Random,
     extensions: bool = True,
@@ -155,18 +155,18 @@ def _outcomes(n: int) -> list[tuple[tuple[int, ...], float]]:
     return found
 
 
-def brute_force_value(rules: Rules, card: Card, later: dict[Card, float]) -> float:
+def brute_force_value(rules: Rules, card: Scorecard, later: dict[Scorecard, float]) -> float:
     """Points still to come from `card` (classic) under optimal play, by enumerating every
     roll and every keep of its turn: scoring uses the engine's placements and totals, and the
     card a placement leaves is worth `later[card]` (0 for a full card)."""
-    banked = card_total(rules, card)
+    banked = scorecard_total(rules, card)
 
     @cache
     def score_now(faces: tuple[int, ...]) -> float:
         options = []
         for p in placements(rules, card, show(DiceKind.PLAIN, faces)):
             after = place(rules, card, p)
-            options.append(card_total(rules, after) - banked + later.get(after, 0.0))
+            options.append(scorecard_total(rules, after) - banked + later.get(after, 0.0))
         return max(options)
 
     @cache

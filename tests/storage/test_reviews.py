@@ -23,11 +23,11 @@ from engine import (
     Seat,
     Skip,
     apply,
-    card_total,
     make_rules,
+    scorecard_total,
     show,
 )
-from engine.autoplay import next_action
+from engine.kinds import next_action
 from engine.review import Advisor, KeepChoice, PlayerReview, ScoreChoice, review, review_data
 from engine.scoring import place, placements
 from storage.estimates import estimate_oracle
@@ -126,9 +126,9 @@ def test_a_bad_choice_costs_what_brute_force_says() -> None:
     six = show(rules.dice, (6, 6, 6, 2, 1))
     by_box = {p.box: place(rules, card, p) for p in placements(rules, card, six)}
     after_sixes, after_chance = by_box["sixes"], by_box["chance"]
-    sixes_line = card_total(rules, after_sixes) + brute_force_value(rules, after_sixes, {})
-    chance_line = card_total(rules, after_chance) + brute_force_value(rules, after_chance, {})
-    assert card_total(rules, after_sixes) - card_total(rules, card) == 18 + 35
+    sixes_line = scorecard_total(rules, after_sixes) + brute_force_value(rules, after_sixes, {})
+    chance_line = scorecard_total(rules, after_chance) + brute_force_value(rules, after_chance, {})
+    assert scorecard_total(rules, after_sixes) - scorecard_total(rules, card) == 18 + 35
     assert last.loss == pytest.approx(sixes_line - chance_line, abs=1e-9)
     assert last.loss > 10
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import DiceKind, Rules, card_total, placements, show
+from engine import DiceKind, Rules, placements, scorecard_total, show
 from engine.scoring import place
 from storage import solver
 from storage.solver import ClassicOracle, build_table, load_table, position
@@ -66,9 +66,9 @@ def test_the_table_prices_every_placement_as_the_engine_scores_it() -> None:
             ]
             for r in [*yahtzees, *rng.sample(range(252), 12)]:
                 dice = show(DiceKind.PLAIN, lat.faces(lat.rolls[r]))
-                banked = card_total(rules, card)
+                banked = scorecard_total(rules, card)
                 expected = max(
-                    card_total(rules, after) - banked + table[position(rules, after)]
+                    scorecard_total(rules, after) - banked + table[position(rules, after)]
                     for after in (place(rules, card, p) for p in placements(rules, card, dice))
                 )
                 assert now[r] == pytest.approx(expected), (options, card, dice)

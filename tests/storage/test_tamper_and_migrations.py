@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from engine import GameState, Join, Roll, Score, Start, apply, make_rules
-from engine.codec import action_to_data, to_snapshot
 from engine.freeroll import parse_free_roll
+from engine.kinds import action_to_data, to_snapshot
 from storage import rolllog
 from storage.audit import verify
 from storage.db import LATEST, Database, SchemaError

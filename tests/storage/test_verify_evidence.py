@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from engine import Join, Roll, Score, Start, make_rules
-from engine.codec import to_snapshot
 from engine.freeroll import parse_free_roll
+from engine.kinds import to_snapshot
 from storage import rolllog
 from storage.audit import verify, verify_file
 from storage.db import Database
@@ -130,7 +130,7 @@ def test_a_scored_rolls_faces_changed_with_the_snapshot_recomputed(finished: Pat
     """The forger makes Ann's first roll a Yahtzee, stores the faces the replay needs and
     recomputes the game's final state: the replay agrees, the seed does not."""
     from engine import ScriptedDice, apply, make_game_rules, new_state
-    from engine.codec import action_from_data
+    from engine.kinds import action_from_data
 
     def edit(bodies: list[Body], conn: sqlite3.Connection) -> list[Body]:
         first = rows_where(bodies, action="First roll")[0]
