@@ -84,7 +84,7 @@ def test_no_import_cycles() -> None:
         path.append(node)
         for nxt in sorted(edges[node]):
             if state.get(nxt) == 1:
-                cycle = path[path.index(nxt) :] + [nxt]
+                cycle = [*path[path.index(nxt) :], nxt]
                 raise AssertionError("import cycle: " + " -> ".join(cycle))
             if nxt not in state:
                 visit(nxt)
