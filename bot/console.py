@@ -107,7 +107,7 @@ async def run_console(
     service = GameService(db)
     desk = Desk(service, config)
     console = Console(desk, config, stdout)
-    keeper = Timekeeper(service, desk.pacing, console)
+    keeper = Timekeeper(service, desk.herald, console)
     timekeeping = asyncio.create_task(keeper.run(), name="timekeeper")
     lines = _LineReader(stdin)
     stop = _stop_on_signals()

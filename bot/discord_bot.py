@@ -19,15 +19,17 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from zoneinfo import available_timezones
 
 import aiohttp
 import discord
 from discord import app_commands
 
+from bot.caller import Caller, UsageError
 from bot.config import Config
 from bot.cooldown import Cooldown
-from bot.desk import ALIASES, HELP, Caller, Desk, UsageError
+from bot.desk import Desk
+from bot.desk.commands import COMMANDS
+from bot.discord_slash import register
 from bot.replies import (
     CONTENT_MAX,
     CardButtons,
@@ -40,15 +42,10 @@ from bot.replies import (
     escape,
 )
 from bot.timekeeper import Timekeeper, UndeliverableError
-from engine import PRESETS
-from engine.cardgame import CardState
-from engine.cards import HAND_BY_ID
 from storage.db import Database
-from storage.pace import Policy
 from storage.service import GameService, Outgoing, Where, Who, utc_now
 
 log = logging.getLogger("rollkeeper.discord")
-POLICIES = [p.value for p in Policy]
 
 EXIT_UNREACHABLE = 3  # Discord could not be reached: worth retrying later
 DRAIN_SECONDS = 10.0  # how long a stop waits for the commands in flight
@@ -232,7 +229,7 @@ class RollkeeperBot(discord.Client):
         self._expiring: dict[asyncio.Task[None], discord.Message] = {}
         self.closing = False
         self._in_flight: set[asyncio.Task[Any]] = set()
-        _register_commands(self)
+        register(self.tree, self, COMMANDS)
 
     def inbox(self, channel_id: int | None) -> asyncio.Lock:
         """One queue per channel: its commands are handled in the order they arrived (each
@@ -265,7 +262,7 @@ class RollkeeperBot(discord.Client):
         # command instead.
         prefix = None if self.config.message_content else "/"
         self._desk = Desk(GameService(self.db, self.dice, self.clock), self.config, prefix)
-        self.timekeeper = Timekeeper(self._desk.service, self._desk.pacing, self)
+        self.timekeeper = Timekeeper(self._desk.service, self._desk.herald, self)
         if self.sync_commands:
             await self.tree.sync()
 
@@ -376,11 +373,7 @@ class RollkeeperBot(discord.Client):
     @staticmethod
     def command_name(text: str) -> str:
         """`mod log 3` -> `mod log`, `r d1` -> `roll`: the command a typed text names."""
-        words = text.lower().split()
-        if not words:
-            return ""
-        name = ALIASES.get(words[0], words[0])
-        return f"mod {words[1]}" if name == "mod" and len(words) > 1 else name
+        return COMMANDS.find(text)[0]
 
     @contextlib.contextmanager
     def _tracked(self) -> Iterator[None]:
@@ -570,14 +563,14 @@ class RollkeeperBot(discord.Client):
         desk, retire = self.desk, False
         work: Awaitable[list[Reply]]
         if m := _TOGGLE.fullmatch(custom_id):
-            work = desk.toggle(caller, int(m["game"]), int(m["version"]), int(m["die"]))
+            work = desk.play.toggle(caller, int(m["game"]), int(m["version"]), int(m["die"]))
         elif m := _REROLL.fullmatch(custom_id):
             mask = int(m["mask"]) if m["mask"] is not None else None
-            work, retire = desk.reroll(caller, int(m["game"]), int(m["version"]), mask), True
+            work, retire = desk.play.reroll(caller, int(m["game"]), int(m["version"]), mask), True
         elif m := _ROLL.fullmatch(custom_id):
-            work, retire = desk.roll_button(caller, int(m["game"]), int(m["version"])), True
+            work, retire = desk.play.roll_button(caller, int(m["game"]), int(m["version"])), True
         elif m := _PICK.fullmatch(custom_id):
-            work, retire = desk.pick(caller, int(m["game"]), int(m["version"]), value), True
+            work, retire = desk.play.pick(caller, int(m["game"]), int(m["version"]), value), True
         elif _HAND.fullmatch(custom_id):
             work = desk.cards.hand(caller)
         elif m := _STAY.fullmatch(custom_id):
@@ -773,349 +766,6 @@ class RollkeeperBot(discord.Client):
         if found is None:
             return f"Moderators ({escape(role)})", ()
         return f"<@&{found.id}>", (str(found.id),)
-
-
-# ---- slash commands ------------------------------------------------------------------------
-
-
-def _register_commands(bot: RollkeeperBot) -> None:
-    tree = bot.tree
-
-    async def respond(
-        interaction: discord.Interaction[Any], work: Any, slow: str | None = None
-    ) -> None:
-        await bot.handle_interaction(interaction, work, slow=slow)
-
-    def caller(interaction: discord.Interaction[Any]) -> Caller:
-        return bot.caller_from_interaction(interaction)
-
-    async def variant_choices(
-        _: discord.Interaction[Any], current: str
-    ) -> list[app_commands.Choice[str]]:
-        return [
-            app_commands.Choice(name=f"{p.name}: {p.summary}"[:100], value=p.name)
-            for p in PRESETS
-            if current.lower() in p.name
-        ]
-
-    async def box_choices(
-        interaction: discord.Interaction[Any], current: str
-    ) -> list[app_commands.Choice[str]]:
-        game = await bot.desk.service.game_here(str(interaction.channel_id))
-        if game is None or isinstance(game.state, CardState):
-            return []
-        if game.state.dice is not None and game.state.current_player == str(interaction.user.id):
-            names = []
-            for p in sorted(game.state.placements(), key=lambda p: -p.gain):
-                label = f"{game.state.rules.label(p.box)}: {p.gain}"
-                if game.state.rules.columns > 1:
-                    label += f" (column {p.column})"
-                names.append((label, p.box))
-        else:
-            names = [(game.state.rules.label(b), b) for b in game.state.rules.box_ids]
-        seen: set[str] = set()
-        choices = []
-        for label, box in names:
-            if current.lower() in label.lower() and box not in seen:
-                seen.add(box)
-                choices.append(app_commands.Choice(name=label[:100], value=box))
-        return choices[:25]
-
-    @tree.command(name="new", description="Open a game in this channel")
-    @app_commands.describe(
-        variant="classic, triple, painted or painted-pyz",
-        options="Options like: rounds=2 joker=none",
-    )
-    @app_commands.autocomplete(variant=variant_choices)
-    async def new(
-        interaction: discord.Interaction[Any], variant: str, options: str | None = None
-    ) -> None:
-        await respond(
-            interaction,
-            bot.desk.text_command(caller(interaction), f"new {variant} {options or ''}"),
-        )
-
-    @tree.command(name="join", description="Take a seat in this channel's game")
-    async def join(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.join(caller(interaction)))
-
-    @tree.command(name="leave", description="Leave this channel's game")
-    async def leave(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.leave(caller(interaction)))
-
-    @tree.command(name="start", description="Start the game: the start rolls pick who goes first")
-    @app_commands.describe(solo="Start with only you at the table (nobody can join later)")
-    async def start(interaction: discord.Interaction[Any], solo: bool = False) -> None:
-        await respond(interaction, bot.desk.start(caller(interaction), "solo" if solo else ""))
-
-    @tree.command(name="roll", description="Roll all five dice, reroll named ones, or a free roll")
-    @app_commands.describe(dice="Empty for all five; py3,py4 or d2,d4 to reroll; 3d6+2 free")
-    async def roll(interaction: discord.Interaction[Any], dice: str | None = None) -> None:
-        await respond(interaction, bot.desk.roll(caller(interaction), dice or ""))
-
-    @tree.command(name="keep", description="Keep these dice and reroll the others")
-    @app_commands.describe(dice="The dice to keep, like 1 2 5 or py1,py2")
-    async def keep(interaction: discord.Interaction[Any], dice: str) -> None:
-        await respond(interaction, bot.desk.keep(caller(interaction), dice))
-
-    @tree.command(name="score", description="Score your dice in a box")
-    @app_commands.describe(box="The box", column="Triple Yahtzee: the column (1-3)")
-    @app_commands.autocomplete(box=box_choices)
-    async def score(
-        interaction: discord.Interaction[Any],
-        box: str,
-        column: app_commands.Range[int, 1, 3] | None = None,
-    ) -> None:
-        await respond(interaction, bot.desk.score(caller(interaction), box, column))
-
-    @tree.command(name="card", description="Scorecards for this channel's game")
-    @app_commands.describe(player="Only this player's card")
-    async def card(
-        interaction: discord.Interaction[Any], player: discord.User | None = None
-    ) -> None:
-        await respond(
-            interaction, bot.desk.card(caller(interaction), f"<@{player.id}>" if player else "")
-        )
-
-    @tree.command(name="status", description="Whose turn, the dice on the table, the options")
-    async def status(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.status(caller(interaction)))
-
-    @tree.command(name="seed", description="Before the start: mix your own text into the dice")
-    @app_commands.describe(text="Any text (up to 100 characters)")
-    async def seed(interaction: discord.Interaction[Any], text: str) -> None:
-        await respond(interaction, bot.desk.seed(caller(interaction), text))
-
-    @tree.command(name="fairness", description="How even the dice have been")
-    @app_commands.describe(game="A game number in this server", player="One player's rolls")
-    async def fairness(
-        interaction: discord.Interaction[Any],
-        game: int | None = None,
-        player: discord.User | None = None,
-    ) -> None:
-        scope = f"game {game}" if game else f"<@{player.id}>" if player else ""
-        await respond(interaction, bot.desk.fairness(caller(interaction), scope), slow="public")
-
-    @tree.command(name="games", description="The games in this server")
-    async def games(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.games(caller(interaction)))
-
-    @tree.command(name="rules", description="A variant's rules: boxes, bonuses, the joker")
-    @app_commands.describe(variant="The variant (empty: the rules of this channel's game)")
-    @app_commands.autocomplete(variant=variant_choices)
-    async def rules(interaction: discord.Interaction[Any], variant: str | None = None) -> None:
-        await respond(interaction, bot.desk.rules(caller(interaction), variant or ""))
-
-    async def help_choices(
-        _: discord.Interaction[Any], current: str
-    ) -> list[app_commands.Choice[str]]:
-        """Suggested as you type, so /help stays valid however many commands there are (a
-        fixed choice list allows 25)."""
-        wanted = current.strip().lower()
-        return [
-            app_commands.Choice(name=clip(f"{name}: {entry.summary}", 100), value=name)
-            for name, entry in HELP.items()
-            if wanted in name
-        ][:25]
-
-    @tree.command(name="help", description="How to play with rollkeeper")
-    @app_commands.describe(command="One command to explain (leave empty for all of them)")
-    @app_commands.autocomplete(command=help_choices)
-    async def help_(interaction: discord.Interaction[Any], command: str | None = None) -> None:
-        await respond(interaction, bot.desk.help(caller(interaction), command or ""))
-
-    async def zone_choices(
-        _: discord.Interaction[Any], current: str
-    ) -> list[app_commands.Choice[str]]:
-        wanted = current.replace(" ", "_").lower()
-        names = sorted(n for n in available_timezones() if wanted in n.lower())
-        return [app_commands.Choice(name=n, value=n) for n in names[:25]]
-
-    @tree.command(name="tz", description="Your time zone, for quiet hours and deadlines")
-    @app_commands.describe(zone="Like Europe/Berlin; leave empty to see your settings")
-    @app_commands.autocomplete(zone=zone_choices)
-    async def tz(interaction: discord.Interaction[Any], zone: str | None = None) -> None:
-        await respond(interaction, bot.desk.pacing.tz(caller(interaction), zone or ""))
-
-    @tree.command(name="quiet", description="No reminders in these hours (your time)")
-    @app_commands.describe(hours="Like 23:00-08:00, or off")
-    async def quiet(interaction: discord.Interaction[Any], hours: str) -> None:
-        await respond(interaction, bot.desk.pacing.quiet(caller(interaction), hours))
-
-    @tree.command(name="dm", description="Direct messages when your turn starts and at half time")
-    @app_commands.describe(setting="on: a direct message when your turn starts; off: none")
-    @app_commands.choices(
-        setting=[
-            app_commands.Choice(name="on", value="on"),
-            app_commands.Choice(name="off", value="off"),
-        ]
-    )
-    async def dm(interaction: discord.Interaction[Any], setting: app_commands.Choice[str]) -> None:
-        await respond(interaction, bot.desk.pacing.dm(caller(interaction), setting.value))
-
-    @tree.command(name="away", description="Pause your turn deadlines while you're away")
-    @app_commands.describe(time="How long, like 3d or 12h")
-    async def away(interaction: discord.Interaction[Any], time: str) -> None:
-        await respond(interaction, bot.desk.pacing.away(caller(interaction), time))
-
-    @tree.command(name="back", description="End your away time: your deadlines run again")
-    async def back(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.pacing.back(caller(interaction)))
-
-    @tree.command(name="mygames", description="Every game you're in, with the time left")
-    async def mygames(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.pacing.mygames(caller(interaction)))
-
-    async def hand_choices(
-        interaction: discord.Interaction[Any], current: str
-    ) -> list[app_commands.Choice[str]]:
-        game = await bot.desk.service.game_here(str(interaction.channel_id))
-        if game is None or not isinstance(game.state, CardState):
-            return []
-        state, player = game.state, str(interaction.user.id)
-        if player not in state.players:
-            return []
-        made = state.available(player)
-        names = [(f"{HAND_BY_ID[b.hand].label}: {b.points}", b.hand) for b in made]
-        names += [(f"Cross off {HAND_BY_ID[h].label}", h) for h in state.cross_off_choices(player)]
-        if not names:
-            names = [(HAND_BY_ID[h].label, h) for h in state.rules.hands]
-        return [
-            app_commands.Choice(name=label[:100], value=value)
-            for label, value in names
-            if current.lower() in label.lower()
-        ][:25]
-
-    @tree.command(name="hand", description="Card games: your cards (only you see them)")
-    async def hand(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.cards.hand(caller(interaction)))
-
-    @tree.command(name="discard", description="Card games: put cards aside and draw as many")
-    @app_commands.describe(
-        cards="The cards to put aside, like 7h,Kd (10d, Jc, Qs, Ah, joker)",
-        from_discard="How many to take off the discard pile first (the rest from the stock)",
-    )
-    async def discard(
-        interaction: discord.Interaction[Any],
-        cards: str,
-        from_discard: app_commands.Range[int, 0, 5] = 0,
-    ) -> None:
-        text = f"{cards} from discard {from_discard}" if from_discard else cards
-        await respond(interaction, bot.desk.cards.discard(caller(interaction), text))
-
-    @tree.command(name="stay", description="Card games: keep your cards, no more turns this round")
-    async def stay(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.cards.stay(caller(interaction)))
-
-    @tree.command(name="done", description="Card games (one at a time): end this turn")
-    async def done(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.cards.done(caller(interaction)))
-
-    @tree.command(name="declare", description="Card games: the hand you score at the showdown")
-    @app_commands.describe(hand="The hand (your options are suggested)")
-    @app_commands.autocomplete(hand=hand_choices)
-    async def declare(interaction: discord.Interaction[Any], hand: str) -> None:
-        await respond(interaction, bot.desk.cards.declare(caller(interaction), hand))
-
-    mod = app_commands.Group(
-        name="mod",
-        description="Moderator tools",
-        default_permissions=discord.Permissions(manage_messages=True),
-    )
-
-    @mod.command(name="log", description="The roll log, newest first")
-    @app_commands.describe(
-        game="Only this game (its number in this server)",
-        player="Only this player's rolls",
-        before="Older rows: the roll id shown at the end of the last page",
-    )
-    async def mod_log(
-        interaction: discord.Interaction[Any],
-        game: int | None = None,
-        player: discord.User | None = None,
-        before: int | None = None,
-    ) -> None:
-        await respond(
-            interaction,
-            bot.desk.mod_log(
-                caller(interaction), game, f"<@{player.id}>" if player else None, before
-            ),
-            slow="private",
-        )
-
-    @mod.command(name="verify", description="Check the roll log's chain and replay every game")
-    async def mod_verify(interaction: discord.Interaction[Any]) -> None:
-        await respond(interaction, bot.desk.mod_verify(caller(interaction)), slow="private")
-
-    @mod.command(name="export", description="Export a game as a record (.jsonl) and log (.csv)")
-    @app_commands.describe(game="The game's number in this server (default: this channel's)")
-    async def mod_export(interaction: discord.Interaction[Any], game: int | None = None) -> None:
-        await respond(interaction, bot.desk.mod_export(caller(interaction), game), slow="private")
-
-    @mod.command(name="void", description="Void the current turn's latest roll")
-    @app_commands.describe(roll_id="The roll's id (Roll #N under it)", reason="Why (logged)")
-    async def mod_void(interaction: discord.Interaction[Any], roll_id: int, reason: str) -> None:
-        await respond(interaction, bot.desk.mod_void(caller(interaction), roll_id, reason))
-
-    @mod.command(name="skip", description="Skip the current player's turn")
-    @app_commands.describe(
-        reason="Why (logged and shown)",
-        player="Whose turn you mean: nothing is skipped if their turn is already over",
-    )
-    async def mod_skip(
-        interaction: discord.Interaction[Any], reason: str, player: discord.User | None = None
-    ) -> None:
-        named = f"<@{player.id}>" if player is not None else None
-        await respond(interaction, bot.desk.mod_skip(caller(interaction), reason, named))
-
-    @mod.command(name="kick", description="Remove a player from this channel's game")
-    @app_commands.describe(player="The player to remove", reason="Why (logged and shown)")
-    async def mod_kick(
-        interaction: discord.Interaction[Any], player: discord.User, reason: str
-    ) -> None:
-        await respond(
-            interaction, bot.desk.mod_kick(caller(interaction), f"<@{player.id}>", reason)
-        )
-
-    @mod.command(name="end", description="End this channel's game now")
-    @app_commands.describe(reason="Why (logged and shown)")
-    async def mod_end(interaction: discord.Interaction[Any], reason: str) -> None:
-        await respond(interaction, bot.desk.mod_end(caller(interaction), reason))
-
-    @mod.command(name="deadline", description="Change this game's turn deadline or policy")
-    @app_commands.describe(
-        time="Like 24h or 2d, or off",
-        reason="Why (logged)",
-        policy="At the deadline: wait, autoplay or skip",
-        drop_after="Under skip: missed turns in a row before a player is dropped (0: never)",
-    )
-    @app_commands.choices(policy=[app_commands.Choice(name=p, value=p) for p in POLICIES])
-    async def mod_deadline(
-        interaction: discord.Interaction[Any],
-        time: str,
-        reason: str,
-        policy: app_commands.Choice[str] | None = None,
-        drop_after: app_commands.Range[int, 0, 50] | None = None,
-    ) -> None:
-        words = [time]
-        if policy is not None:
-            words.append(policy.value)
-        if drop_after is not None:
-            words.append(f"drop_after={drop_after}")
-        text = " ".join([*words, reason])
-        await respond(interaction, bot.desk.pacing.mod_deadline(caller(interaction), text))
-
-    @mod.command(name="hands", description="Card games: a finished round's deck and hands")
-    @app_commands.describe(round="The round (default: the last finished)", game="Game number")
-    async def mod_hands(
-        interaction: discord.Interaction[Any], round: int | None = None, game: int | None = None
-    ) -> None:
-        text = f"{round or ''} {f'game {game}' if game else ''}"
-        await respond(
-            interaction, bot.desk.cards.mod_hands(caller(interaction), text), slow="private"
-        )
-
-    tree.add_command(mod)
 
 
 def run_discord(config: Config, token: str, db_path: Path) -> int:

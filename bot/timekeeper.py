@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Protocol
 
-from bot.pacing import Pacing
 from bot.replies import Reply, decode
-from storage.service import DueReminder, GameService, Outgoing, Queued
+from storage.service import DueReminder, GameService, Herald, Outgoing, Queued
 
 log = logging.getLogger("rollkeeper.timekeeper")
 
@@ -55,9 +54,9 @@ def nonce_of(queued: Queued) -> str:
 
 
 class Timekeeper:
-    def __init__(self, service: GameService, pacing: Pacing, transport: Transport) -> None:
+    def __init__(self, service: GameService, herald: Herald, transport: Transport) -> None:
         self.service = service
-        self.pacing = pacing
+        self.herald = herald  # the words of the bot's own messages (bot/desk/herald.py)
         self.transport = transport
         self._ticking = asyncio.Lock()  # one tick at a time: a message is sent once
         self._stop = asyncio.Event()
@@ -75,7 +74,7 @@ class Timekeeper:
             due = [r for r in await self.service.due_reminders(BATCH) if r.id not in failed]
             for reminder in due:
                 try:
-                    what = await self.service.fire(reminder, self.pacing)
+                    what = await self.service.fire(reminder, self.herald)
                 except Exception as exc:
                     failed.add(reminder.id)
                     await self._retry_later(reminder, exc)

@@ -1,16 +1,20 @@
-"""Wording the dice desk and the card table share."""
+"""Wording every game family shares: names shown as typed, the seating (joining, leaving, the
+start rolls, a moderator's skip and kick), whose turn it is, and how a game ends."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from datetime import datetime
 
-from bot.replies import CONTENT_MAX, Reply, clip, escape, quote
+from bot.caller import Caller
+from bot.replies import CONTENT_MAX, CardButtons, Reply, RollButton, clip, escape, quote
+from engine import GameStarted, PlayerJoined, PlayerLeft, RollOffRolled, TurnSkipped
+from engine.timing import format_duration
+from storage.pace import TurnClock
 from storage.service import Outcome, StoredGame
 
-if TYPE_CHECKING:
-    from bot.desk import Caller
+PIPS = "⚀⚁⚂⚃⚄⚅"
 
 
 def shown_game(game: StoredGame) -> StoredGame:
@@ -84,3 +88,133 @@ def seed_reveal(outcome: Outcome, prefix: str, what: str = "Dice") -> str:
 def lobby_closed(game: StoredGame, prefix: str) -> str:
     """The last seat left a lobby (or its creator opened another): it is closed."""
     return f"{game.title}'s lobby is closed: nobody is left. `{prefix}new <variant>` opens another."
+
+
+def finished_note(game: StoredGame, prefix: str) -> str:
+    """Above a view of a game that is over: say so, and how to start the next."""
+    if not game.state.is_over:
+        return ""
+    return (
+        f"{game.title} is over (the channel's last game). `{prefix}new <variant>` starts the next."
+    )
+
+
+def plural(count: int, word: str) -> str:
+    """`1 game`, `2 games`."""
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+# ---- seating: the same words in every game ---------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StartRolls:
+    """The start rolls so far, one text per attempt (`Ann ⚃ 4, Bo ⚀ 1`)."""
+
+    attempts: tuple[str, ...] = ()
+
+    def add(self, shown: str, attempt: int) -> StartRolls:
+        attempts = self.attempts + (("",) if attempt > len(self.attempts) else ())
+        last = attempts[-1]
+        return StartRolls((*attempts[:-1], f"{last}, {shown}" if last else shown))
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """What a seating event says, and the start rolls after it."""
+
+    lines: tuple[str, ...]
+    rolls: StartRolls
+
+
+def seating_lines(
+    outcome: Outcome,
+    caller: Caller,
+    event: object,
+    rolls: StartRolls,
+    prefix: str,
+    numbered_turns: bool = True,
+) -> Seated | None:
+    """Words for joining, leaving (or being removed), the start rolls, the start and a
+    moderator's skip, the same in every game; None for any other event. `numbered_turns`:
+    a skip names the turn (`Ann's turn 3`)."""
+    game = outcome.game
+    lines: tuple[str, ...] = ()
+    match event:
+        case PlayerJoined(player):
+            lines = (
+                f"{game.name(player)} joined {game.title} "
+                f"({len(game.state.seats)} in). `{prefix}start` when ready.",
+            )
+        case PlayerLeft(player, kicked):
+            verb = "was removed from" if kicked else "left"
+            reason = f" ({quote(outcome.rows[0].reason or '')})" if kicked and outcome.rows else ""
+            lines = (f"{game.name(player)} {verb} {game.title}{reason}.",)
+        case RollOffRolled(player, face, attempt):
+            rolls = rolls.add(f"{game.name(player)} {PIPS[face - 1]} {face}", attempt)
+        case GameStarted(order):
+            started = f"**{game.title}** begins. Order: " + ", ".join(map(game.name, order)) + "."
+            if rolls.attempts:
+                tries = "; tie, again: ".join(rolls.attempts)
+                lines = (f"Start rolls: {tries}. {game.name(order[0])} starts.", started)
+            else:
+                lines = (started,)
+        case TurnSkipped(player, turn):
+            why = quote(outcome.rows[0].reason or "") if outcome.rows else ""
+            number = f" {turn}" if numbered_turns else ""
+            lines = (f"⏭ {caller.who.name} skipped {game.name(player)}'s turn{number} ({why}).",)
+        case _:
+            return None
+    return Seated(lines, rolls)
+
+
+# ---- whose turn ------------------------------------------------------------------------------
+
+
+def jump_link(game: StoredGame) -> str:
+    return f"https://discord.com/channels/{game.guild_id}/{game.channel_id}"
+
+
+def channel_ref(channel_id: str) -> str:
+    return f"<#{channel_id}>" if channel_id.isdigit() else f"#{channel_id}"
+
+
+def mention(player: str, game: StoredGame) -> str:
+    return f"<@{player}>" if player.isdigit() else game.name(player)
+
+
+def time_left(clock: TurnClock | None, now: datetime) -> str:
+    """`20h 5m left`, `overdue by 2h`, or `` when the turn has no deadline."""
+    if clock is None or clock.due_at is None:
+        return ""
+    left = clock.due_at - now
+    if left.total_seconds() < 0:
+        return f"overdue by {format_duration(-left)}"
+    return f"{format_duration(left)} left"
+
+
+def turn_reply(
+    outcome: Outcome, player: str, what: str, buttons: RollButton | CardButtons, now: datetime
+) -> Reply:
+    """`@player, your turn`: the mention waits when it is night for them (quiet hours), and
+    an away player's clock starts when they are back."""
+    game = outcome.game
+    hushed = player in outcome.hushed
+    text = f"{game.name(player)}'s turn" if hushed else f"{mention(player, game)}, your turn"
+    text += f": {what}"
+    clock = game.clock
+    if hushed:
+        text += " (Quiet hours for them: I'll mention them when those end.)"
+    if clock is not None and clock.player == player and clock.started_at > now:
+        text += (
+            f" They're away: the turn clock starts when they're back "
+            f"({format_duration(clock.started_at - now)})."
+        )
+    elif clock is not None and clock.due_at is not None:
+        text += f" {time_left(clock, now).capitalize()}."
+    return Reply(
+        text=clip(text, CONTENT_MAX),
+        mentions=() if hushed else (player,),
+        roll_button=buttons if isinstance(buttons, RollButton) else None,
+        card_buttons=buttons if isinstance(buttons, CardButtons) else None,
+    )

@@ -69,7 +69,7 @@ async def room(tmp_path: Path) -> AsyncIterator[Room]:
     service = GameService(db, dice, clock, "scripted (tests)")
     desk = Desk(service, Config())
     inbox = Inbox(clock)
-    yield Room(desk, dice, clock, Timekeeper(service, desk.pacing, inbox), inbox)
+    yield Room(desk, dice, clock, Timekeeper(service, desk.herald, inbox), inbox)
     await db.close()
 
 
@@ -227,7 +227,7 @@ async def test_the_last_draw_of_the_game_reads_plainly(room: Room) -> None:
     over = replace(game, state=replace(state, phase=Phase.OVER))
     drawn = ("7h",)
     event = CardsExchanged("102", ("8c",), (), 1, drawn, ("7h", "9d", "10c", "Jd", "Qs"), True)
-    (note,) = room.desk.cards.describe(Outcome(over, (event,), ()), Caller(WHERE, BO))[-1:]
+    (note,) = room.desk.context.describe(Outcome(over, (event,), ()), Caller(WHERE, BO))[-1:]
     assert note.text == "You drew 7♥. Your cards: 7♥ 9♦ 10♣ J♦ Q♠."
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from bot.config import Config
 from bot.console import Console
 from bot.desk import Desk
+from bot.presenters.dice import DicePresenter
 from bot.replies import (
     CONTENT_MAX,
     DESCRIPTION_MAX,
@@ -25,7 +26,7 @@ from bot.replies import (
 )
 from engine import GameState, Phase, RandomDice, Roll, ScriptedDice, Seat, apply, make_rules
 from engine.scoring import new_scorecard
-from storage.service import GameService, StoredGame
+from storage.service import GameService, StoredGame, utc_now
 from tests.bot.fuzzing import command_strings, hostile_lines
 
 
@@ -123,9 +124,9 @@ def big_game(preset: str, options: dict[str, object], players: int) -> StoredGam
 async def test_scorecards_stay_within_discords_limits(
     service: GameService, preset: str, options: dict[str, object]
 ) -> None:
-    desk = Desk(service, Config())
+    dice = DicePresenter("!", service.clock)
     game = big_game(preset, options, 8)
-    embeds = desk.scorecards(game, round_number=None)  # every round
+    embeds = dice.scorecards(game, round_number=None)  # every round
     rules = game.state.rules
     totals = [
         line.split()[1:]
@@ -137,7 +138,7 @@ async def test_scorecards_stay_within_discords_limits(
     assert shown == 8 * rules.sheets_per_player, "every sheet of every player is shown"
     for embed in embeds:
         check_limits(Reply(embeds=(embed,)))
-    for embed in desk.scorecards(game):  # the round in play: every table fits a phone
+    for embed in dice.scorecards(game):  # the round in play: every table fits a phone
         check_limits(Reply(embeds=(embed,)))
         tables = [line for line in embed.description.splitlines() if "totals" not in line]
         assert max(len(line) for line in tables) <= 42, "a table fits a phone's width"
@@ -152,10 +153,8 @@ def test_roll_replies_stay_within_limits(preset: str, data: st.DataObject) -> No
     state = GameState.started(rules, ("a" * 18,))
     faces = data.draw(st.lists(st.integers(1, 6), min_size=5, max_size=5))
     state, events = apply(state, Roll("a" * 18), ScriptedDice(faces))
-    desk = Desk.__new__(Desk)
-    desk.prefix = "!"
     game = StoredGame(1, "g", "c", 99999, state, {"a" * 18: "N" * 32}, 2, "")
-    reply = desk._roll_reply(game, events[0], None)  # type: ignore[arg-type]
+    reply = DicePresenter("!", utc_now).roll_reply(game, events[0], None)  # type: ignore[arg-type]
     check_limits(reply)
     assert reply.controls is not None
     expected = len(state.placements())
@@ -298,10 +297,10 @@ async def test_two_presses_from_one_message_never_both_act(service: GameService)
     await desk.text_command(caller, "start solo")
     await desk.text_command(caller, "roll")
     game = await service.require_game_here("c")
-    await desk.toggle(caller, game.id, game.version, 0)
+    await desk.play.toggle(caller, game.id, game.version, 0)
     reroll, pick = await asyncio.gather(
-        desk.guard(desk.reroll(caller, game.id, game.version), caller),
-        desk.guard(desk.pick(caller, game.id, game.version, "chance"), caller),
+        desk.guard(desk.play.reroll(caller, game.id, game.version), caller),
+        desk.guard(desk.play.pick(caller, game.id, game.version, "chance"), caller),
     )
     assert "rolled d1 and got" in reroll[0].text
     assert pick[0].refusal and "belong to an earlier roll" in pick[0].text

@@ -72,7 +72,7 @@ class Party:
         self.db = await Database.open(self.path)
         service = GameService(self.db, RandomDice(random.Random(7)), self.clock, "seeded (tests)")
         self.desk = Desk(service, self.config)
-        self.keeper = Timekeeper(service, self.desk.pacing, self.inbox)
+        self.keeper = Timekeeper(service, self.desk.herald, self.inbox)
 
     async def restart(self) -> None:
         assert self.db is not None
@@ -330,7 +330,7 @@ async def test_a_message_committed_but_not_sent_is_sent_after_a_restart(party: P
     await start_game(party, "deadline=4h", ("101", "102"))
     await party.play_turn("101")
     assert party.keeper is not None
-    await party.service.fire((await party.service.due_reminders())[0], party.desk.pacing)  # type: ignore[union-attr]
+    await party.service.fire((await party.service.due_reminders())[0], party.desk.herald)  # type: ignore[union-attr]
     await party.restart()  # killed after the reminder was marked, before delivery
     (dm,) = await party.tick()
     assert dm.to == "@102" and "Your turn in" in dm.reply.text
@@ -454,7 +454,7 @@ async def test_one_failing_reminder_holds_up_no_other_game(
     await party.ok("103", "new classic order=join deadline=2h", channel="2001")
     await party.ok("101", "join", channel="2001")
     await party.ok("103", "start", channel="2001")
-    pacing = party.desk.pacing  # type: ignore[union-attr]
+    pacing = party.desk.herald  # type: ignore[union-attr]
     working = pacing.reminder
 
     def broken(game, *args):  # type: ignore[no-untyped-def]

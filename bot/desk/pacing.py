@@ -1,62 +1,24 @@
 """Multi-day games at the desk: players' settings (`tz`, `quiet`, `dm`, `away`, `back`),
-`mygames`, the moderators' `mod deadline`, and the words of everything the bot says by itself
-(turn reminders, deadlines), which go through the outbox (see bot/timekeeper.py).
+`mygames`, the turn clock under `status`, and the moderators' `mod deadline`. What the bot
+says by itself about deadlines is in bot/desk/herald.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from zoneinfo import available_timezones
 
+from bot.caller import Caller
 from bot.config import read_deadline
-from bot.replies import CONTENT_MAX, Field, Reply, clip, code, encode, escape, pack, quote
-from bot.words import shown_game
+from bot.desk.context import Context
+from bot.replies import CONTENT_MAX, Field, Reply, clip, escape, pack, quote
+from bot.words import channel_ref, shown_game, time_left
 from engine import Phase
 from engine.numbers import read_number
-from engine.timing import (
-    HALF_TIME,
-    NEAR_END,
-    OFF_WORDS,
-    TURN_DM,
-    TURN_PING,
-    QuietHours,
-    format_duration,
-    parse_duration,
-)
-from storage.pace import Pace, PaceError, Policy, Prefs, TurnClock, find_zone, parse_policy
-from storage.service import Outcome, Outgoing, StoredGame
-
-if TYPE_CHECKING:
-    from bot.desk import Caller, Desk  # the desk builds its Pacing: imported for types only
-
-POLICY_WORDS = {
-    Policy.WAIT: "the game waits and the moderators are told",
-    Policy.AUTOPLAY: "the bot plays the turn for them",
-    Policy.SKIP: "the turn is skipped",
-}
-
-
-def jump_link(game: StoredGame) -> str:
-    return f"https://discord.com/channels/{game.guild_id}/{game.channel_id}"
-
-
-def channel_ref(channel_id: str) -> str:
-    return f"<#{channel_id}>" if channel_id.isdigit() else f"#{channel_id}"
-
-
-def mention(player: str, game: StoredGame) -> str:
-    return f"<@{player}>" if player.isdigit() else game.name(player)
-
-
-def time_left(clock: TurnClock | None, now: datetime) -> str:
-    """`20h 5m left`, `overdue by 2h`, or `` when the turn has no deadline."""
-    if clock is None or clock.due_at is None:
-        return ""
-    left = clock.due_at - now
-    if left.total_seconds() < 0:
-        return f"overdue by {format_duration(-left)}"
-    return f"{format_duration(left)} left"
+from engine.timing import OFF_WORDS, QuietHours, format_duration, parse_duration
+from storage.pace import Pace, PaceError, Policy, Prefs, find_zone, parse_policy
+from storage.service import StoredGame
 
 
 def pace_from_options(base: Pace, options: dict[str, object]) -> Pace:
@@ -82,13 +44,13 @@ def _count(text: str) -> int:
 
 
 class Pacing:
-    """The desk's multi-day commands and the bot's own messages."""
+    """The desk's multi-day commands."""
 
-    def __init__(self, desk: Desk) -> None:
-        self.desk = desk
-        self.service = desk.service
-        self.config = desk.config
-        self.prefix = desk.prefix
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.service = context.service
+        self.config = context.config
+        self.prefix = context.prefix
 
     # ---- players' settings -------------------------------------------------------------------
 
@@ -104,21 +66,21 @@ class Pacing:
             f"messages **{'on' if prefs.dm else 'off'}**{away}."
         )
 
-    async def tz(self, caller: Caller, text: str) -> list[Reply]:
+    async def tz(self, caller: Caller, zone: str = "") -> list[Reply]:
         prefs = await self.service.prefs(caller.who.user_id)
         now = self.service.clock()
-        if text.strip():
-            prefs = replace(prefs, tz=find_zone(text))
+        if zone.strip():
+            prefs = replace(prefs, tz=find_zone(zone))
             await self.service.set_prefs(prefs)
             intro = "Saved."
         else:
             intro = f"Set yours with `{self.prefix}tz Europe/Berlin`."
         return [Reply(text=f"{intro} {self._settings_text(prefs, now)}", private=True)]
 
-    async def quiet(self, caller: Caller, text: str) -> list[Reply]:
+    async def quiet(self, caller: Caller, hours: str) -> list[Reply]:
         prefs = await self.service.prefs(caller.who.user_id)
         now = self.service.clock()
-        words = text.strip().lower()
+        words = hours.strip().lower()
         if not words:
             raise PaceError(
                 "Say when you don't want reminders, in your time zone: `quiet 23:00-08:00`, or "
@@ -131,8 +93,8 @@ class Pacing:
         note = "" if prefs.tz else f" Your time zone is UTC until you set `{self.prefix}tz`."
         return [Reply(text=f"Saved.{note} {self._settings_text(prefs, now)}", private=True)]
 
-    async def dm(self, caller: Caller, text: str) -> list[Reply]:
-        word = text.strip().lower()
+    async def dm(self, caller: Caller, setting: str) -> list[Reply]:
+        word = setting.strip().lower()
         if word not in ("on", "off", "yes", "no"):
             raise PaceError(
                 "Direct messages when your turn starts and at half time: `dm on` or `dm off`.",
@@ -144,9 +106,9 @@ class Pacing:
             Reply(text=f"Saved. {self._settings_text(prefs, self.service.clock())}", private=True)
         ]
 
-    async def away(self, caller: Caller, text: str) -> list[Reply]:
+    async def away(self, caller: Caller, time: str) -> list[Reply]:
         limit = self.config.turns.away_limit
-        word = text.strip().split()[0] if text.strip() else ""
+        word = time.strip().split()[0] if time.strip() else ""
         if not word:
             raise PaceError(
                 f"Say for how long, up to {format_duration(limit)}: `away 3d`, `away 12h`.",
@@ -212,7 +174,6 @@ class Pacing:
 
     async def mod_deadline(self, caller: Caller, text: str) -> list[Reply]:
         """`mod deadline 24h [wait|autoplay|skip] [drop_after=N] <reason>`."""
-        self.desk.require_moderator(caller)
         example = "mod deadline 24h skip holiday season"
         words = text.split()
         if not words:
@@ -225,7 +186,7 @@ class Pacing:
             pace = replace(pace, policy=Policy(words.pop(0).lower()))
         if words and words[0].lower().startswith(("drop_after=", "drop=")):
             pace = replace(pace, drop_after=_count(words.pop(0).partition("=")[2]))
-        reason = self.desk.require_reason(" ".join(words), example)
+        reason = self.context.require_reason(" ".join(words), example)
         updated = await self.service.set_pace(caller.where, caller.who, pace, reason)
         left = time_left(updated.clock, self.service.clock())
         return [
@@ -259,86 +220,8 @@ class Pacing:
                 )
         return Field("Turn clock", "\n".join(lines))
 
-    # ---- what the bot says by itself (the service's Herald) ----------------------------------
-
-    def reminder(
-        self, game: StoredGame, clock: TurnClock, kind: str, prefs: Prefs, now: datetime
-    ) -> list[Outgoing]:
-        player = clock.player
-        game = shown_game(game)
-        turn = game.turn_label(game.state.seat(player).next_turn)
-        left = time_left(clock, now)
-        at_deadline = POLICY_WORDS[game.pace.policy]
-        due = f" (due {prefs.local(clock.due_at)})" if clock.due_at else ""
-        channel = channel_ref(game.channel_id)
-        if kind == TURN_DM:
-            return [
-                self._dm(
-                    player,
-                    f"🎲 Your turn in **{game.title}** ({channel}): {turn}."
-                    f"{' ' + left.capitalize() + due + '.' if left else ''} Jump in: "
-                    f"{jump_link(game)}",
-                )
-            ]
-        if kind == TURN_PING:
-            return [
-                self._channel(
-                    game,
-                    f"{mention(player, game)}, your turn is waiting: {turn}."
-                    f"{' ' + left.capitalize() + '.' if left else ''} "
-                    f"`{self.prefix}roll` when ready.",
-                    player,
-                )
-            ]
-        if kind == HALF_TIME:
-            text = (
-                f"⏳ Half your time for {turn} is gone: {left}{due}. At the deadline "
-                f"{at_deadline}. `{self.prefix}away 3d` if you need a break."
-            )
-            if prefs.dm:
-                return [self._dm(player, f"{text} Jump in: {jump_link(game)}")]
-            return [self._channel(game, f"{mention(player, game)}: {text}", player)]
-        if kind == NEAR_END:
-            text = f"⏰ {left} for {turn}{due}; then {at_deadline}."
-            out = [self._channel(game, f"{mention(player, game)}, {text}", player)]
-            if prefs.dm:
-                out.append(self._dm(player, f"{text} Jump in: {jump_link(game)}"))
-            return out
-        raise ValueError(f"not a reminder: {kind}")
-
-    def waiting(
-        self, game: StoredGame, clock: TurnClock, count: int, now: datetime
-    ) -> list[Outgoing]:
-        role = self.config.moderator_role
-        mods = f"<@&{role}>" if role and role.isdigit() else "Moderators"
-        late = format_duration(now - clock.due_at) if clock.due_at else ""
-        name, typed = escape(game.name(clock.player)), code(game.name(clock.player), 40)
-        text = (
-            f"⌛ {mods}: {name}'s turn in {game.title} passed its deadline"
-            f"{' ' + late + ' ago' if late and late != '0m' else ''} (policy wait). "
-            f"`{self.prefix}mod skip <reason>`, `{self.prefix}mod kick {typed} <reason>`, or "
-            f"`{self.prefix}mod deadline <time> <reason>` to give more time."
-        )
-        reply = Reply(text=text, roles=(role,) if role and role.isdigit() else ())
-        return [Outgoing(encode(reply), channel_id=game.channel_id)]
-
-    def policy(self, outcome: Outcome) -> list[Outgoing]:
-        """The messages for what a deadline policy did (skip, drop, an automatic move)."""
-        game = outcome.game
-        out = []
-        for reply in self.desk.describe_for_bot(outcome):
-            if reply.secret_for is not None:  # hidden cards: only to their player, by DM
-                out.append(Outgoing(encode(reply), user_id=reply.secret_for))
-            elif not reply.private:
-                out.append(
-                    Outgoing(encode(replace(reply, controls=None)), channel_id=game.channel_id)
-                )
-        return out
-
-    def _channel(self, game: StoredGame, text: str, player: str) -> Outgoing:
-        reply = Reply(text=clip(text, CONTENT_MAX), mentions=(player,))
-        return Outgoing(encode(reply), channel_id=game.channel_id)
-
-    @staticmethod
-    def _dm(player: str, text: str) -> Outgoing:
-        return Outgoing(encode(Reply(text=clip(text, CONTENT_MAX))), user_id=player)
+    async def zone_choices(self, caller: Caller, typed: str) -> list[tuple[str, str]]:
+        """`/tz`'s suggestions: the time zones whose names hold what was typed."""
+        wanted = typed.replace(" ", "_").lower()
+        names = sorted(n for n in available_timezones() if wanted in n.lower())
+        return [(n, n) for n in names[:25]]

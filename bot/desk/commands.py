@@ -1,0 +1,533 @@
+"""Every command, declared once. Each declaration makes the typed command and its aliases,
+its line in `help` and `help <command>`, and its slash command (bot/discord_slash.py); `run`
+is the method of the desk's room that does the work (bot/desk/*.py).
+
+A new command is one declaration here (and its method in a room):
+
+    Command(
+        "seed", Lobby, Lobby.seed,
+        usage="seed <text>",
+        summary="Before the start: mix your own text into the game's dice, ...",
+        slash="Before the start: mix your own text into the dice",
+        args=(Arg("text", "Any text (up to 100 characters)"),),
+    ),
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bot.desk.cards import Cards
+from bot.desk.declare import Arg, ArgKind, Command, CommandTable, Group
+from bot.desk.fairness import Fairness
+from bot.desk.guide import Guide
+from bot.desk.lobby import Lobby
+from bot.desk.moderation import Moderation
+from bot.desk.pacing import Pacing
+from bot.desk.play import Play
+from bot.desk.views import Views
+from engine import PRESETS
+from storage.pace import Policy
+
+NUMBER, FLAG, PLAYER = ArgKind.NUMBER, ArgKind.FLAG, ArgKind.PLAYER
+
+
+def _discard_line(o: Mapping[str, Any]) -> str:
+    return f"{o['cards']} from discard {o['from_discard']}" if o["from_discard"] else o["cards"]
+
+
+def _fairness_line(o: Mapping[str, Any]) -> str:
+    return f"game {o['game']}" if o["game"] else str(o["player"])
+
+
+def _deadline_line(o: Mapping[str, Any]) -> str:
+    words = [o["time"]]
+    if o["policy"] is not None:
+        words.append(o["policy"])
+    if o["drop_after"] is not None:
+        words.append(f"drop_after={o['drop_after']}")
+    return " ".join([*words, o["reason"]])
+
+
+def _hands_line(o: Mapping[str, Any]) -> str:
+    game = f"game {o['game']}" if o["game"] else ""
+    return f"{o['round'] or ''} {game}"
+
+
+# The moderators' commands: `mod log`, `mod void`, ... (one help entry, `mod`).
+MODERATION = (
+    Command(
+        "log",
+        Moderation,
+        Moderation.log,
+        slash="The roll log, newest first",
+        args=(
+            Arg("game", "Only this game (its number in this server)", NUMBER, False),
+            Arg("player", "Only this player's rolls", PLAYER, False),
+            Arg(
+                "before",
+                "Older rows: the roll id shown at the end of the last page",
+                NUMBER,
+                False,
+            ),
+        ),
+        typed=Moderation.log_text,
+        personal=True,
+        slow=True,
+        moderators=True,
+    ),
+    Command(
+        "verify",
+        Moderation,
+        Moderation.verify,
+        slash="Check the roll log's chain and replay every game",
+        personal=True,
+        slow=True,
+        moderators=True,
+    ),
+    Command(
+        "export",
+        Moderation,
+        Moderation.export,
+        slash="Export a game as a record (.jsonl) and log (.csv)",
+        args=(
+            Arg(
+                "game",
+                "The game's number in this server (default: this channel's)",
+                NUMBER,
+                False,
+            ),
+        ),
+        typed=Moderation.export_text,
+        personal=True,
+        slow=True,
+        moderators=True,
+    ),
+    Command(
+        "void",
+        Moderation,
+        Moderation.void,
+        slash="Void the current turn's latest roll",
+        args=(
+            Arg("roll_id", "The roll's id (Roll #N under it)", NUMBER),
+            Arg("reason", "Why (logged)"),
+        ),
+        typed=Moderation.void_text,
+        moderators=True,
+    ),
+    Command(
+        "skip",
+        Moderation,
+        Moderation.skip,
+        slash="Skip the current player's turn",
+        args=(
+            Arg("reason", "Why (logged and shown)"),
+            Arg(
+                "player",
+                "Whose turn you mean: nothing is skipped if their turn is already over",
+                PLAYER,
+                required=False,
+            ),
+        ),
+        moderators=True,
+    ),
+    Command(
+        "kick",
+        Moderation,
+        Moderation.kick,
+        slash="Remove a player from this channel's game",
+        args=(
+            Arg("player", "The player to remove", PLAYER),
+            Arg("reason", "Why (logged and shown)"),
+        ),
+        typed=Moderation.kick_text,
+        moderators=True,
+    ),
+    Command(
+        "end",
+        Moderation,
+        Moderation.end,
+        slash="End this channel's game now",
+        args=(Arg("reason", "Why (logged and shown)"),),
+        moderators=True,
+    ),
+    Command(
+        "deadline",
+        Pacing,
+        Pacing.mod_deadline,
+        slash="Change this game's turn deadline or policy",
+        args=(
+            Arg("time", "Like 24h or 2d, or off"),
+            Arg("reason", "Why (logged)"),
+            Arg(
+                "policy",
+                "At the deadline: wait, autoplay or skip",
+                required=False,
+                choices=tuple(p.value for p in Policy),
+            ),
+            Arg(
+                "drop_after",
+                "Under skip: missed turns in a row before a player is dropped (0: never)",
+                NUMBER,
+                required=False,
+                low=0,
+                high=50,
+            ),
+        ),
+        line=_deadline_line,
+        moderators=True,
+    ),
+    Command(
+        "hands",
+        Cards,
+        Cards.mod_hands,
+        slash="Card games: a finished round's deck and hands",
+        args=(
+            Arg("round", "The round (default: the last finished)", NUMBER, False),
+            Arg("game", "Game number", NUMBER, False),
+        ),
+        line=_hands_line,
+        personal=True,
+        slow=True,
+        moderators=True,
+    ),
+)
+
+
+# In the order `help` lists them.
+COMMANDS = CommandTable(
+    [
+        Command(
+            "new",
+            Lobby,
+            Lobby.new_text,
+            usage="new <variant> [option=value ...]",
+            summary=f"Open a game here: {', '.join(p.name for p in PRESETS)}. e.g. `new painted "
+            "rounds=2`, `new card`. `rules <variant>` tells you how each plays.",
+            slash="Open a game in this channel",
+            args=(
+                Arg(
+                    "variant",
+                    "classic, triple, painted or painted-pyz",
+                    suggest=Lobby.variant_choices,
+                ),
+                Arg("options", "Options like: rounds=2 joker=none", required=False, default=""),
+            ),
+            line=lambda o: f"{o['variant']} {o['options'] or ''}",
+        ),
+        Command(
+            "join",
+            Lobby,
+            Lobby.join,
+            usage="join",
+            summary="Take a seat in this channel's game before it starts.",
+            slash="Take a seat in this channel's game",
+        ),
+        Command(
+            "leave",
+            Lobby,
+            Lobby.leave,
+            usage="leave",
+            summary="Leave the game (during play you forfeit).",
+            slash="Leave this channel's game",
+        ),
+        Command(
+            "start",
+            Lobby,
+            Lobby.start,
+            usage="start [solo]",
+            summary="Close the lobby; the start rolls decide who goes first. Alone: `start solo` "
+            "(nobody can join once it starts).",
+            slash="Start the game: the start rolls pick who goes first",
+            args=(
+                Arg(
+                    "solo",
+                    "Start with only you at the table (nobody can join later)",
+                    FLAG,
+                    required=False,
+                    default=False,
+                ),
+            ),
+            typed=Lobby.start_text,
+        ),
+        Command(
+            "roll",
+            Play,
+            Play.roll,
+            usage="roll [dice]",
+            summary="Roll all five (`roll`), or reroll named dice (`roll py3,py4`, `roll d2,d4`). "
+            "Outside a game: a free roll like `roll 3d6+2` or `roll d20`.",
+            slash="Roll all five dice, reroll named ones, or a free roll",
+            args=(
+                Arg(
+                    "dice",
+                    "Empty for all five; py3,py4 or d2,d4 to reroll; 3d6+2 free",
+                    required=False,
+                    default="",
+                ),
+            ),
+            aliases=("r", "reroll"),
+        ),
+        Command(
+            "keep",
+            Play,
+            Play.keep,
+            usage="keep <dice>",
+            summary="Keep the named dice and reroll the rest: `keep 1 2 5`.",
+            slash="Keep these dice and reroll the others",
+            args=(Arg("dice", "The dice to keep, like 1 2 5 or py1,py2"),),
+            aliases=("k",),
+        ),
+        Command(
+            "score",
+            Play,
+            Play.score,
+            usage="score <box> [column]",
+            summary="Score your dice: `score full house`, `score 4k`, `score fours 2`.",
+            slash="Score your dice in a box",
+            args=(
+                Arg("box", "The box", suggest=Play.box_choices),
+                Arg("column", "Triple Yahtzee: the column (1-3)", NUMBER, False, low=1, high=3),
+            ),
+            aliases=("s", "sc"),
+            typed=Play.score_text,
+        ),
+        Command(
+            "card",
+            Views,
+            Views.card,
+            usage="card [player] [round N | all]",
+            summary="Scorecards as a table, players as columns (painted: the round in play, or "
+            "`round 2`, or `all`); card games: the table of hands.",
+            slash="Scorecards for this channel's game",
+            args=(Arg("player", "Only this player's card", PLAYER, required=False, default=""),),
+            aliases=("scores", "sheet"),
+            line=lambda o: str(o["player"]),
+        ),
+        Command(
+            "seed",
+            Lobby,
+            Lobby.seed,
+            usage="seed <text>",
+            summary="Before the start: mix your own text into the game's dice, so nobody (the bot "
+            "included) could have chosen them.",
+            slash="Before the start: mix your own text into the dice",
+            args=(Arg("text", "Any text (up to 100 characters)"),),
+        ),
+        Command(
+            "fairness",
+            Fairness,
+            Fairness.fairness,
+            usage="fairness [game N | player | channel]",
+            summary="How even the dice have been: counts per face, and a plain-words verdict.",
+            slash="How even the dice have been",
+            args=(
+                Arg("game", "A game number in this server", NUMBER, required=False),
+                Arg("player", "One player's rolls", PLAYER, required=False, default=""),
+            ),
+            line=_fairness_line,
+            slow=True,
+        ),
+        Command(
+            "hand",
+            Cards,
+            Cards.hand,
+            usage="hand",
+            summary="Card games: your cards, shown only to you (by direct message when typed).",
+            slash="Card games: your cards (only you see them)",
+            aliases=("cards",),
+        ),
+        Command(
+            "discard",
+            Cards,
+            Cards.discard,
+            usage="discard <cards> [from discard N]",
+            summary="Card games: put cards aside and draw as many: `discard 7h,Kd` from the stock, "
+            "`discard 7h,Kd from discard 1` takes the pile's top card first.",
+            slash="Card games: put cards aside and draw as many",
+            args=(
+                Arg("cards", "The cards to put aside, like 7h,Kd (10d, Jc, Qs, Ah, joker)"),
+                Arg(
+                    "from_discard",
+                    "How many to take off the discard pile first (the rest from the stock)",
+                    NUMBER,
+                    required=False,
+                    default=0,
+                    low=0,
+                    high=5,
+                ),
+            ),
+            aliases=("exchange", "swap"),
+            line=_discard_line,
+        ),
+        Command(
+            "stay",
+            Cards,
+            Cards.stay,
+            usage="stay",
+            summary="Card games: keep your cards; no more turns this round.",
+            slash="Card games: keep your cards, no more turns this round",
+            aliases=("pass",),
+        ),
+        Command(
+            "done",
+            Cards,
+            Cards.done,
+            usage="done",
+            summary="Card games (one at a time): end this turn's pick-ups.",
+            slash="Card games (one at a time): end this turn",
+        ),
+        Command(
+            "declare",
+            Cards,
+            Cards.declare,
+            usage="declare <hand>",
+            summary="Card games, at the showdown: the hand to score (`declare full house`, "
+            "`declare 2 pairs`).",
+            slash="Card games: the hand you score at the showdown",
+            args=(
+                Arg("hand", "The hand (your options are suggested)", suggest=Cards.hand_choices),
+            ),
+            aliases=("show",),
+        ),
+        Command(
+            "status",
+            Views,
+            Views.status,
+            usage="status",
+            summary="Whose turn, which roll, the dice on the table, the options, the time left.",
+            slash="Whose turn, the dice on the table, the options",
+            aliases=("stat",),
+        ),
+        Command(
+            "games",
+            Views,
+            Views.games,
+            usage="games",
+            summary="The games in this server.",
+            slash="The games in this server",
+            aliases=("list",),
+        ),
+        Command(
+            "mygames",
+            Pacing,
+            Pacing.mygames,
+            usage="mygames",
+            summary="Every game you're in, in every server: whose turn, and the time left.",
+            slash="Every game you're in, with the time left",
+            aliases=("my",),
+            personal=True,
+        ),
+        Command(
+            "tz",
+            Pacing,
+            Pacing.tz,
+            usage="tz [zone]",
+            summary="Your time zone, for quiet hours and deadlines: `tz Europe/Berlin`.",
+            slash="Your time zone, for quiet hours and deadlines",
+            args=(
+                Arg(
+                    "zone",
+                    "Like Europe/Berlin; leave empty to see your settings",
+                    required=False,
+                    default="",
+                    suggest=Pacing.zone_choices,
+                ),
+            ),
+            aliases=("timezone", "zone"),
+            personal=True,
+        ),
+        Command(
+            "quiet",
+            Pacing,
+            Pacing.quiet,
+            usage="quiet <from-to>|off",
+            summary="No reminders in these hours, your time: `quiet 23:00-08:00`.",
+            slash="No reminders in these hours (your time)",
+            args=(Arg("hours", "Like 23:00-08:00, or off"),),
+            personal=True,
+        ),
+        Command(
+            "dm",
+            Pacing,
+            Pacing.dm,
+            usage="dm on|off",
+            summary="Direct messages when your turn starts and at half time (off by default).",
+            slash="Direct messages when your turn starts and at half time",
+            args=(
+                Arg(
+                    "setting",
+                    "on: a direct message when your turn starts; off: none",
+                    choices=("on", "off"),
+                ),
+            ),
+            personal=True,
+        ),
+        Command(
+            "away",
+            Pacing,
+            Pacing.away,
+            usage="away <time>",
+            summary="Pause your turn deadlines while you're away: `away 3d` (everyone sees it).",
+            slash="Pause your turn deadlines while you're away",
+            args=(Arg("time", "How long, like 3d or 12h"),),
+        ),
+        Command(
+            "back",
+            Pacing,
+            Pacing.back,
+            usage="back",
+            summary="End your away time early: your deadlines run again.",
+            slash="End your away time: your deadlines run again",
+        ),
+        Command(
+            "help",
+            Guide,
+            Guide.help,
+            usage="help [command]",
+            summary="This list, or one command in detail.",
+            slash="How to play with rollkeeper",
+            args=(
+                Arg(
+                    "command",
+                    "One command to explain (leave empty for all of them)",
+                    required=False,
+                    default="",
+                    suggest=Guide.command_choices,
+                ),
+            ),
+            aliases=("h",),
+        ),
+        Command(
+            "rules",
+            Guide,
+            Guide.rules,
+            usage="rules [variant]",
+            summary="A variant's rules: what each box or hand scores, the bonuses, the joker. "
+            "Without a variant: the rules of this channel's game, its options included.",
+            slash="A variant's rules: boxes, bonuses, the joker",
+            args=(
+                Arg(
+                    "variant",
+                    "The variant (empty: the rules of this channel's game)",
+                    required=False,
+                    default="",
+                    suggest=Guide.variant_choices,
+                ),
+            ),
+            aliases=("rule",),
+        ),
+        Group(
+            "mod",
+            usage="mod log|verify|export|void|skip|kick|end|deadline ...",
+            summary="Moderators: `mod log [game] [player]`, `mod verify`, `mod export [game]`, "
+            "`mod void <roll-id> <reason>`, `mod skip <reason>`, `mod kick <player> <reason>`, "
+            "`mod end <reason>`, `mod deadline <time|off> [wait|autoplay|skip] <reason>`, "
+            "`mod hands [round]` (card games: a finished round's deck and hands).",
+            slash="Moderator tools",
+            members="Moderator commands",
+            commands=MODERATION,
+        ),
+    ]
+)

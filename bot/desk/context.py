@@ -1,0 +1,95 @@
+"""What every room of the desk shares: the service, the config, how hints spell commands, the
+presenters (one per game family), and the few steps every room takes the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bot.caller import Caller, NotModeratorError, UsageError
+from bot.config import Config
+from bot.presenters import Presenter, presenters
+from bot.replies import Reply, code
+from engine import AnyAction, AnyRules, AnyState
+from engine.kinds import kind_of
+from storage.service import BOT, GameService, Outcome, StoredGame, Where
+
+
+class Context:
+    """The desk's shared parts; each room (lobby, play, views, ...) gets this, never the desk."""
+
+    def __init__(self, service: GameService, config: Config, prefix: str) -> None:
+        self.service = service
+        self.config = config
+        self.prefix = prefix  # as hints show commands: `!roll`, or `/roll`
+        self.presenters = presenters(prefix, service.clock)
+
+    def presenter(self, game: StoredGame | AnyState | AnyRules) -> Presenter:
+        """The presenter of a game's family."""
+        thing = game.state if isinstance(game, StoredGame) else game
+        return self.presenters[kind_of(thing).family]
+
+    def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
+        """What the engine did, as messages, in the game family's words."""
+        return self.presenter(outcome.game).describe(outcome, caller)
+
+    def describe_for_bot(self, outcome: Outcome) -> list[Reply]:
+        """The messages for what the bot did by itself (a deadline's policy)."""
+        game = outcome.game
+        caller = Caller(Where(game.guild_id, game.channel_id), BOT, is_moderator=True)
+        return self.describe(outcome, caller)
+
+    async def play(self, caller: Caller, action: AnyAction) -> list[Reply]:
+        """One move through the service, told."""
+        return self.describe(await self.service.play(caller.where, caller.who, action), caller)
+
+    async def press(
+        self,
+        caller: Caller,
+        game_id: int,
+        version: int,
+        make: Callable[[StoredGame, int], AnyAction],
+    ) -> list[Reply]:
+        """A button's move, checked against the message it was pressed on (the game and the
+        roll it belongs to) under the channel's lock, told."""
+        outcome = await self.service.press(caller.where, caller.who, game_id, version, make)
+        return self.describe(outcome, caller)
+
+    async def shown_game(self, caller: Caller) -> StoredGame:
+        """The channel's game for `card` and `status`: the one in play, else the last one."""
+        game = await self.service.shown_game_here(caller.where.channel_id)
+        if game is None:
+            return await self.service.require_game_here(caller.where.channel_id)  # explains
+        return game
+
+    async def next_move(self, caller: Caller) -> str:
+        """What `caller` can do in the channel now: their move when it is their turn, else a
+        look at the game (or a way into one)."""
+        game = await self.service.game_here(caller.where.channel_id)
+        if game is None:
+            return "new classic"
+        return self.presenter(game).next_move(game.state, caller.who.user_id)
+
+    def require_moderator(self, caller: Caller) -> None:
+        if not caller.is_moderator:
+            role = self.config.moderator_role
+            who = f"the {role} role or " if role else ""
+            raise NotModeratorError(f"Only moderators ({who}Manage Messages) can do that.")
+
+    @staticmethod
+    def require_reason(reason: str, example: str) -> str:
+        if not reason.strip():
+            raise UsageError("Say why: every override is logged with a reason.", hint=example)
+        return reason.strip()
+
+
+def read_options(words: list[str], example: str) -> dict[str, object]:
+    """`rounds=2 joker=none` as a dict of options; anything else is refused."""
+    options: dict[str, object] = {}
+    for word in words:
+        key, eq, value = word.partition("=")
+        if not eq or not key or not value:
+            raise UsageError(
+                f"Options look like `rounds=2`; I can't read `{code(word, 20)}`.", hint=example
+            )
+        options[key] = value
+    return options

@@ -1,0 +1,112 @@
+"""What the bot says by itself (the service's `Herald`): turn reminders, half time and the
+last hour, the moderators' call when a deadline passes under policy wait, and what a
+deadline's policy did. The messages go through the outbox (see bot/timekeeper.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from bot.desk.context import Context
+from bot.replies import CONTENT_MAX, Reply, clip, code, encode, escape
+from bot.words import channel_ref, jump_link, mention, shown_game, time_left
+from engine.timing import HALF_TIME, NEAR_END, TURN_DM, TURN_PING, format_duration
+from storage.pace import Policy, Prefs, TurnClock
+from storage.service import Outcome, Outgoing, StoredGame
+
+POLICY_WORDS = {
+    Policy.WAIT: "the game waits and the moderators are told",
+    Policy.AUTOPLAY: "the bot plays the turn for them",
+    Policy.SKIP: "the turn is skipped",
+}
+
+
+class Herald:
+    """The words of the bot's own messages, for the service to queue."""
+
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.config = context.config
+        self.prefix = context.prefix
+
+    def reminder(
+        self, game: StoredGame, clock: TurnClock, kind: str, prefs: Prefs, now: datetime
+    ) -> list[Outgoing]:
+        player = clock.player
+        game = shown_game(game)
+        turn = game.turn_label(game.state.seat(player).next_turn)
+        left = time_left(clock, now)
+        at_deadline = POLICY_WORDS[game.pace.policy]
+        due = f" (due {prefs.local(clock.due_at)})" if clock.due_at else ""
+        channel = channel_ref(game.channel_id)
+        if kind == TURN_DM:
+            return [
+                self._dm(
+                    player,
+                    f"🎲 Your turn in **{game.title}** ({channel}): {turn}."
+                    f"{' ' + left.capitalize() + due + '.' if left else ''} Jump in: "
+                    f"{jump_link(game)}",
+                )
+            ]
+        if kind == TURN_PING:
+            return [
+                self._channel(
+                    game,
+                    f"{mention(player, game)}, your turn is waiting: {turn}."
+                    f"{' ' + left.capitalize() + '.' if left else ''} "
+                    f"`{self.prefix}roll` when ready.",
+                    player,
+                )
+            ]
+        if kind == HALF_TIME:
+            text = (
+                f"⏳ Half your time for {turn} is gone: {left}{due}. At the deadline "
+                f"{at_deadline}. `{self.prefix}away 3d` if you need a break."
+            )
+            if prefs.dm:
+                return [self._dm(player, f"{text} Jump in: {jump_link(game)}")]
+            return [self._channel(game, f"{mention(player, game)}: {text}", player)]
+        if kind == NEAR_END:
+            text = f"⏰ {left} for {turn}{due}; then {at_deadline}."
+            out = [self._channel(game, f"{mention(player, game)}, {text}", player)]
+            if prefs.dm:
+                out.append(self._dm(player, f"{text} Jump in: {jump_link(game)}"))
+            return out
+        raise ValueError(f"not a reminder: {kind}")
+
+    def waiting(
+        self, game: StoredGame, clock: TurnClock, count: int, now: datetime
+    ) -> list[Outgoing]:
+        role = self.config.moderator_role
+        mods = f"<@&{role}>" if role and role.isdigit() else "Moderators"
+        late = format_duration(now - clock.due_at) if clock.due_at else ""
+        name, typed = escape(game.name(clock.player)), code(game.name(clock.player), 40)
+        text = (
+            f"⌛ {mods}: {name}'s turn in {game.title} passed its deadline"
+            f"{' ' + late + ' ago' if late and late != '0m' else ''} (policy wait). "
+            f"`{self.prefix}mod skip <reason>`, `{self.prefix}mod kick {typed} <reason>`, or "
+            f"`{self.prefix}mod deadline <time> <reason>` to give more time."
+        )
+        reply = Reply(text=text, roles=(role,) if role and role.isdigit() else ())
+        return [Outgoing(encode(reply), channel_id=game.channel_id)]
+
+    def policy(self, outcome: Outcome) -> list[Outgoing]:
+        """The messages for what a deadline policy did (skip, drop, an automatic move)."""
+        game = outcome.game
+        out = []
+        for reply in self.context.describe_for_bot(outcome):
+            if reply.secret_for is not None:  # hidden cards: only to their player, by DM
+                out.append(Outgoing(encode(reply), user_id=reply.secret_for))
+            elif not reply.private:
+                out.append(
+                    Outgoing(encode(replace(reply, controls=None)), channel_id=game.channel_id)
+                )
+        return out
+
+    def _channel(self, game: StoredGame, text: str, player: str) -> Outgoing:
+        reply = Reply(text=clip(text, CONTENT_MAX), mentions=(player,))
+        return Outgoing(encode(reply), channel_id=game.channel_id)
+
+    @staticmethod
+    def _dm(player: str, text: str) -> Outgoing:
+        return Outgoing(encode(Reply(text=clip(text, CONTENT_MAX))), user_id=player)

@@ -1,0 +1,191 @@
+"""The dice games' moves: `roll`, `keep`, `score`, their buttons (mark dice, Reroll, Roll, the
+score menu), and free rolls outside a game. A card game is told its own commands."""
+
+from __future__ import annotations
+
+import json
+
+from bot.caller import Caller, UsageError
+from bot.desk.context import Context
+from bot.presenters.dice import controls, dice_state
+from bot.replies import CONTENT_MAX, Reply, clip, escape
+from engine import AnyAction, GameState, Keep, Roll, Score, parse_dice
+from engine.boxes import normalise_name
+from engine.errors import AmbiguousBoxError, UnknownBoxError
+from engine.freeroll import parse_free_roll
+from engine.game import score_hint
+from engine.kinds import DICE_GAMES
+from engine.numbers import is_number, read_number
+from engine.suggest import close_names, either
+from storage.service import StoredGame
+
+
+class Play:
+    def __init__(self, context: Context) -> None:
+        self.context = context
+        self.service = context.service
+
+    async def roll(self, caller: Caller, dice: str = "") -> list[Reply]:
+        """A game roll for a seated player; otherwise a free roll (`roll 3d6+2`)."""
+        game = await self.service.game_here(caller.where.channel_id)
+        seated = game is not None and caller.who.user_id in game.state.players
+        if game is not None and not DICE_GAMES.owns(game.state) and not seated:
+            game = None  # a free roll beside a card game
+        if game is not None and (seated or not dice):
+            state = dice_state(game)
+            names = parse_dice(dice, state.rules.dice, first=not state.rolls_used)
+            return await self.context.play(caller, Roll(caller.who.user_id, names))
+        if not dice:
+            raise UsageError(
+                "There's no game in this channel. Start one, or make a free roll.",
+                hint="roll d20",
+            )
+        return await self.free_roll(caller, dice)
+
+    async def keep(self, caller: Caller, dice: str) -> list[Reply]:
+        game = await self.service.require_game_here(caller.where.channel_id)
+        state = dice_state(game)
+        names = parse_dice(dice, state.rules.dice, first=not state.rolls_used)
+        if not names:
+            raise UsageError("Name the dice to keep, like `keep 1 2 5`.", hint="keep 1 2 5")
+        return await self.context.play(caller, Keep(caller.who.user_id, names))
+
+    async def score_text(self, caller: Caller, rest: str) -> list[Reply]:
+        """`score <box> [column]`."""
+        words = rest.split()
+        column = None
+        if len(words) > 1 and is_number(words[-1]):
+            column = read_number(words.pop(), "the column", most=999, hint="score chance 1")
+        if not words:
+            game = await self.service.game_here(caller.where.channel_id)
+            hint = score_hint(game.state) if game and isinstance(game.state, GameState) else None
+            raise UsageError(
+                "Name a box, like `score chance` (see the roll for options).", hint=hint
+            )
+        return await self.score(caller, " ".join(words), column)
+
+    async def score(self, caller: Caller, box: str, column: int | None = None) -> list[Reply]:
+        game = await self.service.require_game_here(caller.where.channel_id)
+        refused = self.context.presenter(game).score_refusal(game.state, caller.who.user_id, box)
+        if refused is not None:
+            raise refused
+        box_id = named_box(dice_state(game), box)
+        return await self.context.play(caller, Score(caller.who.user_id, box_id, column))
+
+    async def free_roll(self, caller: Caller, text: str) -> list[Reply]:
+        parsed = parse_free_roll(text)
+        row, result, reveals = await self.service.free_roll(caller.where, caller.who, parsed)
+        name = escape(caller.who.name)
+        line = result.describe(name)
+        fields = (
+            f"Character: {name} · Action: Free roll · Dice Roll: {parsed.text} · Roll #{row.id}"
+        )
+        replies = [Reply(text=clip(f"{line}\n-# {fields}", CONTENT_MAX))]
+        for reveal in reveals:
+            info = json.loads(reveal.randomness or "{}")
+            replies.append(
+                Reply(
+                    text=f"🔓 The free-roll seed for {info.get('label')} is now "
+                    f"revealed: `{info.get('seed')}` (commitment "
+                    f"`{info.get('commitment')}`)."
+                )
+            )
+        return replies
+
+    # ---- buttons -----------------------------------------------------------------------------
+
+    # Each press is checked (the roll it belongs to, whose turn) and applied under the
+    # channel's lock in the service: a press from an outdated message never acts on a newer roll.
+
+    async def toggle(self, caller: Caller, game_id: int, version: int, die: int) -> list[Reply]:
+        """Mark or unmark a die for the next reroll, in the selection held for this roll (so
+        taps from one rendered message all count); returns the roll message's new controls."""
+        await self._dice_game_here(caller)
+        game, mask = await self.service.toggle_die(caller.where, caller.who, game_id, version, die)
+        return [Reply(controls=controls(game, mask), edit=True)]
+
+    async def roll_button(self, caller: Caller, game_id: int, version: int) -> list[Reply]:
+        await self._dice_game_here(caller)
+        roll = Roll(caller.who.user_id)
+        return await self.context.press(caller, game_id, version, lambda g, _: roll)
+
+    async def reroll(
+        self, caller: Caller, game_id: int, version: int, mask: int | None = None
+    ) -> list[Reply]:
+        """Reroll the dice held as selected for this roll: what the player last saw marked.
+        (`mask`: what a button posted before selections were held says it showed.)"""
+        await self._dice_game_here(caller)
+
+        def action(game: StoredGame, held: int) -> AnyAction:
+            chosen = held if held or mask is None else mask
+            names = dice_state(game).rules.dice.names
+            picked = tuple(n for i, n in enumerate(names) if chosen >> i & 1)
+            if not picked:
+                raise UsageError("Tap the dice to reroll first, then Reroll.")
+            return Roll(caller.who.user_id, picked)
+
+        return await self.context.press(caller, game_id, version, action)
+
+    async def pick(self, caller: Caller, game_id: int, version: int, value: str) -> list[Reply]:
+        await self._dice_game_here(caller)
+        box, _, column = value.partition(":")
+        col = read_number(column, "the column", most=9) if column else None
+        score = Score(caller.who.user_id, box, col)
+        return await self.context.press(caller, game_id, version, lambda g, _: score)
+
+    async def _dice_game_here(self, caller: Caller) -> None:
+        dice_state(await self.service.require_game_here(caller.where.channel_id))
+
+    async def box_choices(self, caller: Caller, typed: str) -> list[tuple[str, str]]:
+        """`/score`'s suggestions: the boxes these dice score in, best first (to the player
+        whose turn it is), else every box."""
+        game = await self.service.game_here(caller.where.channel_id)
+        if game is None or not isinstance(game.state, GameState):
+            return []
+        state = game.state
+        if state.dice is not None and state.current_player == caller.who.user_id:
+            names = []
+            for p in sorted(state.placements(), key=lambda p: -p.gain):
+                label = f"{state.rules.label(p.box)}: {p.gain}"
+                if state.rules.columns > 1:
+                    label += f" (column {p.column})"
+                names.append((label, p.box))
+        else:
+            names = [(state.rules.label(b), b) for b in state.rules.box_ids]
+        seen: set[str] = set()
+        choices = []
+        for label, box in names:
+            if typed.lower() in label.lower() and box not in seen:
+                seen.add(box)
+                choices.append((label[:100], box))
+        return choices[:25]
+
+
+def named_box(state: GameState, text: str) -> str:
+    """The box a player named. A loose name (`house` in painted) is asked about, never scored
+    0 in a box the player may not have meant; an unknown one gets the nearest names."""
+    rules = state.rules
+    choices = rules.box_choices(text)
+    if len(choices) == 1:
+        return choices[0]
+    worth: dict[str, int] = {}
+    for p in state.placements():
+        worth[p.box] = max(worth.get(p.box, 0), p.points)
+    if choices:
+        shown = [
+            f"{rules.label(b)}" + (f" ({worth[b]})" if b in worth else " (filled)") for b in choices
+        ]
+        raise AmbiguousBoxError(
+            f"`{clip(text.strip(), 30)}` could be {either(shown)}: say which.",
+            hint=score_hint(state, prefer=tuple(b for b in choices if b in worth)),
+        )
+    near = close_names(normalise_name(text), rules.box_spellings())
+    guess = (
+        f"Did you mean {either(rules.label(b) for b in near)}?"
+        if near
+        else "The boxes are: " + ", ".join(rules.box_ids) + "."
+    )
+    raise UnknownBoxError(
+        f"There is no box `{clip(text.strip(), 30)}` in {rules.title}. {guess}",
+        hint=score_hint(state, prefer=near, in_order=True),  # the nearest name first
+    )

@@ -1,0 +1,51 @@
+"""Looking at games: `card` (the scorecards or the table of hands), `status` and `games`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from bot.caller import Caller
+from bot.desk.context import Context
+from bot.desk.pacing import Pacing
+from bot.replies import Field, Reply, chunks, pack
+from bot.words import finished_note, shown_game
+from engine import Phase
+
+
+class Views:
+    def __init__(self, context: Context, pacing: Pacing) -> None:
+        self.context = context
+        self.pacing = pacing  # the turn clock under `status`
+
+    async def card(self, caller: Caller, text: str = "") -> list[Reply]:
+        """`card [player] [round N | all]`: the scorecards as a table, players as columns
+        (card games: the table of hands)."""
+        game = await self.context.shown_game(caller)
+        return self.context.presenter(game).card(game, text)
+
+    async def status(self, caller: Caller) -> list[Reply]:
+        game = shown_game(await self.context.shown_game(caller))
+        clock = () if game.state.is_over else (await self.pacing.clock_field(game),)
+        reply = self.context.presenter(game).status(game, clock)
+        return [replace(reply, text=finished_note(game, self.context.prefix))]
+
+    async def games(self, caller: Caller) -> list[Reply]:
+        prefix = self.context.prefix
+        games = await self.context.service.games_in(caller.where.guild_id)
+        if not games:
+            return [Reply(text=f"No games in this server yet. `{prefix}new classic` starts one.")]
+        lines = []
+        for g in map(shown_game, games):
+            where = f"<#{g.channel_id}>" if g.channel_id.isdigit() else g.channel_id
+            if g.state.is_over:
+                winners = ", ".join(g.name(w) for w in g.state.winners()) or "no winner"
+                lines.append(f"**{g.title}** in {where}: over, won by {winners}")
+            elif g.state.phase is Phase.LOBBY:
+                lines.append(
+                    f"**{g.title}** in {where}: gathering players ({len(g.state.seats)} in)"
+                )
+            else:
+                current = g.state.current_player or ""
+                lines.append(f"**{g.title}** in {where}: {g.name(current)} to play")
+        fields = [Field("Games", chunk) for chunk in chunks(lines)]
+        return [Reply(embeds=tuple(pack("Games in this server", fields, 0x5865F2)))]

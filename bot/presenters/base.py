@@ -1,0 +1,82 @@
+"""What every family's presenter answers: the words for a move, the views, the rules, and the
+move to hint. One subclass per game family (`engine.kinds`), in `bot.presenters.PRESENTERS`."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from datetime import datetime
+
+from bot.caller import Caller
+from bot.replies import Field, Reply
+from engine import AnyRules, AnyState, Phase, RulesError
+from storage.service import Outcome, StoredGame
+
+
+class Presenter(ABC):
+    """One family's replies. `drawn`: what the game's committed seed draws ("Dice", "Deck");
+    `alone_hint`: the hint to a player alone in a lobby."""
+
+    family: str
+    drawn: str
+    alone_hint: str
+
+    def __init__(self, prefix: str, clock: Callable[[], datetime]) -> None:
+        self.prefix = prefix  # as hints show commands: `!roll`, or `/roll`
+        self.clock = clock
+
+    def next_move(self, state: AnyState, player: str) -> str:
+        """What `player` can do now: their move when it is their turn, else a look at the
+        game (or a way into it)."""
+        if state.phase is Phase.LOBBY:
+            if player not in state.players:
+                return "join"
+            return self.alone_hint if len(state.seats) == 1 else "start"
+        if state.current_player != player:
+            return "status"
+        return self.your_move(state, player)
+
+    @abstractmethod
+    def colour(self, rules: AnyRules) -> int:
+        """The embeds' colour for a game with these rules."""
+
+    @abstractmethod
+    def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
+        """What the engine did, as messages (hidden cards only ever to their player)."""
+
+    @abstractmethod
+    def status(self, game: StoredGame, fields: tuple[Field, ...]) -> Reply:
+        """`status`: the game at a glance, with `fields` (the turn clock) below."""
+
+    @abstractmethod
+    def card(self, game: StoredGame, text: str) -> list[Reply]:
+        """`card [...]`: the scorecards, or the table of hands (`game` as stored: the
+        presenter shows the names as typed)."""
+
+    @abstractmethod
+    def options_text(self, rules: AnyRules) -> str:
+        """The options a new game plays by, as `new` says them."""
+
+    @abstractmethod
+    def new_game_note(self, rules: AnyRules) -> str:
+        """A line more when such a game opens (empty: none)."""
+
+    @abstractmethod
+    def rules_lines(self, rules: AnyRules) -> list[str]:
+        """`rules`: what scores, the bonuses, the options, one phone-sized message."""
+
+    @abstractmethod
+    def your_move(self, state: AnyState, player: str) -> str:
+        """The move to hint to the player whose turn it is."""
+
+    @abstractmethod
+    def alone(self, game: StoredGame) -> RulesError:
+        """The answer to `start` in a lobby of one (without `solo`)."""
+
+    @abstractmethod
+    def score_refusal(self, state: AnyState, player: str, box: str) -> RulesError | None:
+        """The answer to `score` at this family's table; None where it is a move here."""
+
+    @abstractmethod
+    def export_refusal(self, game: StoredGame) -> RulesError | None:
+        """Why `mod export` must wait (None: it need not)."""

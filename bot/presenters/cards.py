@@ -1,0 +1,455 @@
+"""Card Yahtzee's words: the public board and the table of hands, every card event, a player's
+own cards (only ever in replies marked `secret_for` that player), and the game's end.
+
+Hidden information: public messages show only what the table shows: the discard pile, the
+stock count, whose turn, the crosses, and everyone's cards once the showdown reveals them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from bot.caller import Caller, UsageError
+from bot.presenters.base import Presenter
+from bot.presenters.story import Story
+from bot.render import NAME_WIDTH, card_columns, fit_tables
+from bot.replies import (
+    CONTENT_MAX,
+    CardButtons,
+    Embed,
+    Field,
+    Reply,
+    ScoreOption,
+    chunks,
+    clip,
+    points,
+)
+from bot.rulestext import card_rules
+from bot.words import (
+    game_over_headline,
+    lobby_closed,
+    log_head,
+    seed_reveal,
+    shown_game,
+    turn_reply,
+)
+from engine import AnyRules, AnyState, GameEnded, Phase, RulesError, TurnStarted
+from engine.cardgame import (
+    CARD_PRESET,
+    CardRules,
+    CardsDealt,
+    CardsExchanged,
+    CardState,
+    EndGameBegan,
+    ExtraRound,
+    HandDeclared,
+    HandsClosed,
+    NoHand,
+    RoundDealt,
+    RoundEnded,
+    ShowdownBegan,
+    Stage,
+    Stayed,
+    StockRefilled,
+    TurnDone,
+    declare_hint,
+)
+from engine.cards import HAND_BY_ID, HAND_SIZE, Best, show, show_all
+from engine.rules import find_preset
+from storage.service import Outcome, StoredGame
+
+COLOUR = 0x117A65
+# Rounds two naive players take (tests/bench/card_length.py, medians of 5 games, players who
+# exchange for better cards / who always stay): three_times_only changes little.
+_ROUNDS = {"standard": "150 to 650", "mini": "140 to 450", "crossing_off_always": "30"}
+
+
+def card_state(game: StoredGame) -> CardState:
+    state = game.state
+    assert isinstance(state, CardState)
+    return state
+
+
+def _best_text(best: Best) -> str:
+    wild = f" (🃏 {' '.join(show(j) for j in best.jokers)})" if best.jokers else ""
+    return f"{HAND_BY_ID[best.hand].label} {best.points}{wild}"
+
+
+def options_text(state: CardState, player: str) -> str:
+    """What a player's cards make (or what they must cross off)."""
+    made = state.available(player)
+    if made:
+        return "They make: " + ", ".join(_best_text(b) for b in made[:8]) + "."
+    choices = state.cross_off_choices(player)
+    if choices and state.stage is Stage.SHOWDOWN:
+        return "Nothing to score: you must cross off one of " + ", ".join(choices) + "."
+    return "They make no open hand yet."
+
+
+class CardPresenter(Presenter):
+    """The card table at the desk."""
+
+    family = "cards"
+    drawn = "Deck"
+    alone_hint = "status"  # a card game needs two players
+
+    def colour(self, rules: AnyRules) -> int:
+        return COLOUR
+
+    # ---- a move in words ---------------------------------------------------------------------
+
+    def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
+        story = Story(outcome, caller, self.prefix, numbered_turns=False)
+        game = story.game
+        state = card_state(game)
+        for event in story.outcome.events:
+            if story.seating(event) or self._private_news(story, event):
+                continue
+            line = self._table_news(game, event) or self._score_news(game, event)
+            if line:
+                story.say(line)
+                continue
+            match event:
+                case ShowdownBegan(hands):
+                    story.flush()
+                    story.add(*story.secrets)  # what each drew, before everyone sees it
+                    story.secrets.clear()
+                    shown = "\n".join(f"**{game.name(p)}**: {show_all(c)}" for p, c in hands)
+                    text = clip(f"🃏 Showdown! Everyone shows:\n{shown}", CONTENT_MAX)
+                    story.add(Reply(text=text))
+                case TurnStarted(player, _):
+                    story.turn(self._turn(story.outcome, player))
+                case GameEnded(winners, totals, early):
+                    story.flush()
+                    story.add(self._game_over(game, winners, totals, early, story.outcome))
+        story.flush()
+        if state.phase is Phase.PLAYING and any(
+            isinstance(e, RoundDealt | ShowdownBegan | HandDeclared) for e in story.outcome.events
+        ):
+            board = self.board(game, table=False)  # the table of hands: `card`
+            story.add(Reply(embeds=(board,), card_buttons=CardButtons(game.id, game.version)))
+        return story.told()  # the table first, then each player's own cards
+
+    def _private_news(self, story: Story, event: object) -> bool:
+        """Cards dealt or drawn: the public line, and the cards for their player's eyes."""
+        game = story.game
+        match event:
+            case CardsDealt(player, cards):
+                story.secrets.append(self._secret_hand(game, player, cards, "New cards."))
+            case CardsExchanged(player, aside, taken, from_stock, drawn, hand, turn_over):
+                took = f", took {show_all(taken)} from the discard pile" if taken else ""
+                stock = f", drew {from_stock} from the stock" if from_stock else ""
+                story.say(f"{game.name(player)} put aside {show_all(aside)}{took}{stock}.")
+                note = f"You drew {show_all(drawn)}." if drawn else "Exchanged."
+                story.secrets.append(self._secret_hand(game, player, hand, note))
+                if not turn_over:
+                    story.say(
+                        f"{game.name(player)}: `{self.prefix}discard <card>` again, or "
+                        f"`{self.prefix}done`."
+                    )
+            case _:
+                return False
+        return True
+
+    def _table_news(self, game: StoredGame, event: object) -> str:
+        """The line for a deal, a stay, a refill (empty for other events)."""
+        state = card_state(game)
+        match event:
+            case RoundDealt(number, dealer, turns, top, left):
+                final = " (end game)" if state.final_rounds is not None else ""
+                return (
+                    f"🂠 Round {number}{final}: {game.name(dealer)} shuffled and dealt five "
+                    f"cards each. Discard pile: {show(top)} · stock: {left}. {turns} turns "
+                    f"each. See your cards: `{self.prefix}hand` or the **My hand** button."
+                )
+            case Stayed(player, passed):
+                return f"{game.name(player)} {'passes' if passed else 'stays'}."
+            case TurnDone(player):
+                return f"{game.name(player)} is done picking up."
+            case StockRefilled(count, kept):
+                return (
+                    f"🔀 The stock ran out: {count} cards of the discard pile were shuffled "
+                    f"into a new stock ({kept} stay on the pile)."
+                )
+            case RoundEnded(number):
+                return (
+                    f"Round {number} is over. Its deck order is now in the log for the "
+                    f"moderators (`{self.prefix}mod hands {number}`)."
+                )
+        return ""
+
+    def _score_news(self, game: StoredGame, event: object) -> str:
+        """The line for a declaration and what it closes (empty for other events)."""
+        match event:
+            case HandDeclared(player, hand, points, cards, jokers, crossed_off, closed):
+                label = HAND_BY_ID[hand].label
+                if crossed_off:
+                    text = f"{game.name(player)} can score nothing and crosses off {label}."
+                else:
+                    wild = f" (🃏 as {', '.join(show(j) for j in jokers)})" if jokers else ""
+                    text = (
+                        f"{game.name(player)} declares **{label}** with {show_all(cards)}"
+                        f"{wild}: **{points}**. Total {card_state(game).total(player)}."
+                    )
+                return text + (f" {label} is now crossed out for everyone." if closed else "")
+            case NoHand(player):
+                return f"{game.name(player)} has no hand to score this round."
+            case HandsClosed(hands):
+                labels = " and ".join(HAND_BY_ID[h].label for h in hands)
+                one = len(hands) == 1
+                return (
+                    f"{labels} {'is' if one else 'are'} now crossed out for everyone: every "
+                    "player still at the table has scored or crossed off "
+                    f"{'it' if one else 'them'}."
+                )
+            case EndGameBegan(rounds):
+                return (
+                    "⭐ Every hand but five of a kind and royal flush is crossed out: "
+                    f"{rounds} more rounds, three turns each. Each one in which someone "
+                    "scores a special hand adds a round."
+                )
+            case ExtraRound(player):
+                return f"⭐ {game.name(player)} scored a special hand: one more round!"
+        return ""
+
+    def _turn(self, outcome: Outcome, player: str) -> Reply:
+        game = outcome.game
+        state = card_state(game)
+        hands: tuple[ScoreOption, ...] = ()
+        if state.stage is Stage.SHOWDOWN:
+            options = options_text(state, player)
+            what = f"declare your hand: `{self.prefix}declare <hand>` or the menu. {options}"
+            hands = tuple(
+                ScoreOption(b.hand, clip(HAND_BY_ID[b.hand].label, 100), points(b.points))
+                for b in state.available(player)[:25]
+            ) or tuple(
+                ScoreOption(h, clip(f"Cross off {HAND_BY_ID[h].label}", 100), "0 points")
+                for h in state.cross_off_choices(player)[:25]
+            )
+        elif state.rules.continuous:
+            what = (
+                f"`{self.prefix}discard 7h,Kd [from discard 1]`, `{self.prefix}declare <hand>` to "
+                f"put your cards down and score, or `{self.prefix}stay` to pass."
+            )
+        else:
+            seat = state.seat(player)
+            what = (
+                f"turn {seat.round_turns + 1} of {state.turns_per_round}: `{self.prefix}discard "
+                f"7h,Kd [from discard 1]` or `{self.prefix}stay`."
+            )
+        buttons = CardButtons(game.id, game.version, hands)
+        return turn_reply(outcome, player, what, buttons, self.clock())
+
+    def _game_over(
+        self,
+        game: StoredGame,
+        winners: tuple[str, ...],
+        totals: tuple[tuple[str, int], ...],
+        early: bool,
+        outcome: Outcome,
+    ) -> Reply:
+        if not any(isinstance(e, GameEnded) and e.started for e in outcome.events):
+            return Reply(text=lobby_closed(game, self.prefix))
+        text = game_over_headline(game, winners, totals, early, outcome)
+        standings = ", ".join(f"{game.name(p)} {t}" for p, t in totals)
+        text += f"\nFinal: {standings}" + seed_reveal(outcome, self.prefix, self.drawn)
+        return Reply(text=clip(text + log_head(outcome), CONTENT_MAX), embeds=(self.board(game),))
+
+    # ---- a player's own cards ----------------------------------------------------------------
+
+    def hand_reply(self, game: StoredGame, player: str, note: str = "") -> Reply:
+        """A player's cards, for their eyes only."""
+        state = card_state(game)
+        seat = state.seat(player)
+        lines = [f"**Your cards** in {game.title}: {show_all(seat.hand) or 'none'}"]
+        if note:
+            lines.insert(0, note)
+        if state.stage is Stage.TURNS and state.phase is Phase.PLAYING:
+            top = show(state.discard[0]) if state.discard else "empty"
+            lines.append(f"Discard pile: {top} · stock: {len(state.stock)} cards.")
+        options = options_text(state, player)
+        if options:
+            lines.append(options)
+        return Reply(text=clip("\n".join(lines), CONTENT_MAX), private=True, secret_for=player)
+
+    def _secret_hand(
+        self, game: StoredGame, player: str, cards: tuple[str, ...], note: str
+    ) -> Reply:
+        """The cards an event gave a player, for their eyes only. When the table has moved on
+        in the same action (the round ended, the game is over), these are still the cards the
+        note speaks of, not what the player holds now."""
+        state = card_state(game)
+        current = player in state.players and state.seat(player).hand == cards
+        if state.phase is Phase.PLAYING and current and len(cards) == HAND_SIZE:
+            return self.hand_reply(game, player, note=note)
+        text = f"{note} Your cards: {show_all(cards)}." if cards else note
+        return Reply(text=clip(text, CONTENT_MAX), private=True, secret_for=player)
+
+    # ---- the table ---------------------------------------------------------------------------
+
+    def board(self, game: StoredGame, table: bool = True) -> Embed:
+        """The public board: pile, stock, whose turn, turns left, and the table of hands (or,
+        for `status`, how many hands are still open: `card` shows the table)."""
+        state = card_state(game)
+        parts = self._board_lines(game, state, table)
+        players = []
+        for seat in state.seats:
+            marker = "▶ " if seat.player == state.current_player else ""
+            status = ""
+            if state.phase is Phase.PLAYING and not state.rules.continuous:
+                status = (
+                    " (stayed)"
+                    if seat.stayed
+                    else (
+                        f" ({state.turns_per_round - seat.round_turns} turns left)"
+                        if state.stage is Stage.TURNS
+                        else ""
+                    )
+                )
+            players.append(f"{marker}{game.name(seat.player)}: {state.total(seat.player)}{status}")
+        fields = [Field("Players", "\n".join(players) or "nobody yet")]
+        lines = [self._table_line(game, state, hand) for hand in state.rules.hands] if table else []
+        for index, chunk in enumerate(chunks(lines, 1000)):
+            fields.append(Field("Table" if index == 0 else "Table (cont.)", chunk))
+        title = f"{game.title}: {state.rules.title}"
+        if state.round:
+            title += f" · Round {state.round}"
+        return Embed(title, "\n".join(parts), tuple(fields), COLOUR).fitted()
+
+    def _board_lines(self, game: StoredGame, state: CardState, table: bool) -> list[str]:
+        parts = []
+        if state.phase is not Phase.LOBBY and not table:
+            open_hands = sum(1 for h in state.rules.hands if h not in state.closed)
+            where = "" if state.rules.continuous else f"Round {state.round} · "
+            parts.append(
+                f"{where}{open_hands} of {len(state.rules.hands)} hands still open "
+                f"(`{self.prefix}card` shows the table)"
+            )
+        if state.phase is Phase.PLAYING:
+            top = show(state.discard[0]) if state.discard else "empty"
+            parts.append(f"Discard pile: **{top}** · stock: {len(state.stock)} cards")
+            dealer = state.seats[state.dealer].player
+            current = state.current_player or ""
+            if state.stage is Stage.SHOWDOWN:
+                parts.append(f"Showdown: {game.name(current)} to declare")
+            else:
+                seat = state.seat(current)
+                turns = (
+                    ""
+                    if state.rules.continuous
+                    else (f" (turn {seat.round_turns + 1} of {state.turns_per_round})")
+                )
+                parts.append(f"To play: **{game.name(current)}**{turns}")
+            parts.append(f"Dealer: {game.name(dealer)}")
+            if state.final_rounds is not None:
+                parts.append(f"End game: {state.final_rounds} round(s) left, three turns each")
+        elif state.phase is Phase.LOBBY:
+            parts.append(
+                f"Waiting for players (2-4). `{self.prefix}join`, then `{self.prefix}start`."
+            )
+        else:
+            parts.append("Game over.")
+        return parts
+
+    def _table_line(self, game: StoredGame, state: CardState, hand: str) -> str:
+        label = HAND_BY_ID[hand].label
+        marks = []
+        for seat in state.seats:
+            scored = [p for h, p in seat.scores if h == hand]
+            if scored:
+                marks.append(f"{game.name(seat.player)} ✓{'+'.join(map(str, scored))}")
+            elif hand in seat.crossed:
+                marks.append(f"{game.name(seat.player)} ✗")
+        shown = f"{label} ({HAND_BY_ID[hand].points})"
+        if hand in state.closed:
+            return f"~~{shown}~~ {' · '.join(marks)}".rstrip()
+        special = " ★" if state.rules.special(hand) else ""
+        return f"{shown}{special}: {' · '.join(marks) or 'open'}"
+
+    def table_embed(self, game: StoredGame) -> Embed:
+        """`card`: the table of hands with the players as columns, as compact as a phone."""
+        state = card_state(game)
+        rows, columns = card_columns(state, lambda p: game.name(p)[:NAME_WIDTH])
+        blocks = ["```\n" + "\n".join(t) + "\n```" for t in fit_tables(rows, columns)]
+        title = f"{game.title}: table of hands"
+        if state.round and not state.rules.continuous:
+            title += f" · Round {state.round}"
+        footer = "* crossed out for everyone · x crossed off · a+b scored twice"
+        return Embed(title, "\n".join(blocks), (), COLOUR, footer).fitted()
+
+    # ---- views -------------------------------------------------------------------------------
+
+    def card(self, game: StoredGame, text: str) -> list[Reply]:
+        """`card`: the table of hands (whatever else was typed)."""
+        return [Reply(embeds=(self.table_embed(shown_game(game)),))]
+
+    def status(self, game: StoredGame, fields: tuple[Field, ...]) -> Reply:
+        board = self.board(game, table=False)
+        if fields:
+            board = replace(board, fields=(*board.fields, *fields)).fitted()
+        buttons = None if game.state.is_over else CardButtons(game.id, game.version)
+        return Reply(embeds=(board,), card_buttons=buttons)
+
+    # ---- opening, rules and what to do -------------------------------------------------------
+
+    def options_text(self, rules: AnyRules) -> str:
+        """Many options, mostly off: name what is on."""
+        defaults = {o.name: o.default for o in find_preset(CARD_PRESET).options}
+        on = ", ".join(f"{k}={v}" for k, v in rules.options if defaults[k] != v)
+        return on or "standard rules"
+
+    def new_game_note(self, rules: AnyRules) -> str:
+        """What a table is starting: how many rounds two naive players take with these options
+        (tests/bench/card_length.py), and the shorter way to play when it is long."""
+        assert isinstance(rules, CardRules)
+        if rules.continuous:
+            return (
+                "-# Continuous has no rounds: it ends when a player has scored every hand, "
+                "which can take thousands of turns."
+            )
+        if rules.crossing_off_always:
+            return f"-# Expect about {_ROUNDS['crossing_off_always']} rounds (two turns each)."
+        key = "mini" if rules.variant == "mini" else "standard"
+        return (
+            f"-# Expect a long game: two players take some {_ROUNDS[key]} rounds (two turns "
+            f"each). Much shorter: `{self.prefix}new card crossing_off_always=true` (about "
+            f"{_ROUNDS['crossing_off_always']} rounds)."
+        )
+
+    def rules_lines(self, rules: AnyRules) -> list[str]:
+        assert isinstance(rules, CardRules)
+        return card_rules(rules)
+
+    def your_move(self, state: AnyState, player: str) -> str:
+        assert isinstance(state, CardState)
+        if state.stage is Stage.SHOWDOWN:
+            return declare_hint(state, player)
+        return "done" if state.picks else "stay"
+
+    def alone(self, game: StoredGame) -> RulesError:
+        return UsageError(
+            "Card Yahtzee needs 2 to 4 players: wait for someone to `join`.", hint="status"
+        )
+
+    def score_refusal(self, state: AnyState, player: str, box: str) -> RulesError | None:
+        """At the card table a hand is named at the showdown: the hint is the hand `box`
+        names when the player may declare it now, else their next move."""
+        assert isinstance(state, CardState)
+        hint = self.next_move(state, player)
+        declaring = state.stage is Stage.SHOWDOWN or state.rules.continuous
+        if declaring and state.current_player == player:
+            hint = declare_hint(state, player, prefer=state.rules.hand_choices(box))
+        return UsageError(
+            "This is a card game: at the showdown you score by naming a hand, `declare <hand>`.",
+            hint=hint,
+        )
+
+    def export_refusal(self, game: StoredGame) -> RulesError | None:
+        """A card game's record holds every deck order: it waits for the game's end."""
+        if game.state.is_over:
+            return None
+        return UsageError(
+            "A card game's record holds every deck order, so it is exported when the game "
+            "ends. Finished rounds: `mod hands <round>`.",
+            hint="mod hands",
+        )
