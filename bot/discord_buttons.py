@@ -1,0 +1,164 @@
+"""Buttons and menus on Discord: how a reply's controls are drawn (dice to mark, Reroll, the
+score menu, Roll, My hand, Stay, the showdown menu), and which desk call a press becomes.
+
+Custom ids name the game, the roll (the game's version) and the die or menu, never the dice
+selected: the selection is held by the bot (storage/selections.py), so every rendering of a
+roll message carries the same ids and a tap from any of them applies to what is held.
+Messages posted before that carried the mask (`rk:t:g:v:MASK:die`, `rk:r:g:v:MASK`); those
+ids are still read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable
+from typing import Any
+
+import discord
+
+from bot.caller import Caller, UsageError
+from bot.desk import Desk
+from bot.replies import CardButtons, Controls, Reply, RollButton
+
+_TOGGLE = re.compile(r"rk:t:(?P<game>\d+):(?P<version>\d+)(?::(?P<mask>\d+))?:(?P<die>\d)")
+_REROLL = re.compile(r"rk:r:(?P<game>\d+):(?P<version>\d+)(?::(?P<mask>\d+))?")
+_ROLL = re.compile(r"rk:o:(?P<game>\d+):(?P<version>\d+)")
+_PICK = re.compile(r"rk:s:(?P<game>\d+):(?P<version>\d+):(?P<part>\d)")
+_HAND = re.compile(r"rk:h:(?P<game>\d+)")
+_STAY = re.compile(r"rk:y:(?P<game>\d+):(?P<version>\d+)")
+_DECLARE = re.compile(r"rk:d:(?P<game>\d+):(?P<version>\d+)")
+
+
+class Rendered(discord.ui.View):
+    """Buttons and menus drawn, not listened to: discord.py never keeps such a view, so every
+    press reaches `on_interaction`, which answers it (even one on an outdated message)."""
+
+    def __init__(self, *items: discord.ui.Item[Any]) -> None:
+        super().__init__(timeout=None)
+        for item in items:
+            self.add_item(item)
+        self.stop()
+
+    def is_dispatchable(self) -> bool:
+        return False
+
+
+def controls_view(controls: Controls) -> discord.ui.View:
+    """Dice toggles (row 0), Reroll (row 1), score menus (rows 2-3)."""
+    items: list[discord.ui.Item[Any]] = []
+    game, version = controls.game_id, controls.version
+    if controls.can_reroll:
+        for index, die in enumerate(controls.dice):
+            chosen = bool(controls.selected >> index & 1)
+            items.append(
+                discord.ui.Button(
+                    label=("🔁 " if chosen else "") + die.text,
+                    style=discord.ButtonStyle.primary if chosen else discord.ButtonStyle.secondary,
+                    custom_id=f"rk:t:{game}:{version}:{index}",
+                    row=0,
+                )
+            )
+        count = bin(controls.selected).count("1")
+        items.append(
+            discord.ui.Button(
+                label=f"Reroll {count} dice" if count else "Reroll (tap dice first)",
+                style=discord.ButtonStyle.success,
+                custom_id=f"rk:r:{game}:{version}",
+                row=1,
+            )
+        )
+    for part in range(min(2, (len(controls.options) + 24) // 25)):
+        options = controls.options[part * 25 : (part + 1) * 25]
+        items.append(
+            discord.ui.Select(
+                placeholder="Score in…" if part == 0 else "More boxes…",
+                custom_id=f"rk:s:{game}:{version}:{part}",
+                options=[
+                    discord.SelectOption(
+                        label=o.label, value=o.value, description=o.description or None
+                    )
+                    for o in options
+                ],
+                row=2 + part,
+            )
+        )
+    return Rendered(*items)
+
+
+def roll_view(button: RollButton) -> discord.ui.View:
+    return Rendered(
+        discord.ui.Button(
+            label="Roll all five",
+            emoji="🎲",
+            style=discord.ButtonStyle.success,
+            custom_id=f"rk:o:{button.game_id}:{button.version}",
+        )
+    )
+
+
+def cards_view(buttons: CardButtons) -> discord.ui.View:
+    """**My hand** (a reply only you can see) and **Stay**, or at the showdown the hands the
+    declaring player may name."""
+    items: list[discord.ui.Item[Any]] = [
+        discord.ui.Button(
+            label="My hand",
+            emoji="🂠",
+            style=discord.ButtonStyle.primary,
+            custom_id=f"rk:h:{buttons.game_id}",
+        )
+    ]
+    if buttons.hands:
+        items.append(
+            discord.ui.Select(
+                placeholder="Declare…",
+                custom_id=f"rk:d:{buttons.game_id}:{buttons.version}",
+                options=[
+                    discord.SelectOption(
+                        label=o.label, value=o.value, description=o.description or None
+                    )
+                    for o in buttons.hands
+                ],
+                row=1,
+            )
+        )
+    else:
+        items.append(
+            discord.ui.Button(
+                label="Stay",
+                style=discord.ButtonStyle.secondary,
+                custom_id=f"rk:y:{buttons.game_id}:{buttons.version}",
+            )
+        )
+    return Rendered(*items)
+
+
+async def _outdated() -> list[Reply]:
+    raise UsageError("That button no longer works: use the newest message.", hint="status")
+
+
+def is_ours(custom_id: str) -> bool:
+    return custom_id.startswith("rk:")
+
+
+def press(
+    desk: Desk, caller: Caller, custom_id: str, value: str
+) -> tuple[Awaitable[list[Reply]], bool]:
+    """The desk call a press of `custom_id` (a menu: choosing `value`) becomes, and whether
+    the message's old buttons go once it succeeds."""
+    play, cards = desk.play, desk.cards
+    if m := _TOGGLE.fullmatch(custom_id):
+        return play.toggle(caller, int(m["game"]), int(m["version"]), int(m["die"])), False
+    if m := _REROLL.fullmatch(custom_id):
+        mask = int(m["mask"]) if m["mask"] is not None else None
+        return play.reroll(caller, int(m["game"]), int(m["version"]), mask), True
+    if m := _ROLL.fullmatch(custom_id):
+        return play.roll_button(caller, int(m["game"]), int(m["version"])), True
+    if m := _PICK.fullmatch(custom_id):
+        return play.pick(caller, int(m["game"]), int(m["version"]), value), True
+    if _HAND.fullmatch(custom_id):
+        return cards.hand(caller), False
+    if m := _STAY.fullmatch(custom_id):
+        return cards.stay_button(caller, int(m["game"]), int(m["version"])), False
+    if m := _DECLARE.fullmatch(custom_id):
+        return cards.declare_pick(caller, int(m["game"]), int(m["version"]), value), True
+    return _outdated(), False
