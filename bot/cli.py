@@ -18,7 +18,7 @@ EXIT_SOFTWARE = 70  # a bug: the details go to a file, never a traceback on the 
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from bot.render import scorecard_text, status_line
+    from bot.presenters import presenter_for
     from engine.kinds import game_summary
     from storage.records import RecordError, replay
 
@@ -37,9 +37,10 @@ def _replay(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(game_summary(result.state)))
     else:
-        print(status_line(result.state))
+        presenter = presenter_for(result.state)
+        print(presenter.text_status(result.state))
         print()
-        print(scorecard_text(result.state))
+        print(presenter.text_scorecards(result.state))
     return 0
 
 

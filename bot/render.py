@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from engine import AnyState, GameState, Rules, sheet_totals
+from engine import GameState, Rules, sheet_totals
 from engine.cardgame import CardState
 from engine.cards import HAND_BY_ID
 from engine.scoring import Scorecard
@@ -143,10 +143,8 @@ def _one_round(sheets: Callable[[int], bool], count: int) -> bool:
     return sum(1 for i in range(count) if sheets(i)) == 1
 
 
-def scorecard_text(state: AnyState) -> str:
+def dice_scorecard_text(state: GameState) -> str:
     """Every player's card side by side (one column per sheet), the grand totals below."""
-    if isinstance(state, CardState):
-        return card_table_text(state)
     rules = state.rules
     lines = format_table(sheet_rows(rules), dice_columns(state, lambda p: p[:12]))
     if rules.sheets_per_player > 1:
@@ -185,21 +183,3 @@ def card_table_text(state: CardState, name: Callable[[str], str] = lambda p: p[:
     """The table of hands, every player side by side (`*`: crossed out for everyone)."""
     rows, columns = card_columns(state, name)
     return "\n".join(format_table(rows, columns)) + "\n* crossed out for everyone, x crossed off"
-
-
-def status_line(state: AnyState) -> str:
-    """One line: finished with winners, or whose turn it is."""
-    title = state.rules.title
-    if state.is_over:
-        winners = state.winners()
-        if not winners:
-            return f"{title}: game over, no winner."
-        verb = "wins" if len(winners) == 1 else "share the win"
-        best = dict(state.totals())[winners[0]]
-        return f"{title}: game over. {' and '.join(winners)} {verb} with {best}."
-    player = state.current_player
-    if player is None:
-        return f"{title}: waiting for players ({', '.join(state.players) or 'nobody yet'})."
-    if isinstance(state, CardState):
-        return f"{title}: in progress, round {state.round}, {player} to play ({state.stage})."
-    return f"{title}: in progress, {player} to play (roll {state.rolls_used} of 3 used)."

@@ -9,7 +9,14 @@ from datetime import datetime
 
 from bot.caller import Caller
 from bot.replies import CONTENT_MAX, CardButtons, Reply, RollButton, clip, escape, quote
-from engine import GameStarted, PlayerJoined, PlayerLeft, RollOffRolled, TurnSkipped
+from engine import (
+    GameEnded,
+    GameStarted,
+    PlayerJoined,
+    PlayerLeft,
+    RollOffRolled,
+    TurnSkipped,
+)
 from engine.timing import format_duration
 from storage.pace import TurnClock
 from storage.service import Outcome, StoredGame
@@ -42,21 +49,16 @@ def with_lines(lines: list[str], turn: Reply) -> list[Reply]:
     return [Reply(text=clip("\n".join(lines), CONTENT_MAX)), turn]
 
 
-def game_over_headline(
-    game: StoredGame,
-    winners: tuple[str, ...],
-    totals: tuple[tuple[str, int], ...],
-    early: bool,
-    outcome: Outcome,
-) -> str:
+def game_over_headline(game: StoredGame, ended: GameEnded, outcome: Outcome) -> str:
     """`🏁 ... is over. **Ann** wins with 230!`, and why when a moderator ended it early."""
+    winners, totals = ended.winners, ended.totals
     if not winners:
         text = f"🏁 {game.title} is over: nobody is left at the table."
     else:
         names = " and ".join(game.name(w) for w in winners)
         verb = "wins" if len(winners) == 1 else "share the win"
         text = f"🏁 {game.title} is over. **{names}** {verb} with {dict(totals)[winners[0]]}!"
-    if early:
+    if ended.early:
         reason = outcome.rows[0].reason if outcome.rows else None
         text += f" (ended early{': ' + quote(reason) if reason else ''})"
     return text

@@ -8,7 +8,8 @@ import re
 
 from bot.caller import Caller
 from bot.desk.context import Context
-from bot.presenters.cards import COLOUR, CardPresenter, options_text
+from bot.presenters.cards import CardPresenter, options_text
+from bot.presenters.cardtable import COLOUR
 from bot.replies import Field, Reply, chunks, escape, pack
 from engine import AnyAction, Phase
 from engine.cardgame import CardState, Declare, Done, Exchange, Stay
@@ -42,10 +43,12 @@ def parse_discard(text: str) -> tuple[list[str], int]:
 class Cards:
     """The card game's commands, next to the dice games' (bot/desk/play.py)."""
 
-    def __init__(self, context: Context, presenter: CardPresenter) -> None:
+    def __init__(self, context: Context) -> None:
         self.context = context
         self.service = context.service
-        self.presenter = presenter
+        presenter = context.presenters[CardPresenter.family]
+        assert isinstance(presenter, CardPresenter)
+        self.presenter = presenter  # a player's own cards (`hand`, My hand)
 
     async def _game(self, caller: Caller) -> tuple[StoredGame, CardState]:
         game = await self.service.require_game_here(caller.where.channel_id)

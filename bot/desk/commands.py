@@ -28,6 +28,7 @@ from bot.desk.pacing import Pacing
 from bot.desk.play import Play
 from bot.desk.views import Views
 from engine import PRESETS
+from engine.suggest import either
 from storage.pace import Policy
 
 NUMBER, FLAG, PLAYER = ArgKind.NUMBER, ArgKind.FLAG, ArgKind.PLAYER
@@ -209,7 +210,7 @@ COMMANDS = CommandTable(
             args=(
                 Arg(
                     "variant",
-                    "classic, triple, painted or painted-pyz",
+                    either(p.name for p in PRESETS),  # a new preset is offered too
                     suggest=Lobby.variant_choices,
                 ),
                 Arg("options", "Options like: rounds=2 joker=none", required=False, default=""),

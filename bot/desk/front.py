@@ -26,7 +26,6 @@ from bot.desk.moderation import Moderation
 from bot.desk.pacing import Pacing
 from bot.desk.play import Play
 from bot.desk.views import Views
-from bot.presenters.cards import CardPresenter
 from bot.preview import Accepted, PreviewService
 from bot.replies import CONTENT_MAX, Reply, clip, code, escape
 from engine import Refusal, RulesError
@@ -53,8 +52,6 @@ class Desk:
         self.context = Context(service, config, prefix or config.prefix)
         self.commands = COMMANDS
         context = self.context
-        cards = context.presenters[CardPresenter.family]
-        assert isinstance(cards, CardPresenter)
         self.lobby = Lobby(context)
         self.play = Play(context)
         self.pacing = Pacing(context)
@@ -62,7 +59,7 @@ class Desk:
         self.guide = Guide(context, self.commands)
         self.moderation = Moderation(context)
         self.fairness = Fairness(context)
-        self.cards = Cards(context, cards)
+        self.cards = Cards(context)
         self.herald = Herald(context)  # what the bot says by itself (the service's Herald)
         self._rooms: dict[type, object] = {
             type(room): room

@@ -44,7 +44,8 @@ def _count(text: str) -> int:
 
 
 class Pacing:
-    """The desk's multi-day commands."""
+    """The desk's multi-day commands. `mygames`, `tz`, `quiet` and `dm` answer only the caller
+    (declared personal in bot/desk/commands.py)."""
 
     def __init__(self, context: Context) -> None:
         self.context = context
@@ -75,7 +76,7 @@ class Pacing:
             intro = "Saved."
         else:
             intro = f"Set yours with `{self.prefix}tz Europe/Berlin`."
-        return [Reply(text=f"{intro} {self._settings_text(prefs, now)}", private=True)]
+        return [Reply(text=f"{intro} {self._settings_text(prefs, now)}")]
 
     async def quiet(self, caller: Caller, hours: str) -> list[Reply]:
         prefs = await self.service.prefs(caller.who.user_id)
@@ -91,7 +92,7 @@ class Pacing:
         prefs = replace(prefs, quiet=quiet)
         await self.service.set_prefs(prefs)
         note = "" if prefs.tz else f" Your time zone is UTC until you set `{self.prefix}tz`."
-        return [Reply(text=f"Saved.{note} {self._settings_text(prefs, now)}", private=True)]
+        return [Reply(text=f"Saved.{note} {self._settings_text(prefs, now)}")]
 
     async def dm(self, caller: Caller, setting: str) -> list[Reply]:
         word = setting.strip().lower()
@@ -102,9 +103,7 @@ class Pacing:
             )
         prefs = replace(await self.service.prefs(caller.who.user_id), dm=word in ("on", "yes"))
         await self.service.set_prefs(prefs)
-        return [
-            Reply(text=f"Saved. {self._settings_text(prefs, self.service.clock())}", private=True)
-        ]
+        return [Reply(text=f"Saved. {self._settings_text(prefs, self.service.clock())}")]
 
     async def away(self, caller: Caller, time: str) -> list[Reply]:
         limit = self.config.turns.away_limit
@@ -143,10 +142,7 @@ class Pacing:
         games = await self.service.my_games(caller.who.user_id)
         if not games:
             return [
-                Reply(
-                    text=f"You're not in any game. `{self.prefix}games` lists this server's.",
-                    private=True,
-                )
+                Reply(text=f"You're not in any game. `{self.prefix}games` lists this server's.")
             ]
         now = self.service.clock()
         lines = []
@@ -168,7 +164,7 @@ class Pacing:
             0x5865F2,
             footer=self._settings_text(prefs, now).replace("**", ""),
         )
-        return [Reply(embeds=tuple(embeds), private=True)]
+        return [Reply(embeds=tuple(embeds))]
 
     # ---- moderators --------------------------------------------------------------------------
 

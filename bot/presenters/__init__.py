@@ -9,6 +9,9 @@ from datetime import datetime
 from bot.presenters.base import Presenter
 from bot.presenters.cards import CardPresenter
 from bot.presenters.dice import DicePresenter
+from engine import AnyState
+from engine.kinds import kind_of
+from storage.service import utc_now
 
 PRESENTERS: dict[str, type[Presenter]] = {
     DicePresenter.family: DicePresenter,
@@ -21,4 +24,16 @@ def presenters(prefix: str, clock: Callable[[], datetime]) -> dict[str, Presente
     return {family: cls(prefix, clock) for family, cls in PRESENTERS.items()}
 
 
-__all__ = ["PRESENTERS", "CardPresenter", "DicePresenter", "Presenter", "presenters"]
+def presenter_for(state: AnyState, prefix: str = "!") -> Presenter:
+    """The presenter of a game's family, outside the desk (`rollkeeper replay`)."""
+    return PRESENTERS[kind_of(state).family](prefix, utc_now)
+
+
+__all__ = [
+    "PRESENTERS",
+    "CardPresenter",
+    "DicePresenter",
+    "Presenter",
+    "presenter_for",
+    "presenters",
+]

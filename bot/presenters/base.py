@@ -36,6 +36,29 @@ class Presenter(ABC):
             return "status"
         return self.your_move(state, player)
 
+    def text_status(self, state: AnyState) -> str:
+        """One plain line (`rollkeeper replay`): finished with winners, or whose turn it is."""
+        title = state.rules.title
+        if state.is_over:
+            winners = state.winners()
+            if not winners:
+                return f"{title}: game over, no winner."
+            verb = "wins" if len(winners) == 1 else "share the win"
+            best = dict(state.totals())[winners[0]]
+            return f"{title}: game over. {' and '.join(winners)} {verb} with {best}."
+        player = state.current_player
+        if player is None:
+            return f"{title}: waiting for players ({', '.join(state.players) or 'nobody yet'})."
+        return f"{title}: in progress, {self.text_progress(state, player)}."
+
+    @abstractmethod
+    def text_progress(self, state: AnyState, player: str) -> str:
+        """Where a game in play is, in plain words: `ann to play (roll 1 of 3 used)`."""
+
+    @abstractmethod
+    def text_scorecards(self, state: AnyState) -> str:
+        """Every player's scores side by side, as plain text (`rollkeeper replay`)."""
+
     @abstractmethod
     def colour(self, rules: AnyRules) -> int:
         """The embeds' colour for a game with these rules."""

@@ -1,5 +1,5 @@
-"""Card Yahtzee's words: the public board and the table of hands, every card event, a player's
-own cards (only ever in replies marked `secret_for` that player), and the game's end.
+"""Card Yahtzee's words: every card event, a player's own cards (only ever in replies marked
+`secret_for` that player), the views and the game's end; the board is bot/presenters/cardtable.py.
 
 Hidden information: public messages show only what the table shows: the discard pile, the
 stock count, whose turn, the crosses, and everyone's cards once the showdown reveals them.
@@ -11,16 +11,15 @@ from dataclasses import replace
 
 from bot.caller import Caller, UsageError
 from bot.presenters.base import Presenter
+from bot.presenters.cardtable import COLOUR, board_embed, card_state, table_embed
 from bot.presenters.story import Story
-from bot.render import NAME_WIDTH, card_columns, fit_tables
+from bot.render import card_table_text
 from bot.replies import (
     CONTENT_MAX,
     CardButtons,
-    Embed,
     Field,
     Reply,
     ScoreOption,
-    chunks,
     clip,
     points,
 )
@@ -58,16 +57,9 @@ from engine.cards import HAND_BY_ID, HAND_SIZE, Best, show, show_all
 from engine.rules import find_preset
 from storage.service import Outcome, StoredGame
 
-COLOUR = 0x117A65
 # Rounds two naive players take (tests/bench/card_length.py, medians of 5 games, players who
 # exchange for better cards / who always stay): three_times_only changes little.
 _ROUNDS = {"standard": "150 to 650", "mini": "140 to 450", "crossing_off_always": "30"}
-
-
-def card_state(game: StoredGame) -> CardState:
-    state = game.state
-    assert isinstance(state, CardState)
-    return state
 
 
 def _best_text(best: Best) -> str:
@@ -96,6 +88,14 @@ class CardPresenter(Presenter):
     def colour(self, rules: AnyRules) -> int:
         return COLOUR
 
+    def text_progress(self, state: AnyState, player: str) -> str:
+        assert isinstance(state, CardState)
+        return f"round {state.round}, {player} to play ({state.stage})"
+
+    def text_scorecards(self, state: AnyState) -> str:
+        assert isinstance(state, CardState)
+        return card_table_text(state)
+
     # ---- a move in words ---------------------------------------------------------------------
 
     def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
@@ -119,14 +119,14 @@ class CardPresenter(Presenter):
                     story.add(Reply(text=text))
                 case TurnStarted(player, _):
                     story.turn(self._turn(story.outcome, player))
-                case GameEnded(winners, totals, early):
+                case GameEnded():
                     story.flush()
-                    story.add(self._game_over(game, winners, totals, early, story.outcome))
+                    story.add(self._game_over(game, event, story.outcome))
         story.flush()
         if state.phase is Phase.PLAYING and any(
             isinstance(e, RoundDealt | ShowdownBegan | HandDeclared) for e in story.outcome.events
         ):
-            board = self.board(game, table=False)  # the table of hands: `card`
+            board = board_embed(game, self.prefix, table=False)  # the table of hands: `card`
             story.add(Reply(embeds=(board,), card_buttons=CardButtons(game.id, game.version)))
         return story.told()  # the table first, then each player's own cards
 
@@ -240,20 +240,14 @@ class CardPresenter(Presenter):
         buttons = CardButtons(game.id, game.version, hands)
         return turn_reply(outcome, player, what, buttons, self.clock())
 
-    def _game_over(
-        self,
-        game: StoredGame,
-        winners: tuple[str, ...],
-        totals: tuple[tuple[str, int], ...],
-        early: bool,
-        outcome: Outcome,
-    ) -> Reply:
+    def _game_over(self, game: StoredGame, ended: GameEnded, outcome: Outcome) -> Reply:
         if not any(isinstance(e, GameEnded) and e.started for e in outcome.events):
             return Reply(text=lobby_closed(game, self.prefix))
-        text = game_over_headline(game, winners, totals, early, outcome)
-        standings = ", ".join(f"{game.name(p)} {t}" for p, t in totals)
+        text = game_over_headline(game, ended, outcome)
+        standings = ", ".join(f"{game.name(p)} {t}" for p, t in ended.totals)
         text += f"\nFinal: {standings}" + seed_reveal(outcome, self.prefix, self.drawn)
-        return Reply(text=clip(text + log_head(outcome), CONTENT_MAX), embeds=(self.board(game),))
+        board = board_embed(game, self.prefix)
+        return Reply(text=clip(text + log_head(outcome), CONTENT_MAX), embeds=(board,))
 
     # ---- a player's own cards ----------------------------------------------------------------
 
@@ -285,106 +279,14 @@ class CardPresenter(Presenter):
         text = f"{note} Your cards: {show_all(cards)}." if cards else note
         return Reply(text=clip(text, CONTENT_MAX), private=True, secret_for=player)
 
-    # ---- the table ---------------------------------------------------------------------------
-
-    def board(self, game: StoredGame, table: bool = True) -> Embed:
-        """The public board: pile, stock, whose turn, turns left, and the table of hands (or,
-        for `status`, how many hands are still open: `card` shows the table)."""
-        state = card_state(game)
-        parts = self._board_lines(game, state, table)
-        players = []
-        for seat in state.seats:
-            marker = "▶ " if seat.player == state.current_player else ""
-            status = ""
-            if state.phase is Phase.PLAYING and not state.rules.continuous:
-                status = (
-                    " (stayed)"
-                    if seat.stayed
-                    else (
-                        f" ({state.turns_per_round - seat.round_turns} turns left)"
-                        if state.stage is Stage.TURNS
-                        else ""
-                    )
-                )
-            players.append(f"{marker}{game.name(seat.player)}: {state.total(seat.player)}{status}")
-        fields = [Field("Players", "\n".join(players) or "nobody yet")]
-        lines = [self._table_line(game, state, hand) for hand in state.rules.hands] if table else []
-        for index, chunk in enumerate(chunks(lines, 1000)):
-            fields.append(Field("Table" if index == 0 else "Table (cont.)", chunk))
-        title = f"{game.title}: {state.rules.title}"
-        if state.round:
-            title += f" · Round {state.round}"
-        return Embed(title, "\n".join(parts), tuple(fields), COLOUR).fitted()
-
-    def _board_lines(self, game: StoredGame, state: CardState, table: bool) -> list[str]:
-        parts = []
-        if state.phase is not Phase.LOBBY and not table:
-            open_hands = sum(1 for h in state.rules.hands if h not in state.closed)
-            where = "" if state.rules.continuous else f"Round {state.round} · "
-            parts.append(
-                f"{where}{open_hands} of {len(state.rules.hands)} hands still open "
-                f"(`{self.prefix}card` shows the table)"
-            )
-        if state.phase is Phase.PLAYING:
-            top = show(state.discard[0]) if state.discard else "empty"
-            parts.append(f"Discard pile: **{top}** · stock: {len(state.stock)} cards")
-            dealer = state.seats[state.dealer].player
-            current = state.current_player or ""
-            if state.stage is Stage.SHOWDOWN:
-                parts.append(f"Showdown: {game.name(current)} to declare")
-            else:
-                seat = state.seat(current)
-                turns = (
-                    ""
-                    if state.rules.continuous
-                    else (f" (turn {seat.round_turns + 1} of {state.turns_per_round})")
-                )
-                parts.append(f"To play: **{game.name(current)}**{turns}")
-            parts.append(f"Dealer: {game.name(dealer)}")
-            if state.final_rounds is not None:
-                parts.append(f"End game: {state.final_rounds} round(s) left, three turns each")
-        elif state.phase is Phase.LOBBY:
-            parts.append(
-                f"Waiting for players (2-4). `{self.prefix}join`, then `{self.prefix}start`."
-            )
-        else:
-            parts.append("Game over.")
-        return parts
-
-    def _table_line(self, game: StoredGame, state: CardState, hand: str) -> str:
-        label = HAND_BY_ID[hand].label
-        marks = []
-        for seat in state.seats:
-            scored = [p for h, p in seat.scores if h == hand]
-            if scored:
-                marks.append(f"{game.name(seat.player)} ✓{'+'.join(map(str, scored))}")
-            elif hand in seat.crossed:
-                marks.append(f"{game.name(seat.player)} ✗")
-        shown = f"{label} ({HAND_BY_ID[hand].points})"
-        if hand in state.closed:
-            return f"~~{shown}~~ {' · '.join(marks)}".rstrip()
-        special = " ★" if state.rules.special(hand) else ""
-        return f"{shown}{special}: {' · '.join(marks) or 'open'}"
-
-    def table_embed(self, game: StoredGame) -> Embed:
-        """`card`: the table of hands with the players as columns, as compact as a phone."""
-        state = card_state(game)
-        rows, columns = card_columns(state, lambda p: game.name(p)[:NAME_WIDTH])
-        blocks = ["```\n" + "\n".join(t) + "\n```" for t in fit_tables(rows, columns)]
-        title = f"{game.title}: table of hands"
-        if state.round and not state.rules.continuous:
-            title += f" · Round {state.round}"
-        footer = "* crossed out for everyone · x crossed off · a+b scored twice"
-        return Embed(title, "\n".join(blocks), (), COLOUR, footer).fitted()
-
     # ---- views -------------------------------------------------------------------------------
 
     def card(self, game: StoredGame, text: str) -> list[Reply]:
         """`card`: the table of hands (whatever else was typed)."""
-        return [Reply(embeds=(self.table_embed(shown_game(game)),))]
+        return [Reply(embeds=(table_embed(shown_game(game)),))]
 
     def status(self, game: StoredGame, fields: tuple[Field, ...]) -> Reply:
-        board = self.board(game, table=False)
+        board = board_embed(game, self.prefix, table=False)
         if fields:
             board = replace(board, fields=(*board.fields, *fields)).fitted()
         buttons = None if game.state.is_over else CardButtons(game.id, game.version)

@@ -10,7 +10,7 @@ from dataclasses import replace
 from bot.caller import Caller, UsageError, find_player
 from bot.presenters.base import Presenter
 from bot.presenters.story import Story
-from bot.render import NAME_WIDTH
+from bot.render import NAME_WIDTH, dice_scorecard_text
 from bot.replies import (
     CONTENT_MAX,
     DESCRIPTION_MAX,
@@ -167,6 +167,14 @@ class DicePresenter(Presenter):
     def colour(self, rules: AnyRules) -> int:
         return preset_colour(rules.preset)
 
+    def text_progress(self, state: AnyState, player: str) -> str:
+        assert isinstance(state, GameState)
+        return f"{player} to play (roll {state.rolls_used} of 3 used)"
+
+    def text_scorecards(self, state: AnyState) -> str:
+        assert isinstance(state, GameState)
+        return dice_scorecard_text(state)
+
     # ---- a move in words ---------------------------------------------------------------------
 
     def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
@@ -187,9 +195,9 @@ class DicePresenter(Presenter):
                     self._scored(story, player, placement)
                 case RollVoided(player, _, roll, _, again):
                     story.say(self._voided(story, player, roll, again))
-                case GameEnded(winners, totals, early):
+                case GameEnded():
                     story.flush()
-                    story.add(*self._game_over(game, winners, totals, early, story.outcome))
+                    story.add(*self._game_over(game, event, story.outcome))
         return story.told()
 
     def _scored(self, story: Story, player: str, placement: Placement) -> None:
@@ -282,15 +290,8 @@ class DicePresenter(Presenter):
             f"Round {placement.round + 1} starts on fresh sheets."
         )
 
-    def _game_over(
-        self,
-        game: StoredGame,
-        winners: tuple[str, ...],
-        totals: tuple[tuple[str, int], ...],
-        early: bool,
-        outcome: Outcome,
-    ) -> list[Reply]:
-        text = game_over_headline(game, winners, totals, early, outcome)
+    def _game_over(self, game: StoredGame, ended: GameEnded, outcome: Outcome) -> list[Reply]:
+        text = game_over_headline(game, ended, outcome)
         started = not any(isinstance(e, GameEnded) and not e.started for e in outcome.events)
         if not started:
             return [Reply(text=lobby_closed(game, self.prefix))]
