@@ -199,6 +199,7 @@ MODERATION = (
 # In the order `help` lists them.
 COMMANDS = CommandTable(
     [
+        # ---- the lobby (bot/desk/lobby.py)
         Command(
             "new",
             Lobby,
@@ -252,6 +253,7 @@ COMMANDS = CommandTable(
             ),
             typed=Lobby.start_text,
         ),
+        # ---- the dice games' moves (bot/desk/play.py)
         Command(
             "roll",
             Play,
@@ -294,6 +296,7 @@ COMMANDS = CommandTable(
             aliases=("s", "sc"),
             typed=Play.score_text,
         ),
+        # ---- looking at games (bot/desk/views.py)
         Command(
             "card",
             Views,
@@ -306,6 +309,7 @@ COMMANDS = CommandTable(
             aliases=("scores", "sheet"),
             line=lambda o: str(o["player"]),
         ),
+        # ---- verifiable fairness
         Command(
             "seed",
             Lobby,
@@ -330,6 +334,7 @@ COMMANDS = CommandTable(
             line=_fairness_line,
             slow=True,
         ),
+        # ---- the card game's moves (bot/desk/cards.py)
         Command(
             "hand",
             Cards,
@@ -392,6 +397,7 @@ COMMANDS = CommandTable(
             ),
             aliases=("show",),
         ),
+        # ---- looking at games
         Command(
             "status",
             Views,
@@ -410,6 +416,7 @@ COMMANDS = CommandTable(
             slash="The games in this server",
             aliases=("list",),
         ),
+        # ---- multi-day games (bot/desk/pacing.py)
         Command(
             "mygames",
             Pacing,
@@ -482,6 +489,7 @@ COMMANDS = CommandTable(
             summary="End your away time early: your deadlines run again.",
             slash="End your away time: your deadlines run again",
         ),
+        # ---- help and rules (bot/desk/guide.py)
         Command(
             "help",
             Guide,

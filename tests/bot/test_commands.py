@@ -97,6 +97,12 @@ def test_every_command_is_declared_whole(name: str, command: Command[Any]) -> No
         assert name in TYPED_ONLY, f"{name} has no slash form"
 
 
+def test_the_desk_has_a_room_for_every_command(service: GameService) -> None:
+    desk = Desk(service, Config())
+    for name, command in _commands():
+        assert isinstance(desk.room(command), command.room), name
+
+
 def test_help_lists_every_command_and_aliases_name_one() -> None:
     names = [e.name for e in COMMANDS.entries]
     assert len(names) == len(set(names))
