@@ -55,7 +55,8 @@ from engine.timing import (
 )
 from storage import rolllog, selections
 from storage.db import Database
-from storage.logrows import action_entries, base_entry, derivation
+from storage.families import action_entries
+from storage.logrows import base_entry, derivation
 from storage.model import (  # re-exported: the service is where callers find them
     BOT as BOT,
 )
