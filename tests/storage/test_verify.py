@@ -1,0 +1,126 @@
+"""`audit verify` on the roll log as it is: both halves of the parallel walk real servers run
+(the threshold lowered here, never in the product), a row rewritten with its own hash
+recomputed (only the previous-hash link or the log's recorded end can tell), and free rolls,
+which no game replay covers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sqlite3
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import Roll, Score, Start
+from engine.freeroll import parse_free_roll
+from storage import rolllog
+from storage.audit import verify
+from storage.db import Database
+from storage.service import GameService, Where, Who
+from tests.conftest import QueueDice
+
+WHERE = Where("g", "c")
+ANN = Who("100000000000000001", "Ann")
+ROWS = 30  # 4 game rolls, then 26 free rolls
+
+
+@pytest.fixture
+async def log_file(service: GameService, dice: QueueDice, db_path: Path) -> Path:
+    await service.new_game(WHERE, ANN, "classic", {"order": "join"})
+    await service.play(WHERE, ANN, Start())
+    for box in ("ones", "twos"):
+        dice.push([1, 2, 3, 4, 5, 6])
+        await service.play(WHERE, ANN, Roll(ANN.user_id))
+        await service.play(WHERE, ANN, Roll(ANN.user_id, ("d5",)))
+        await service.play(WHERE, ANN, Score(ANN.user_id, box))
+    for n in range(ROWS - 4):
+        dice.push([n % 20 + 1])
+        await service.free_roll(WHERE, ANN, parse_free_roll("d20"))
+    await service.db.close()
+    return db_path
+
+
+class CountingPool(ProcessPoolExecutor):
+    """The real process pool, counting the id ranges it is given."""
+
+    ranges: list[tuple[int, int]] = []
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
+        CountingPool.ranges.append((args[1], args[2]))
+        return super().submit(fn, *args, **kwargs)
+
+
+@pytest.fixture(params=["one walk", "parallel"])
+def walk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    CountingPool.ranges = []
+    monkeypatch.setattr(rolllog, "ProcessPoolExecutor", CountingPool)
+    if request.param == "parallel":
+        monkeypatch.setattr(rolllog, "PARALLEL_FROM", ROWS)  # exactly at the threshold
+    return str(request.param)
+
+
+async def verified(path: Path) -> tuple[int, str | None]:
+    db = await Database.open(path)
+    try:
+        report = await verify(db.conn)
+    finally:
+        await db.close()
+    return report.rows, None if report.problem is None else str(report.problem)
+
+
+def tamper(path: Path, row_id: int, face: int, rehash: bool) -> Path:
+    """A copy of the log with row `row_id`'s first face changed, as someone with the sqlite3
+    shell would: the body edited and, if `rehash`, its own hash recomputed to match."""
+    copy = path.with_name(f"tampered-{row_id}-{rehash}.sqlite3")
+    shutil.copy(path, copy)
+    conn = sqlite3.connect(copy, isolation_level=None)
+    conn.execute("DROP TRIGGER roll_log_no_update")
+    (body,) = conn.execute("SELECT body FROM roll_log WHERE id = ?", (row_id,)).fetchone()
+    values = json.loads(body)
+    assert values[15][0][1] != face, "the tampering must change the face"
+    values[15][0][1] = face
+    new_body = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+    digest = hashlib.sha256(new_body.encode()).hexdigest()
+    conn.execute("UPDATE roll_log SET body = ? WHERE id = ?", (new_body, row_id))
+    if rehash:
+        conn.execute("UPDATE roll_log SET hash = ? WHERE id = ?", (digest, row_id))
+    conn.close()
+    return copy
+
+
+async def test_an_untouched_log_verifies_whichever_way_it_is_walked(
+    log_file: Path, walk: str
+) -> None:
+    assert await verified(log_file) == (ROWS, None)
+    expected = [(1, ROWS // 2 + 1), (ROWS // 2 + 1, ROWS + 1)] if walk == "parallel" else []
+    assert CountingPool.ranges == expected
+
+
+LINK = "its previous-hash does not match row {}'s hash (one of the two was rewritten)"
+
+
+@pytest.mark.parametrize(
+    ("row", "rehash", "problem", "checked"),
+    [
+        (3, False, "roll log row 3: its content does not match its hash (edited)", 2),
+        (25, False, "roll log row 25: its content does not match its hash (edited)", 24),
+        # A free roll rewritten with its own hash recomputed: the next row's link tells.
+        (20, True, "roll log row 21: " + LINK.format(20), 20),
+        # The last row of the first half: the second half starts from the rewritten hash.
+        (15, True, "roll log row 16: " + LINK.format(15), 15),
+        (16, True, "roll log row 17: " + LINK.format(16), 16),
+        # The last row: only the log's recorded end can tell.
+        (30, True, "roll log row 30: its hash differs from the log's recorded end", 30),
+    ],
+)
+async def test_a_rewritten_row_is_named(
+    log_file: Path, walk: str, row: int, rehash: bool, problem: str, checked: int
+) -> None:
+    assert await verified(tamper(log_file, row, 20 if row > 4 else 6, rehash)) == (
+        checked,
+        problem,
+    )
