@@ -112,11 +112,11 @@ async def test_a_turn_with_buttons_survives_a_restart(table: Table) -> None:
 
     # Tap py3 and py4: the message's buttons now mark them.
     await fake.click("Gypsy", roll, toggles[2])
-    await fake.settle(quiet=0.05)
+    await table.idle()
     roll = fake.find(roll["id"])
     toggles = [c for c in custom_ids(roll) if c.startswith("rk:t:")]
     await fake.click("Gypsy", roll, toggles[3])
-    await fake.settle(quiet=0.05)
+    await table.idle()
     roll = fake.find(roll["id"])
     reroll = next(c for c in custom_ids(roll) if c.startswith("rk:r:"))
     assert reroll.endswith(":12")  # dice 3 and 4 (bits 2 and 3)
