@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -208,22 +209,32 @@ async def test_a_moderators_report_does_not_wait_for_the_games_connection(
     fair: GameService,
 ) -> None:
     """Reports read on their own connection in a worker thread: a report over a busy channel
-    once held every game's rolls up for seconds. Here the games' connection is kept busy by a
-    long statement; the report must finish while it still runs."""
+    once held every game's rolls up for seconds. Here the games' connection is held by a
+    statement that does not end until the report has: the report must finish meanwhile."""
     await fair.new_game(WHERE, ANN, "classic", {"order": "join"})
     await fair.play(WHERE, ANN, Start())
     await fair.play(WHERE, ANN, Roll(ANN.user_id))
-    busy = asyncio.create_task(
-        fair.db.conn.execute_fetchall(
-            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000000) "
-            "SELECT count(*) FROM n"
+    loop = asyncio.get_running_loop()
+    holding, release = asyncio.Event(), threading.Event()
+
+    def hold() -> int:
+        loop.call_soon_threadsafe(holding.set)
+        release.wait(30)  # a safety net: the test releases it as soon as the report is in
+        return 1
+
+    await fair.db.conn.create_function("hold", 0, hold)
+    busy = asyncio.create_task(fair.db.conn.execute_fetchall("SELECT hold()"))
+    await holding.wait()  # the games' connection is inside the statement now
+    try:
+        result = await asyncio.wait_for(
+            report(fair.db, LogQuery(channel_id="c"), "this channel"), 20
         )
-    )
-    await asyncio.sleep(0.05)  # the long statement has reached the games' connection
-    result = await report(fair.db, LogQuery(channel_id="c"), "this channel")
+    except TimeoutError:
+        raise AssertionError("the report waited for the games' connection") from None
+    finally:
+        release.set()
+        await busy
     assert result.rows == 1 and result.dice[0].total == 1
-    assert not busy.done(), "the report waited for the games' connection"
-    await busy
 
 
 def test_the_checker_runs_without_rollkeeper(tmp_path: Path) -> None:
