@@ -16,7 +16,6 @@ from hypothesis import settings
 from storage.db import Database
 from storage.service import GameService
 
-
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("dev", print_blob=True)
 IN_CI = bool(os.environ.get("CI"))
