@@ -178,7 +178,40 @@ TARGETS: tuple[Target, ...] = (
 
 # Survivors looked at and left alive on purpose: (path, the line as written, the change) ->
 # why no test should (or can) notice. Anything surviving that is not here is a gap to close.
-EXPLAINED: dict[tuple[str, str, str], str] = {}
+_ONE_OR_THE_OTHER = (
+    "equivalent: no preset has both several rounds and several columns (painted has rounds, "
+    "triple columns), so r * columns and r // columns agree"
+)
+_SAME_FACES = "equivalent: the joker is only worked out for a Yahtzee, whose five faces are equal"
+_ZERO_OR_FIFTY = "equivalent: a yahtzee box holds 0 or 50, never 1"
+EXPLAINED: dict[tuple[str, str, str], str] = {
+    (
+        "engine/scoring.py",
+        "indexes = tuple(range(r * rules.columns, (r + 1) * rules.columns))",
+        "* -> //",
+    ): _ONE_OR_THE_OTHER,
+    (
+        "engine/scoring.py",
+        "ready = all(v == 50 for v in boxes) if rules.joker_needs_fifty else None not in boxes",
+        "all() -> any()",
+    ): "equivalent: only painted-pyz needs fifty, and it has one sheet: all() and any() of one",
+    (
+        "engine/scoring.py",
+        "and _joker_applies(rules, card, sheets, dice[0].face)",
+        "0 -> 1",
+    ): _SAME_FACES,
+    ("engine/scoring.py", "upper = _upper_index(rules, dice[0].face)", "0 -> 1"): _SAME_FACES,
+    (
+        "engine/scoring.py",
+        "and all((card[s].scores[yahtzee_index] or 0) > 0 for s in sheets)",
+        "0 -> 1",
+    ): _ZERO_OR_FIFTY,
+    (
+        "engine/scoring.py",
+        "for box, value in zip(rules.boxes, sheet.scores, strict=True):",
+        "True -> False",
+    ): "equivalent: a sheet always has one score per box (zip's strictness never triggers)",
+}
 
 
 # ---- mutants -------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from engine import GameState, Keep, Roll, Score, ScriptedDice, apply, make_rules
 from engine.autoplay import next_action
 from engine.dice import DiceKind, colour_of, show
 from engine.errors import ColumnError
+from engine.summary import game_summary
 
 Turn = tuple[tuple[int, ...], str, int | None]
 
@@ -242,3 +243,22 @@ def test_autoplay_scores_at_once_at_exactly_25_and_rerolls_below() -> None:
     last, _ = apply(twenty_four, Keep("a", ("d1", "d2", "d3")), ScriptedDice([5, 1]))
     last, _ = apply(last, Keep("a", ("d1", "d2", "d3")), ScriptedDice([5, 1]))
     assert next_action(last) == Score("a", "three_of_a_kind", None)  # no rolls left: best box
+
+
+def test_a_yahtzee_worth_one_point_in_its_box_still_earns_the_bonus() -> None:
+    """Painted pays the bonus when the box scores more than 0: five 1s in red score 1 (only
+    py1 shows red on a 1)."""
+    state = solo("painted", [((1, 1, 1, 1, 1), "yahtzee", None), ((1, 1, 1, 1, 1), "red", None)])
+    assert state.total("ann") == 50 + 1 + 100
+
+
+def test_sheets_are_numbered_by_round_and_column() -> None:
+    """What `replay --json` and the scorecards show: painted rounds 1, 2; triple columns 1-3."""
+    painted = game_summary(solo("painted", [], rounds="2"))["players"][0]["sheets"]
+    assert [(s["round"], s["column"], s["multiplier"]) for s in painted] == [(1, 1, 1), (2, 1, 1)]
+    triple = game_summary(solo("triple", []))["players"][0]["sheets"]
+    assert [(s["round"], s["column"], s["multiplier"]) for s in triple] == [
+        (1, 1, 1),
+        (1, 2, 2),
+        (1, 3, 3),
+    ]
