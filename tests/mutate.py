@@ -58,6 +58,7 @@ class Target:
 
 ENGINE_RULES = (
     "tests/engine/test_values.py",
+    "tests/engine/test_turn_rules.py",
     "tests/engine/test_golden.py",
     "tests/engine/test_turns.py",
     "tests/engine/test_rules_and_parsing.py",
