@@ -197,6 +197,10 @@ _ZERO_OR_FIFTY = "equivalent: a yahtzee box holds 0 or 50, never 1"
 _SAME_LENGTH = "equivalent: zip's strictness over sequences that always have the same length"
 _BUILT = "equivalent: every Rules is built by make_rules, which sets this option from the preset"
 _UNUSED = "not used by the product (only tests and helpers read it)"
+_PAINTED_ALONE = (
+    "equivalent: the check after every term refuses the same mixes with the same words "
+    "(a negative painted die cannot be typed: `-` first is refused)"
+)
 EXPLAINED: dict[tuple[str, str, str], str] = {
     (
         "engine/scoring.py",
@@ -265,6 +269,54 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
     ("engine/autoplay.py", "column = best.column if state.rules.columns > 1 else None", "1 -> 2"): (
         "equivalent: a preset has one column or three"
     ),
+    (
+        "engine/game.py",
+        'raise TypeError(f"not an action: {action!r}")  # pragma: no cover',
+        "raise removed",
+    ): ("unreachable: every Action is matched above (mypy checks the union)"),
+    ("engine/game.py", "faces = list(previous or (0,) * DICE_COUNT)", "0 -> 1"): (
+        "equivalent: a first roll rolls all five dice, so the placeholder faces never show"
+    ),
+    (
+        "engine/game.py",
+        "ended = replace(state, phase=Phase.OVER, seats=(), current=0, turn=Turn())",
+        "0 -> 1",
+    ): ("equivalent: with no seats left there is no current player to point at"),
+    (
+        "engine/game.py",
+        "replace(state, seats=seats, current=0, turn=Turn()), start=index % len(seats)",
+        "0 -> 1",
+    ): ("equivalent: _advance starts from `start`, and sets `current` itself"),
+    (
+        "engine/game.py",
+        "current = state.current - 1 if index < state.current else state.current",
+        "< -> <=",
+    ): ("equivalent: the current player's own leaving is handled just above"),
+    ("engine/freeroll.py", "sign: int = 1", "1 -> 2"): (
+        "equivalent: the parser always gives the sign; the default is never used"
+    ),
+    **{
+        (
+            "engine/freeroll.py",
+            'sign = "-" if getattr(term, "sign", 1) < 0 else ("+" if i else "")',
+            change,
+        ): ("equivalent: a sign is +1 or -1 (painted terms have none and are never negative)")
+        for change in ("< -> <=", "1 -> 2", "0 -> 1")
+    },
+    ("engine/freeroll.py", "start = match.start(match.lastgroup or 0)", "0 -> 1"): (
+        "equivalent: every match of the token pattern has a last group"
+    ),
+    ("engine/freeroll.py", "if current or sign != 1:", "or -> and"): _PAINTED_ALONE,
+    (
+        "engine/freeroll.py",
+        'raise _fail(text, start, "painted dice are rolled on their own: `py1,py4`")',
+        "raise removed",
+    ): (_PAINTED_ALONE),
+    (
+        "engine/freeroll.py",
+        "if all(f.colour is not None for f, _ in part.faces):",
+        "all() -> any()",
+    ): ("equivalent: a part is all painted dice or none (the parser keeps painted dice alone)"),
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import ScriptedDice
+from engine.fairdice import HmacDice
 from engine.freeroll import (
     MAX_DICE,
     MAX_NUMBER,
@@ -39,6 +40,8 @@ def rolled(text: str, faces: list[int]) -> tuple[list[int], str]:
         ("d6-d4+10", [5, 3], [12], None),
         ("d6,d6", [2, 5], [2, 5], "Gypsy rolled d6,d6 and got D6 = 2; D6 = 5"),
         ("py1,py4", [2, 5], [2, 5], "Gypsy rolled py1,py4 and got PY1 = Green 2, PY4 = Green 5"),
+        ("d6,py1", [3, 1], [3, 1], "Gypsy rolled d6,py1 and got D6 = 3; PY1 = Red 1"),
+        ("2d20kh2", [5, 17], [22], "Gypsy rolled 2d20kh2 and got D20 = 5, D20 = 17 = 22"),
         (" 2d2 + 1 ", [1, 2], [4], None),
     ],
 )
@@ -68,6 +71,17 @@ def test_the_limits_are_exactly_as_documented() -> None:
     long = "d6" + "+1" * 49  # exactly 100 characters
     assert len(long) == 100 and rolled(long, [1])[0] == [50]
     assert rolled("60d6,40d6", [1] * 100)[0] == [60, 40]
+    assert rolled("98d6,py1,py2", [1] * 100)[0] == [98, 1, 1]  # painted dice count too
+    with pytest.raises(FreeRollError, match="That's 101 dice"):
+        parse_free_roll("99d6,py1,py2")
+
+
+def test_painted_free_rolls_are_six_sided_draws_of_the_channels_seed() -> None:
+    """The free-roll vector of tests/storage/test_fairness_vectors.py: the day's seed with no
+    player texts, label free/2000/2026-11-20, event 0 draws 6, 6, 1 on six sides."""
+    key = bytes.fromhex("9440b8c5d7f5065449ce28ed36e713b47687b90f3a7e735da7b0de6ad394cc66")
+    result = roll_free(parse_free_roll("py1,py2,py3"), HmacDice(key, "free/2000/2026-11-20", 0))
+    assert [f.face for f in result.faces] == [6, 6, 1]
 
 
 @pytest.mark.parametrize(
@@ -85,6 +99,7 @@ def test_the_limits_are_exactly_as_documented() -> None:
         ("2d20kh0", "keep between 1 and 2 dice"),
         ("3d6+", "`the end` at column 5: the roll ends with an operator"),
         ("3d6 2", "`2` at column 5: put `+`, `-` or `,` between terms"),
+        ("3d6 2abcdefghijk", "`2abcdefg` at column 5: put `+`, `-` or `,` between terms"),
         ("3d6++2", "`+2` at column 5: a die or a number should come here"),
         ("abc", "`abc` at column 1: use dice like `3d6`"),
         ("py1+2", "painted dice are rolled on their own"),
