@@ -160,7 +160,10 @@ TARGETS: tuple[Target, ...] = (
         CHAIN,
         only=("verify", "_replay_actions", "_verify_game", "export_record"),
     ),
-    Target("storage/records.py", ("tests/storage/test_moderated_exports.py", *CHAIN[:4])),
+    Target(
+        "storage/records.py",
+        ("tests/storage/test_moderated_exports.py", "tests/storage/test_records.py", *CHAIN[:4]),
+    ),
     Target(
         "bot/desk.py",
         ("tests/bot/test_embeds.py", *RIGHTS),

@@ -124,3 +124,26 @@ async def test_a_rewritten_row_is_named(
         checked,
         problem,
     )
+
+
+async def test_a_rows_body_is_the_documented_canonical_json(
+    service: GameService, dice: QueueDice
+) -> None:
+    """The README's canonical content, byte for byte: a compact JSON array (UTF-8, no ASCII
+    escapes) of the row's fields in their fixed order, the first row linked to 64 zeros, and
+    its hash the SHA-256 of exactly that text. Old logs were hashed this way."""
+    dice.push([17])
+    who = Who("100000000000000001", "Ann 🎲")
+    row, _, _ = await service.free_roll(
+        Where("g", "c", "m1", "https://discord.com/channels/g/c/m1"), who, parse_free_roll("d20")
+    )
+    body = (
+        '[1,"2026-11-20T12:00:00.000000Z","g","c","m1","https://discord.com/channels/g/c/m1",'
+        '"100000000000000001","Ann 🎲",null,null,null,null,null,"Free roll","d20",'
+        '[["d20",17,null]],"scripted (tests)",null,null,"' + "0" * 64 + '"]'
+    )
+    async with service.db.conn.execute("SELECT body, hash FROM roll_log WHERE id = 1") as cursor:
+        stored = await cursor.fetchone()
+    assert stored is not None
+    assert stored[0] == body
+    assert stored[1] == row.hash == hashlib.sha256(body.encode()).hexdigest()
