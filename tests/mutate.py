@@ -38,7 +38,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -504,7 +504,16 @@ def discover(target: Target) -> list[Mutant]:
                 walk(value, (*where, (name, None)), node, name, None, inner, inside)
 
     walk(tree, (), None, "", None, "", False)
-    return found
+    # Two identical changes on one line (`range(1, n + 1)` has two 1s): number the later ones.
+    seen: dict[tuple[int, str], int] = {}
+    numbered = []
+    for mutant in found:
+        key = (mutant.line, mutant.change)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] > 1:
+            mutant = replace(mutant, change=f"{mutant.change} (#{seen[key]})")
+        numbered.append(mutant)
+    return numbered
 
 
 def _locate(tree: ast.AST, where: Path_) -> tuple[ast.AST, ast.AST, str, int | None]:
@@ -520,7 +529,7 @@ def mutated_source(mutant: Mutant) -> str:
     tree = ast.parse((ROOT / mutant.target.path).read_text())
     parent, node, field, index = _locate(tree, mutant.where)
 
-    def replace(new: ast.AST) -> None:
+    def put(new: ast.AST) -> None:
         ast.copy_location(new, node)
         if index is None:
             setattr(parent, field, new)
@@ -539,7 +548,7 @@ def mutated_source(mutant: Mutant) -> str:
             node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
         case "not":
             assert isinstance(node, ast.UnaryOp)
-            replace(node.operand)
+            put(node.operand)
         case "const":
             assert isinstance(node, ast.Constant)
             value = node.value
@@ -557,7 +566,7 @@ def mutated_source(mutant: Mutant) -> str:
             assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             node.func.id = _CALLS[node.func.id]
         case "drop":
-            replace(ast.Pass())
+            put(ast.Pass())
         case "negate":
             assert isinstance(node, ast.If | ast.While | ast.IfExp)
             node.test = ast.UnaryOp(ast.Not(), node.test)

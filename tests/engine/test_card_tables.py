@@ -4,12 +4,23 @@ showdown without anyone leaving."""
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
 import pytest
 
-from engine import Join, RulesError, ScriptedDice, Start
-from engine.cardgame import CardState, Declare, HandDeclared, Stage, apply_card, make_card_rules
+from engine import GameEnded, Join, RandomDice, RulesError, ScriptedDice, Skip, Start
+from engine.cardgame import (
+    CardState,
+    Declare,
+    Done,
+    Exchange,
+    HandDeclared,
+    Stage,
+    Stay,
+    apply_card,
+    make_card_rules,
+)
 from engine.cards import DECK, rolls_for
 
 HANDS = {
@@ -69,3 +80,77 @@ def test_a_normal_hand_closes_once_a_second_player_scores_it(players: tuple[str,
     assert "two_pairs" in state.closed and not state.open_for("cy", "two_pairs")
     with pytest.raises(RulesError, match="Two pairs is crossed out"):
         apply_card(state, Declare("cy", "two pairs"), source)
+
+
+def start(players: tuple[str, ...], **options: str) -> tuple[CardState, ScriptedDice]:
+    state = CardState.new(make_card_rules({"order": "join", **options}))
+    source = ScriptedDice(rolls_for(DECK, list(DECK)) * 3)
+    for player in players:
+        state, _ = apply_card(state, Join(player), source)
+    state, _ = apply_card(state, Start(), source)
+    return state, source
+
+
+def test_three_players_declare_from_the_player_after_the_dealer_and_the_deal_moves_on() -> None:
+    state, source = start(("ann", "bo", "cy"))
+    assert state.seats[state.dealer].player == "cy" and state.current_player == "ann"
+    for player in ("ann", "bo", "cy"):
+        state, _ = apply_card(state, Stay(player), source)
+    assert state.stage is Stage.SHOWDOWN and state.current_player == "ann"
+    state = replace(state, seats=tuple(replace(s, hand=HANDS[s.player]) for s in state.seats))
+    for _ in range(3):
+        state, _ = declare(state, source, "sevens")
+    assert state.round == 2 and state.stage is Stage.TURNS
+    assert state.seats[state.dealer].player == "ann"  # the deal passes on
+    assert state.current_player == "bo"  # the player after the new dealer starts
+
+
+def test_one_at_a_time_counts_each_players_own_pick_ups() -> None:
+    state, source = start(("ann", "bo"), one_at_a_time="true")
+    card = state.seat("ann").hand[0]
+    state, _ = apply_card(state, Exchange("ann", (card,), 0), source)
+    state, _ = apply_card(state, Done("ann"), source)
+    assert state.current_player == "bo" and state.picks == 0
+    with pytest.raises(RulesError, match="haven't picked up a card this turn"):
+        apply_card(state, Done("bo"), source)
+
+
+ALL_HANDS = make_card_rules({"variant": "continuous"}).hands
+
+
+def test_continuous_offers_no_cross_off_and_says_to_exchange_or_stay() -> None:
+    state, source = start(("ann", "bo"), variant="continuous")
+    state = replace(state, closed=tuple(h for h in ALL_HANDS if h != "sevens"))
+    seats = tuple(replace(s, hand=("8c", "9d", "10h", "Qs", "Kc")) for s in state.seats)
+    state = replace(state, seats=seats)
+    assert state.available("ann") == () and state.cross_off_choices("ann") == ()
+    with pytest.raises(RulesError, match="Your cards make no open hand: exchange or stay"):
+        apply_card(state, Declare("ann", "sevens"), source)
+
+
+@pytest.mark.parametrize("last_open", [True, False])
+def test_continuous_ends_when_every_hand_is_crossed_out(last_open: bool) -> None:
+    state, _ = start(("ann", "bo"), variant="continuous")
+    closed = tuple(h for h in ALL_HANDS if h != "one_pair") if last_open else ("flush",)
+    seats = tuple(
+        replace(s, hand=HANDS["ann"], scores=(("one_pair", 20),) if s.player == "bo" else ())
+        for s in state.seats
+    )
+    state = replace(state, closed=closed, seats=seats)
+    state, events = apply_card(state, Declare("ann", "one pair"), RandomDice(random.Random(4)))
+    assert state.is_over is last_open
+    if last_open:
+        ended = events[-1]
+        assert isinstance(ended, GameEnded) and not ended.early and not state.ended_early
+
+
+def test_the_last_end_game_round_ends_the_game_in_time_not_early() -> None:
+    state, source = start(("ann", "bo"))
+    normal = tuple(h for h in make_card_rules().hands if not make_card_rules().special(h))
+    state = replace(state, closed=normal, final_rounds=1)
+    seats = tuple(replace(s, hand=HANDS[s.player], declared=False) for s in state.seats)
+    state = replace(state, seats=seats, stage=Stage.SHOWDOWN, current=0)
+    state, events = apply_card(state, Skip(), source)  # Ann passes; Bo has nothing: round over
+    ended = events[-1]
+    assert isinstance(ended, GameEnded) and not ended.early
+    assert state.is_over and not state.ended_early and state.final_rounds == 0

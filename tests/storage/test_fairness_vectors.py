@@ -15,9 +15,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from engine import EndGame, Join, Roll, Score, Start
 from engine.cards import DECK
-from engine.fairdice import HmacDice, commitment, draw, game_key, shuffle
+from engine.fairdice import HmacDice, commitment, draw, game_key, shuffle, verify_export
 from storage.db import Database
 from storage.fairness import fairness_export
 from storage.rolllog import LogQuery, query
@@ -256,3 +258,46 @@ def test_verify_rolls_and_the_standalone_checker_accept_the_spec(tmp_path: Path)
         out = subprocess.run([*checker, str(bad)], capture_output=True, text=True)
         assert out.returncode == 1
         assert "MISMATCH: log row #51" in out.stdout and "the seed gives 67179678" in out.stdout
+
+
+def test_a_one_sided_die_shows_1_and_no_sides_is_refused() -> None:
+    assert spec_draw(KEY, "g7", 3, 0, 1) == draw(KEY, "g7", 3, 0, 1) == 1
+    with pytest.raises(ValueError, match="a die needs at least one side"):
+        draw(KEY, "g7", 3, 0, 0)
+
+
+def header(**changes: object) -> str:
+    base = {
+        "format": "rk-fairness/1",
+        "scheme": "rk-hmac/1",
+        "label": "g7",
+        "commitment": COMMITMENT,
+        "seed": SEED.hex(),
+        "player_seeds": TEXTS,
+    }
+    return json.dumps({**base, **changes})
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ([], "not an rk-fairness/1 export"),
+        ([header(format="rk-fairness/2")], "not an rk-fairness/1 export"),
+        ([header(scheme="rk-hmac/2")], "unknown scheme 'rk-hmac/2'"),
+        ([header(seed=None)], "the seed is not revealed yet (it is, when the game ends)"),
+        ([header(seed="00" * 32)], "the revealed seed does not match the published commitment"),
+    ],
+)
+def test_an_export_that_cannot_be_checked_says_why(lines: list[str], message: str) -> None:
+    verdict = verify_export(lines)
+    assert (verdict.ok, verdict.checked, verdict.message) == (False, 0, message)
+
+
+def test_a_draw_without_a_log_row_is_named_by_its_place() -> None:
+    draws = [
+        {"event": 3, "draw": d, "sides": 6, "face": f}
+        for d, f in enumerate([3, 3, 6, 1, 2])  # the fifth face should be 1
+    ]
+    verdict = verify_export([header(), *(json.dumps(d) for d in draws)])
+    assert not verdict.ok and verdict.checked == 4
+    assert verdict.message == "draw 5 (die, event 3, draw 4): recorded 2, the seed gives 1"
