@@ -320,6 +320,25 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         "if all(f.colour is not None for f, _ in part.faces):",
         "all() -> any()",
     ): ("equivalent: a part is all painted dice or none (the parser keeps painted dice alone)"),
+    ("engine/cardgame.py", "for step in range(1, n + 1):", "1 -> 2 (#2)"): (
+        "equivalent: one more step looks at the next seat again, already found wanting"
+    ),
+    (
+        "engine/cardgame.py",
+        'options = ", ".join(f"{state.rules.label(b.hand)} {b.points}" for b in available[:8])',
+        "8 -> 9",
+    ): "wording: how many of the player's hands a refusal lists",
+    (
+        "engine/cardgame.py",
+        "if not crossed_off and HAND_BY_ID[hand].special and state.special_scored is None",
+        "and -> or",
+    ): (
+        "equivalent: special_scored is only read in the end game, where every other hand is "
+        "crossed out (nothing else can be scored or crossed off), and each deal resets it"
+    ),
+    ("engine/fairdice.py", "if value < limit:", "< -> <="): (
+        "unobservable: a word equal to the limit comes once in 2**32 draws"
+    ),
 }
 
 
