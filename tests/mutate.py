@@ -81,7 +81,11 @@ CHAIN = (
     "tests/storage/test_card_games.py",
     "tests/storage/test_moderated_exports.py",
 )
-RIGHTS = ("tests/e2e/test_moderator_rights.py", "tests/e2e/test_moderation.py")
+RIGHTS = (
+    "tests/bot/test_moderator_desk.py",
+    "tests/e2e/test_moderator_rights.py",
+    "tests/e2e/test_moderation.py",
+)
 
 TARGETS: tuple[Target, ...] = (
     Target("engine/scoring.py", ENGINE_RULES),

@@ -1,0 +1,157 @@
+"""The moderator commands as the desk answers them (the same for Discord and the console): what
+each reads from the words typed, the reason every override needs, the log's pages, verify's
+verdict and the export's files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.config import Config
+from bot.desk import Caller, Desk
+from bot.replies import Reply
+from engine import RulesError
+from engine.cards import DECK, rolls_for
+from storage.service import GameService, Where, Who
+from tests.conftest import QueueDice
+
+HERE = Where("g", "c")
+GYPSY = Caller(HERE, Who("100000000000000001", "Gypsy"))
+SECOND = Caller(HERE, Who("100000000000000002", "Second"))
+MOD = Caller(HERE, Who("100000000000000009", "Mod"), is_moderator=True)
+
+
+async def text(desk: Desk, caller: Caller, command: str) -> list[Reply]:
+    return await desk.text_command(caller, command)
+
+
+async def refusal(desk: Desk, caller: Caller, command: str) -> Reply:
+    (reply,) = await desk.text_command(caller, command)
+    assert reply.private, command
+    return reply
+
+
+@pytest.fixture
+async def desk(service: GameService, dice: QueueDice) -> Desk:
+    desk = Desk(service, Config(moderator_role="Dice Moderator"))
+    await text(desk, GYPSY, "new classic order=join")
+    await text(desk, SECOND, "join")
+    await text(desk, GYPSY, "start")
+    return desk
+
+
+async def test_refusals_name_the_role_when_there_is_one(service: GameService) -> None:
+    with_role = Desk(service, Config(moderator_role="Dice Moderator"))
+    reply = await refusal(with_role, GYPSY, "mod verify")
+    assert reply.text == (
+        "Only moderators (the Dice Moderator role or Manage Messages) can do that."
+    )
+    without = Desk(service, Config())
+    reply = await refusal(without, GYPSY, "mod verify")
+    assert reply.text == "Only moderators (Manage Messages) can do that."
+
+
+@pytest.mark.parametrize(
+    ("command", "hint"),
+    [
+        ("mod skip", "mod skip away this week"),
+        ("mod end  ", "mod end abandoned"),
+        ("mod kick Second", "mod kick Second left the server"),
+        ("mod deadline 24h", "mod deadline 24h skip holiday season"),
+    ],
+)
+async def test_every_override_needs_a_reason(desk: Desk, command: str, hint: str) -> None:
+    reply = await refusal(desk, MOD, command)
+    assert "Say why: every override is logged with a reason." in reply.text
+    assert f"`!{hint}`" in reply.text
+    status = await text(desk, SECOND, "status")
+    assert "Gypsy to play" in status[0].text + "".join(e.description for e in status[0].embeds)
+
+
+async def test_void_reads_the_roll_id_and_needs_a_reason(desk: Desk, dice: QueueDice) -> None:
+    dice.push([1, 2, 3, 4, 5])
+    (roll,) = await text(desk, GYPSY, "roll")
+    roll_id = int(roll.text.rsplit("Roll #", 1)[1])
+    reply = await refusal(desk, MOD, f"mod void {roll_id}")
+    assert f"`!mod void {roll_id} typed twice`" in reply.text
+    reply = await refusal(desk, MOD, "mod void twelve lagged")
+    assert "The roll id should be a number, not `twelve`." in reply.text
+    (voided,) = await text(desk, MOD, f"mod void #{roll_id} lagged")
+    assert f"Mod voided roll #{roll_id} (lagged)" in voided.text
+
+
+async def test_unknown_moderator_commands_list_the_real_ones(desk: Desk) -> None:
+    reply = await refusal(desk, MOD, "mod vanish now")
+    assert "Moderator commands: log, verify, export, void, skip, kick, end, deadline, hands." in (
+        reply.text
+    )
+
+
+async def test_the_log_pages_back_ten_rows_at_a_time(desk: Desk, dice: QueueDice) -> None:
+    for box in ("chance", "ones"):
+        for player in (GYPSY, SECOND):
+            dice.push([6, 6, 6, 6, 6, 1, 1, 1])
+            await text(desk, player, "roll")
+            await text(desk, player, "roll 1 2")
+            await text(desk, player, "roll 3")
+            await text(desk, player, f"score {box}")
+    # 12 rolls; Gypsy's are 6 of them.
+    (page,) = await text(desk, MOD, "mod log 1")
+    embed = page.embeds[0]
+    assert embed.title == "Roll log: Yahtzee Game 1"
+    lines = embed.description.splitlines()
+    assert len(lines) == 10 and lines[0].startswith("`#12`")
+    assert embed.footer == "Older: !mod log 1 before=3"
+    (rest,) = await text(desk, MOD, "mod log 1 before=3")
+    assert [line.split()[0] for line in rest.embeds[0].description.splitlines()] == ["`#2`", "`#1`"]
+    assert rest.embeds[0].footer == ""
+    (gypsy,) = await text(desk, MOD, "mod log 1 Gypsy")
+    assert gypsy.embeds[0].title == "Roll log: Yahtzee Game 1, Gypsy"
+    assert len(gypsy.embeds[0].description.splitlines()) == 6
+    assert all("Gypsy" in line for line in gypsy.embeds[0].description.splitlines())
+    (none,) = await text(desk, MOD, "mod log 1 Nobody")
+    assert none.text == "No rolls match."
+    reply = await refusal(desk, MOD, "mod log 1 before=x")
+    assert "Before= should be a number, not `x`." in reply.text
+
+
+async def test_verify_says_what_it_checked(desk: Desk, dice: QueueDice) -> None:
+    dice.push([3, 3, 3, 2, 2])
+    await text(desk, GYPSY, "roll")
+    (ok,) = await text(desk, MOD, "mod verify")
+    assert ok.private and ok.text == "✅ The roll log verifies: 1 rows chained, 1 games replayed."
+
+
+async def test_export_attaches_the_record_and_the_log(desk: Desk, dice: QueueDice) -> None:
+    dice.push([3, 3, 3, 2, 2])
+    await text(desk, GYPSY, "roll")
+    await text(desk, GYPSY, "score fh")
+    (here,) = await text(desk, MOD, "mod export")
+    (by_number,) = await text(desk, MOD, "mod export 1")
+    for reply in (here, by_number):
+        assert reply.private and reply.text == "Yahtzee Game 1: record and roll log attached."
+        assert [f.filename for f in reply.files] == ["game-1.jsonl", "game-1.csv"]
+        record = reply.files[0].data.decode().splitlines()
+        assert json.loads(record[-1]) == {"player": "Gypsy", "score": "full_house"}
+    with pytest.raises(RulesError, match="There is no game 7"):
+        await desk.mod_export(MOD, 7)
+
+
+async def test_a_card_games_record_waits_for_its_end(service: GameService) -> None:
+    desk = Desk(service, Config())
+    cards = Where("g", "cards")
+    ann = Caller(cards, Who("100000000000000011", "Ann"))
+    bo = Caller(cards, Who("100000000000000012", "Bo"))
+    mod = Caller(cards, Who("100000000000000019", "Mod"), is_moderator=True)
+    service.dice = QueueDice()
+    await text(desk, ann, "new card order=join")
+    await text(desk, bo, "join")
+    service.dice.push(rolls_for(DECK, list(DECK)))  # type: ignore[union-attr]
+    await text(desk, ann, "start")
+    reply = await refusal(desk, mod, "mod export")
+    assert "A card game's record holds every deck order" in reply.text
+    reply = await refusal(desk, mod, "mod hands")
+    assert "Rounds 1 to 0 are finished" in reply.text and "(none yet)" in reply.text
+    reply = await refusal(desk, mod, "mod hands 1 game x")
+    assert "Say which game" in reply.text
