@@ -43,10 +43,11 @@ def test_chi_square_p_values_match_tables() -> None:
     assert chi2_sf(0.0, 3) == 1.0
 
 
-def test_a_million_dice_pass_a_chi_square_test_per_die() -> None:
+def test_half_a_million_dice_pass_a_chi_square_test_per_die() -> None:
+    """100,000 draws per die position: a face off by 1.5% of its share shows (p < 0.001)."""
     key = game_key(SEED, ["players' text"])
     counts = [Counter[int]() for _ in range(5)]
-    for event in range(200_000):
+    for event in range(100_000):
         dice = HmacDice(key, "g1", event)
         for position in range(5):
             counts[position][dice.roll_die(6)] += 1
@@ -58,14 +59,14 @@ def test_a_million_dice_pass_a_chi_square_test_per_die() -> None:
             tuple(counter[f] for f in range(1, 7)),
             (n / 6,) * 6,
         )
-        assert n == 200_000
+        assert n == 100_000
         assert die.p_value > 0.001, f"die {position + 1}: {die.observed}, p={die.p_value}"
 
 
 def test_chasing_yahtzees_matches_the_known_probability() -> None:
     """Keep the most common face, reroll the rest, three rolls: P(Yahtzee) = 0.0460286."""
     key = game_key(SEED)
-    turns, yahtzees = 100_000, 0
+    turns, yahtzees = 50_000, 0
     for turn in range(turns):
         dice = HmacDice(key, "chase", turn)
         faces = [dice.roll_die(6) for _ in range(5)]
