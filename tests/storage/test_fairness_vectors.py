@@ -20,6 +20,7 @@ import pytest
 from engine import EndGame, Join, Roll, Score, Start
 from engine.cards import DECK
 from engine.fairdice import HmacDice, commitment, draw, game_key, shuffle, verify_export
+from engine.freeroll import parse_free_roll
 from storage.db import Database
 from storage.fairness import fairness_export
 from storage.rolllog import LogQuery, query
@@ -301,3 +302,27 @@ def test_a_draw_without_a_log_row_is_named_by_its_place() -> None:
     verdict = verify_export([header(), *(json.dumps(d) for d in draws)])
     assert not verdict.ok and verdict.checked == 4
     assert verdict.message == "draw 5 (die, event 3, draw 4): recorded 2, the seed gives 1"
+
+
+async def test_a_channels_free_roll_export_lists_its_draws_in_log_order(
+    db: Database, clock: FakeClock
+) -> None:
+    service = GameService(db, clock=clock, seeds=lambda: SEED)
+    for text in ("py1,py2,py3", "2d20"):
+        await service.free_roll(WHERE, ANN, parse_free_roll(text))
+    clock.advance(days=1)
+    await service.free_roll(WHERE, ANN, parse_free_roll("d6"))  # reveals yesterday's seed
+    lines = await fairness_export(db, "free/2000/2026-11-20")
+    head = json.loads(lines[0])
+    assert (head["seed"], head["commitment"], head["player_seeds"]) == (SEED.hex(), COMMITMENT, [])
+    draws = [json.loads(line) for line in lines[1:]]
+    assert [(d["event"], d["draw"], d["sides"]) for d in draws] == [
+        (0, 0, 6), (0, 1, 6), (0, 2, 6), (1, 0, 20), (1, 1, 20)
+    ]  # fmt: skip
+    assert [d["face"] for d in draws[:3]] == [6, 6, 1]  # the free-roll vector
+    assert all(
+        d["face"] == spec_draw(KEY_WITHOUT_TEXTS, "free/2000/2026-11-20", 1, d["draw"], 20)
+        for d in draws[3:]
+    )
+    ids = [d["log_id"] for d in draws]
+    assert ids == sorted(ids)
