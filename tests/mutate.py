@@ -165,7 +165,14 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target(
         "storage/audit.py",
-        CHAIN,
+        (
+            "tests/storage/test_moderated_exports.py",
+            "tests/storage/test_tamper_and_migrations.py",
+            "tests/storage/test_service.py",
+            "tests/storage/test_card_games.py",
+            "tests/storage/test_audit_cli.py",
+            "tests/storage/test_verify.py",
+        ),
         only=("verify", "_replay_actions", "_verify_game", "export_record"),
     ),
     Target(
