@@ -191,8 +191,8 @@ TARGETS: tuple[Target, ...] = (
             "Desk._placement_fields",
         ),
     ),
-    Target("bot/pacing.py", RIGHTS, only=("Pacing.mod_deadline",)),
-    Target("bot/cardtable.py", RIGHTS, only=("CardTable.mod_hands",)),
+    Target("bot/pacing.py", (*RIGHTS, "tests/bot/test_pacing.py"), only=("Pacing.mod_deadline",)),
+    Target("bot/cardtable.py", (*RIGHTS, "tests/e2e/test_cards.py"), only=("CardTable.mod_hands",)),
     Target(
         "bot/discord_bot.py",
         RIGHTS,
