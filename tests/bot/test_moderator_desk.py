@@ -12,7 +12,8 @@ from bot.config import Config
 from bot.desk import Caller, Desk
 from bot.replies import Reply
 from engine import RulesError
-from engine.cards import DECK, rolls_for
+from engine.cardgame import CardState
+from engine.cards import DECK, rolls_for, show_all
 from storage.service import GameService, Where, Who
 from tests.conftest import QueueDice
 
@@ -155,3 +156,38 @@ async def test_a_card_games_record_waits_for_its_end(service: GameService) -> No
     assert "Rounds 1 to 0 are finished" in reply.text and "(none yet)" in reply.text
     reply = await refusal(desk, mod, "mod hands 1 game x")
     assert "Say which game" in reply.text
+
+
+async def test_mod_hands_shows_a_finished_round_and_never_the_one_in_play(
+    service: GameService,
+) -> None:
+    desk = Desk(service, Config())
+    cards = Where("g", "cards")
+    ann = Caller(cards, Who("100000000000000011", "Ann"))
+    bo = Caller(cards, Who("100000000000000012", "Bo"))
+    mod = Caller(cards, Who("100000000000000019", "Mod"), is_moderator=True)
+    service.dice = QueueDice()
+    service.dice.push(rolls_for(DECK, list(DECK)) * 2)  # type: ignore[union-attr]
+    await text(desk, ann, "new card order=join")
+    await text(desk, bo, "join")
+    await text(desk, ann, "start")
+    await text(desk, ann, "stay")
+    await text(desk, bo, "stay")
+    for caller in (ann, bo):  # each names the best hand their cards make
+        game = await service.require_game_here("cards")
+        state = game.state
+        assert isinstance(state, CardState)
+        best = state.available(caller.who.user_id)[0].hand
+        await text(desk, caller, f"declare {best}")
+    (audit,) = await text(desk, mod, "mod hands")
+    assert audit.private and audit.secret_for == mod.who.user_id
+    shown = "\n".join(f.value for e in audit.embeds for f in e.fields)
+    assert audit.embeds[0].title == "Cards Game 1 Round 1: audit"
+    assert "Ann: Stay" in shown and "Bo: Stay" in shown and "Declare" in shown
+    assert "Deck as shuffled: " + show_all(DECK) in shown
+    (again,) = await text(desk, mod, "mod hands 1 game 1")
+    assert again.embeds == audit.embeds
+    reply = await refusal(desk, mod, "mod hands 2")
+    assert "Rounds 1 to 1 are finished" in reply.text and "the round in play stays hidden" in (
+        reply.text
+    )
