@@ -795,7 +795,16 @@ def _run_target(
         f"(tests alone {took:.1f} s)",
         flush=True,
     )
+    for r in results:
+        if r.outcome == "survived" and _explanation(r) is None:
+            print(
+                f"  survived: {r.mutant.line} ({r.mutant.function}) {r.mutant.change}: {r.snippet}"
+            )
     return results
+
+
+def _explanation(result: Result) -> str | None:
+    return EXPLAINED.get((result.mutant.target.path, result.snippet, result.mutant.change))
 
 
 def _percent(part: int, whole: int) -> str:
