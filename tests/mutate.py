@@ -786,8 +786,11 @@ def _run_target(
         return Result(mutant, outcome, mutant.text(lines))
 
     began = time.monotonic()
-    with ThreadPoolExecutor(jobs) as pool:
+    pool = ThreadPoolExecutor(jobs)
+    try:
         results = list(pool.map(one, mutants))
+    finally:  # Ctrl-C: drop the mutants not started yet, let the running ones finish
+        pool.shutdown(wait=True, cancel_futures=True)
     killed = sum(r.outcome != "survived" for r in results)
     print(
         f"{target.path}: {killed}/{len(results)} killed "
