@@ -239,7 +239,7 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
     (
         "engine/scoring.py",
         "and all((card[s].scores[yahtzee_index] or 0) > 0 for s in sheets)",
-        "0 -> 1",
+        "0 -> 1 (#2)",
     ): _ZERO_OR_FIFTY,
     (
         "engine/scoring.py",
@@ -250,12 +250,21 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         _SAME_LENGTH
     ),
     **{
-        ("engine/rules.py", line, "False -> True"): "equivalent: a derived field's repr/compare "
-        "flag (box_ids and the labels follow from boxes, which are compared and shown)"
+        ("engine/rules.py", line, f"False -> True (#{n})"): "equivalent: a derived field's "
+        "repr/compare flag (box_ids and the labels follow from boxes, which are compared and shown)"
         for line in (
             "box_ids: tuple[str, ...] = field(init=False, repr=False, compare=False)",
             "_label_of: dict[str, str] = field(init=False, repr=False, compare=False)",
         )
+        for n in (2, 3)
+    },
+    **{
+        (
+            "engine/boxes.py",
+            "return any(set(range(lo, lo + length)) <= faces for lo in range(1, 8 - length))",
+            change,
+        ): "equivalent: runs starting past the last possible start need faces above 6"
+        for change in ("- -> +", "8 -> 9")
     },
     ("engine/rules.py", "rounds: int = 1", "1 -> 2"): _BUILT,
     ("engine/rules.py", "yahtzee_bonus: bool = True", "True -> False"): _BUILT,
