@@ -263,7 +263,7 @@ def test_verify_rolls_and_the_standalone_checker_accept_the_spec(tmp_path: Path)
 
 def test_a_one_sided_die_shows_1_and_no_sides_is_refused() -> None:
     assert spec_draw(KEY, "g7", 3, 0, 1) == draw(KEY, "g7", 3, 0, 1) == 1
-    with pytest.raises(ValueError, match="^a die needs at least one side$"):
+    with pytest.raises(ValueError, match=r"^a die needs at least one side$"):
         draw(KEY, "g7", 3, 0, 0)
 
 

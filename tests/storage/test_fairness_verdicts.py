@@ -85,3 +85,18 @@ def test_too_few_rolls_below_five_expected_per_face() -> None:
     few = Tally("d6", tuple("123456"), (30, 0, 0, 0, 0, 0), (4.99,) * 6)
     assert not few.enough and few.verdict() == "too few rolls to judge yet"
     assert not Tally("d6", (), (), ()).enough
+
+
+def test_no_degrees_of_freedom_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"^degrees of freedom must be positive$"):
+        chi2_sf(1.0, 0)
+
+
+def test_enough_means_every_face_expects_five() -> None:
+    colours = Tally("colours", ("red", "green", "yellow"), (5, 10, 10), (4.9, 10.0, 10.1))
+    assert not colours.enough and colours.verdict() == "too few rolls to judge yet"
+
+
+def test_the_chi_square_beside_too_few_rolls_counts_every_face() -> None:
+    tiny = Tally("d2", ("1", "2"), (1, 0), (0.5, 0.5))
+    assert tiny.chi2 == pytest.approx(1.0) and not tiny.enough

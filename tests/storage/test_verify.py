@@ -147,3 +147,47 @@ async def test_a_rows_body_is_the_documented_canonical_json(
     assert stored is not None
     assert stored[0] == body
     assert stored[1] == row.hash == hashlib.sha256(body.encode()).hexdigest()
+
+
+async def test_an_empty_log_verifies(db: Database) -> None:
+    report = await verify(db.conn)
+    assert (report.rows, report.games, report.problem) == (0, 0, None)
+
+
+async def test_a_row_added_past_the_recorded_end_is_named(log_file: Path) -> None:
+    conn = sqlite3.connect(log_file, isolation_level=None)
+    (previous,) = conn.execute("SELECT hash FROM roll_log WHERE id = ?", (ROWS - 1,)).fetchone()
+    conn.execute("UPDATE log_head SET last_id = ?, last_hash = ?", (ROWS - 1, previous))
+    conn.close()
+    assert await verified(log_file) == (
+        ROWS,
+        f"roll log row {ROWS}: was added behind the bot's back (after the log's recorded end)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("tamper", "problem"),
+    [
+        ("DELETE FROM game_actions WHERE game_id = 1 AND seq = 4", "action 4 is missing"),
+        (
+            """UPDATE game_actions SET action = json_set(action, '$.box', 'nowhere')
+            WHERE game_id = 1 AND seq = 5""",
+            "action 5 does not replay: There is no box `nowhere` in Classic Yahtzee. The boxes "
+            "are: ones, twos, threes, fours, fives, sixes, three_of_a_kind, four_of_a_kind, "
+            "full_house, small_straight, large_straight, yahtzee, chance.",
+        ),
+        (
+            "UPDATE game_actions SET faces = '[1,2,3,4,5,6]' WHERE game_id = 1 AND seq = 3",
+            "action 3 stored more faces than it rolled",
+        ),
+    ],
+)
+async def test_a_games_rewritten_actions_are_named(
+    log_file: Path, tamper: str, problem: str
+) -> None:
+    conn = sqlite3.connect(log_file, isolation_level=None)
+    for trigger in ("game_actions_no_update", "game_actions_no_delete"):
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+    assert conn.execute(tamper).rowcount == 1
+    conn.close()
+    assert await verified(log_file) == (ROWS, f"game 1: {problem}")
