@@ -209,7 +209,12 @@ async def test_a_card_deal_is_the_specs_shuffle_of_the_deck(db: Database, clock:
     await service.new_game(WHERE, ANN, "card", {})
     await service.play(WHERE, BO, Join(BO.user_id))
     await service.play(WHERE, ANN, Start())  # a roll-off first, then the deal
+    during = [json.loads(line) for line in (await fairness_export(db, "g1"))[1:]]
+    assert during and all(d["die"] == "d6" for d in during)  # the deck is still secret
     await service.moderate(WHERE, ANN, EndGame(), "reveal the deck")
+    after = [json.loads(line) for line in (await fairness_export(db, "g1"))[1:]]
+    assert after[: len(during)] == during
+    assert [d["sides"] for d in after[len(during) :]] == list(range(34, 1, -1))
     rows = list(reversed(await query(db, LogQuery(game_id=1, limit=100))))
     deal = next(r for r in rows if r.action == "Deal")
     info = json.loads(deal.randomness or "")
