@@ -172,6 +172,7 @@ TARGETS: tuple[Target, ...] = (
             "tests/storage/test_card_games.py",
             "tests/storage/test_audit_cli.py",
             "tests/storage/test_verify.py",
+            "tests/storage/test_fairness_vectors.py::test_a_card_deal_is_the_specs_shuffle_of_the_deck",
         ),
         only=("verify", "_replay_actions", "_verify_game", "export_record"),
     ),
@@ -214,6 +215,9 @@ _SAME_FACES = "equivalent: the joker is only worked out for a Yahtzee, whose fiv
 _ZERO_OR_FIFTY = "equivalent: a yahtzee box holds 0 or 50, never 1"
 _SAME_LENGTH = "equivalent: zip's strictness over sequences that always have the same length"
 _BUILT = "equivalent: every Rules is built by make_rules, which sets this option from the preset"
+_CONVERGED = (
+    "equivalent: a converged loop's limit or stopping test; running on changes nothing but time"
+)
 _UNUSED = "not used by the product (only tests and helpers read it)"
 _PAINTED_ALONE = (
     "equivalent: the check after every term refuses the same mixes with the same words "
@@ -363,6 +367,86 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
     ("engine/fairdice.py", "if value < limit:", "< -> <="): (
         "unobservable: a word equal to the limit comes once in 2**32 draws"
     ),
+    **{
+        ("storage/fairness.py", "if x < a + 1:", change): (
+            "equivalent: where the series hands over to the continued fraction; both meet the "
+            "closed forms on either side (tests/storage/test_fairness_verdicts.py)"
+        )
+        for change in ("< -> <=", "+ -> -", "1 -> 2")
+    },
+    **{
+        ("storage/fairness.py", line, change): _CONVERGED
+        for line, change in (
+            ("for _ in range(10_000):", "10000 -> 10001"),
+            ("if abs(term) < abs(total) * 1e-15:", "< -> <="),
+            ("c = 1 / tiny", "1 -> 2"),
+            ("for i in range(1, 10_000):", "10000 -> 10001"),
+            ("d = tiny if abs(d) < tiny else d", "< -> <="),
+            ("c = tiny if abs(c) < tiny else c", "< -> <="),
+            ("if abs(delta - 1) < 1e-15:", "< -> <="),
+            ("if abs(delta - 1) < 1e-15:", "- -> +"),
+            ("if abs(delta - 1) < 1e-15:", "1 -> 2"),
+        )
+    },
+    **{
+        ("storage/fairness.py", line, "True -> False"): _SAME_LENGTH
+        for line in (
+            "(o - e) ** 2 / e for o, e in zip(self.observed, self.expected, strict=True) if e > 0",
+            'for offset, (face, sides) in enumerate(zip(faces, info["sides"], strict=True)):',
+            'zip(row.faces, info["sides"], strict=True)',
+        )
+    },
+    (
+        "storage/fairness.py",
+        "(o - e) ** 2 / e for o, e in zip(self.observed, self.expected, strict=True) if e > 0",
+        "> -> >=",
+    ): "equivalent: every face of every die is expected more than 0 times",
+    **{
+        ("storage/fairness.py", f"if p >= {p}:", ">= -> >"): (
+            "unobservable: a p-value computed in floating point never lands exactly on a "
+            "threshold; each verdict is tested just either side of it"
+        )
+        for p in ("0.05", "0.01", "0.001")
+    },
+    (
+        "storage/fairness.py",
+        "rows = rolllog.query_sync(reader, LogQuery(channel_id=channel, limit=1_000_000))",
+        "1000000 -> 1000001",
+    ): "equivalent: a channel's free rolls of one day are far fewer",
+    (
+        "storage/rolllog.py",
+        "db.chain_head = (int(head[0]), str(head[1])) if head else (0, GENESIS)",
+        "0 -> 1 (#2)",
+    ): "equivalent: the log_head row is created by the first migration (never missing)",
+    (
+        "storage/rolllog.py",
+        'raise ValueError(f"a roll log body has {len(values)} values, not {len(CHAIN_COLUMNS)}")',
+        "raise removed",
+    ): "defensive: a body of the wrong shape fails its own hash first in verify",
+    (
+        "storage/rolllog.py",
+        "PARALLEL_FROM = 200_000  # rows; below this one thread is quicker than starting processes",
+        "200000 -> 200001",
+    ): "the threshold only picks the walk; both walks are tested with it lowered",
+    ("storage/rolllog.py", "while records := walk.fetchmany(50_000):", "50000 -> 50001"): (
+        "equivalent: a batch size"
+    ),
+    ("storage/rolllog.py", "reader.close()", "statement removed"): (
+        "unobservable: a read-only connection left for the collector to close"
+    ),
+    (
+        "storage/rolllog.py",
+        'with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:',
+        "2 -> 3",
+    ): "equivalent: the pool is given two halves",
+    ("storage/audit.py", "return VerifyReport(chain.rows, 0, chain.problem)", "0 -> 1"): (
+        "unobservable: when the chain fails no game count is shown, only the problem"
+    ),
+    (
+        "storage/audit.py",
+        'if log_row.game_seq is not None and log_row.action not in ("Void",):',
+        "and -> or",
+    ): "equivalent: a game's rows all carry their action number, and Void rows carry no faces",
 }
 
 

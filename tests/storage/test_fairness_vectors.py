@@ -21,6 +21,7 @@ from engine import EndGame, Join, Roll, Score, Start
 from engine.cards import DECK
 from engine.fairdice import HmacDice, commitment, draw, game_key, shuffle, verify_export
 from engine.freeroll import parse_free_roll
+from storage.audit import verify
 from storage.db import Database
 from storage.fairness import fairness_export
 from storage.rolllog import LogQuery, query
@@ -223,6 +224,8 @@ async def test_a_card_deal_is_the_specs_shuffle_of_the_deck(db: Database, clock:
     assert reveal.dice.split() == expected
     starts = [r for r in rows if r.action == "Start roll"]
     assert info["first_draw"] == len(starts) > 0
+    report = await verify(db.conn)  # the start rolls' faces meet the game's, the deck its reveal
+    assert report.ok and report.games == 1, report.problem
 
 
 def export_file(path: Path, draws: dict[tuple[str, int, int, int], int]) -> list[dict[str, object]]:

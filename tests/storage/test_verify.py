@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from engine import Roll, Score, Start
+from engine import EndGame, Join, Roll, Score, Start
+from engine.cards import DECK, rolls_for
 from engine.freeroll import parse_free_roll
 from storage import rolllog
 from storage.audit import verify
@@ -25,6 +26,7 @@ from tests.conftest import QueueDice
 
 WHERE = Where("g", "c")
 ANN = Who("100000000000000001", "Ann")
+BO = Who("100000000000000002", "Bo")
 ROWS = 30  # 4 game rolls, then 26 free rolls
 
 
@@ -191,3 +193,35 @@ async def test_a_games_rewritten_actions_are_named(
     assert conn.execute(tamper).rowcount == 1
     conn.close()
     assert await verified(log_file) == (ROWS, f"game 1: {problem}")
+
+
+async def test_a_rewritten_deck_reveal_is_caught_even_with_the_chain_rehashed(
+    service: GameService, dice: QueueDice, db_path: Path
+) -> None:
+    await service.new_game(WHERE, ANN, "card", {"order": "join"})
+    await service.play(WHERE, BO, Join(BO.user_id))
+    dice.push(rolls_for(DECK, list(DECK)))
+    await service.play(WHERE, ANN, Start())
+    await service.moderate(WHERE, ANN, EndGame(), "reveal")  # mid-round: the deck is revealed
+    await service.db.close()
+    assert (await verified(db_path))[1] is None
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    conn.execute("DROP TRIGGER roll_log_no_update")
+    bodies = [json.loads(b) for (b,) in conn.execute("SELECT body FROM roll_log ORDER BY id")]
+    reveal = next(b for b in bodies if b[13] == "Deck reveal")
+    order = reveal[14].split()
+    order[0], order[1] = order[1], order[0]  # two cards swapped in the revealed order
+    reveal[14] = " ".join(order)
+    previous = "0" * 64
+    for body in bodies:  # everything after it rehashed, as someone covering it up would
+        body[-1] = previous
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        previous = hashlib.sha256(text.encode()).hexdigest()
+        conn.execute(
+            "UPDATE roll_log SET body = ?, hash = ? WHERE id = ?", (text, previous, body[0])
+        )
+    conn.execute("UPDATE log_head SET last_hash = ?", (previous,))
+    conn.close()
+    assert (await verified(db_path))[1] == (
+        "game 1: a revealed deck order differs from the shuffles the game made"
+    )
