@@ -447,6 +447,18 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         'if log_row.game_seq is not None and log_row.action not in ("Void",):',
         "and -> or",
     ): "equivalent: a game's rows all carry their action number, and Void rows carry no faces",
+    (
+        "storage/records.py",
+        'model_config = ConfigDict(extra="forbid", frozen=True)',
+        "True -> False",
+    ): ("equivalent: no parsed record line is ever changed after parsing"),
+    ("storage/records.py", "events.extend(produced)", "statement removed"): (
+        _UNUSED + ": Replay.events"
+    ),
+    ("storage/records.py", "if state.rules.columns > 1 and score.column is None:", "1 -> 2"): (
+        "equivalent: a preset has one column or three"
+    ),
+    ("storage/records.py", "if rules.columns > 1:", "1 -> 2"): "equivalent: one column or three",
 }
 
 

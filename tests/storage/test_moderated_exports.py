@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import random
 
-from engine import EndGame, Join, Kick, Leave, Roll, Score, Skip, Start
+import pytest
+
+from engine import EndGame, Join, Kick, Leave, Roll, Score, Skip, Start, make_rules
 from engine.cardgame import CardState, Stay
 from engine.cards import DECK, rolls_for
 from engine.summary import game_summary
 from storage.audit import export_record
-from storage.records import replay
+from storage.records import RecordError, header_line, replay
 from storage.service import GameService, Where, Who
 from tests.conftest import QueueDice
 
@@ -113,3 +115,59 @@ async def test_a_moderated_card_game_replays_from_its_export(
         {**p, "name": name}
         for p, name in zip(game_summary(state)["players"], ["Ann", "Bo", "Cy"], strict=True)
     ]
+
+
+HEADER = {"format": "yahtzee-record/1", "variant": "classic", "players": ["gypsy", "second"]}
+
+
+def record(*rows: object) -> list[str]:
+    return [json.dumps(r) for r in rows]
+
+
+@pytest.mark.parametrize(
+    ("rows", "line", "reason"),
+    [
+        (
+            [{**HEADER, "players": ["g" * 101]}],
+            1,
+            "bad header: players.0: String should have at most 100 characters",
+        ),
+        (
+            [{**HEADER, "variant": "painted", "rounds": 2, "options": {"rounds": "3"}}],
+            1,
+            "bad header: rounds and options.rounds disagree",
+        ),
+        ([HEADER, {"player": "second", "skip": True}], 2, "second: it's gypsy's turn"),
+        ([HEADER, {"end": False}], 2, "end: Input should be True"),
+        ([HEADER, {"end": True, "why": "bored"}], 2, "why: Extra inputs are not permitted"),
+    ],
+)
+def test_moderators_lines_and_headers_are_checked(
+    rows: list[object], line: int, reason: str
+) -> None:
+    with pytest.raises(RecordError) as info:
+        replay(record(*rows))
+    assert (info.value.line, info.value.reason) == (line, reason)
+
+
+def test_a_hundred_character_name_is_fine() -> None:
+    assert replay(record({**HEADER, "players": ["g" * 100]})).state.players == ("g" * 100,)
+
+
+def test_a_records_header_carries_the_options_that_change_scores() -> None:
+    header = json.loads(header_line(make_rules("classic", {"joker": "free"}), ["a"]))
+    assert header["options"] == {"joker": "free", "yahtzee_bonus": True}
+    painted = json.loads(header_line(make_rules("painted", {"rounds": "2"}), ["a"]))
+    assert painted["rounds"] == 2 and painted["options"] == {"joker": "free", "yahtzee_bonus": True}
+
+
+def test_a_card_record_after_blank_lines_names_the_right_line() -> None:
+    rows = [
+        "",
+        json.dumps({"format": "yahtzee-cards/1", "variant": "card", "players": ["Ann", "Bo"]}),
+        json.dumps({"deal": 1, "deck": list(DECK)}),
+        json.dumps({"player": "Bo", "stay": True}),
+    ]
+    with pytest.raises(RecordError) as info:
+        replay(rows)
+    assert info.value.line == 4 and "Ann's turn" in info.value.reason
