@@ -215,6 +215,10 @@ _SAME_FACES = "equivalent: the joker is only worked out for a Yahtzee, whose fiv
 _ZERO_OR_FIFTY = "equivalent: a yahtzee box holds 0 or 50, never 1"
 _SAME_LENGTH = "equivalent: zip's strictness over sequences that always have the same length"
 _BUILT = "equivalent: every Rules is built by make_rules, which sets this option from the preset"
+_REFILL = (
+    "gap: no test runs a stock dry before a round ends, so mod hands' 'Reshuffled stock' line "
+    "is untested (the refill itself is, in tests/engine/test_cards.py)"
+)
 _CONVERGED = (
     "equivalent: a converged loop's limit or stopping test; running on changes nothing but time"
 )
@@ -459,6 +463,23 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         "equivalent: a preset has one column or three"
     ),
     ("storage/records.py", "if rules.columns > 1:", "1 -> 2"): "equivalent: one column or three",
+    (
+        "bot/desk.py",
+        'embed = Embed(title, "\\n".join(lines), (), 0x7F8C8D, footer).fitted()',
+        "8359053 -> 8359054",
+    ): ("cosmetic: the log embed's colour"),
+    (
+        "bot/desk.py",
+        'fields.append(Field(name, "\\n".join(lines), inline=state.rules.columns > 1))',
+        "1 -> 2",
+    ): "equivalent: one column or three",
+    ("bot/cardtable.py", "for extra in orders[1:]:", "1 -> 2"): _REFILL,
+    (
+        "bot/cardtable.py",
+        'lines.append("Reshuffled stock: " + show_all(extra))',
+        "statement removed",
+    ): (_REFILL),
+    ("bot/cardtable.py", 'lines.append("Reshuffled stock: " + show_all(extra))', "+ -> -"): _REFILL,
 }
 
 

@@ -23,7 +23,7 @@ async def test_a_second_yahtzee_shows_its_bonus_in_every_gain(
     dice.push([5, 5, 5, 5, 5])
     (reply,) = await desk.text_command(ANN, "roll")
     (field,) = reply.embeds[0].fields
-    assert field.name == "Scoring options"
+    assert field.name == "Scoring options" and not field.inline
     # Every box adds its score plus 100 (the yahtzee box holds 50); the joker (free) gives the
     # fixed boxes their values; ties keep the card's order.
     assert field.value.splitlines() == [
@@ -59,6 +59,7 @@ async def test_a_triple_roll_shows_each_column_times_its_number(
     (reply,) = await desk.text_command(ANN, "roll")
     names = [f.name for f in reply.embeds[0].fields]
     assert names == ["Column 1 (x1)", "Column 2 (x2)", "Column 3 (x3)"]
+    assert all(f.inline for f in reply.embeds[0].fields)  # side by side
     for column, field in enumerate(reply.embeds[0].fields, start=1):
         assert field.value.splitlines()[0] == f"Large straight **{40 * column}**"
         assert f"Chance **{20 * column}**" in field.value.splitlines()

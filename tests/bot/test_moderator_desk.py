@@ -14,8 +14,10 @@ from bot.replies import Reply
 from engine import RulesError
 from engine.cardgame import CardState
 from engine.cards import DECK, rolls_for, show_all
+from engine.fairdice import verify_export
+from storage.db import Database
 from storage.service import GameService, Where, Who
-from tests.conftest import QueueDice
+from tests.conftest import FakeClock, QueueDice
 
 HERE = Where("g", "c")
 GYPSY = Caller(HERE, Who("100000000000000001", "Gypsy"))
@@ -154,6 +156,7 @@ async def test_a_card_games_record_waits_for_its_end(service: GameService) -> No
     assert "A card game's record holds every deck order" in reply.text
     reply = await refusal(desk, mod, "mod hands")
     assert "Rounds 1 to 0 are finished" in reply.text and "(none yet)" in reply.text
+    assert "`!mod hands 1`" in reply.text
     reply = await refusal(desk, mod, "mod hands 1 game x")
     assert "Say which game" in reply.text
 
@@ -187,7 +190,53 @@ async def test_mod_hands_shows_a_finished_round_and_never_the_one_in_play(
     assert "Deck as shuffled: " + show_all(DECK) in shown
     (again,) = await text(desk, mod, "mod hands 1 game 1")
     assert again.embeds == audit.embeds
+    assert "round 2" not in shown  # the round in play stays out of round 1's audit
     reply = await refusal(desk, mod, "mod hands 2")
     assert "Rounds 1 to 1 are finished" in reply.text and "the round in play stays hidden" in (
         reply.text
     )
+    await text(desk, mod, "mod end time is up")
+    (last,) = await text(desk, mod, "mod hands 2 game 1")  # over: its last round too
+    assert last.embeds[0].title == "Cards Game 1 Round 2: audit"
+
+
+async def test_mod_log_takes_a_mention_and_says_privately_when_nothing_matches(
+    desk: Desk, dice: QueueDice
+) -> None:
+    dice.push([1, 2, 3, 4, 5])
+    await text(desk, GYPSY, "roll")
+    (mine,) = await text(desk, MOD, f"mod log 1 <@{GYPSY.who.user_id}>")
+    assert mine.embeds[0].title == f"Roll log: Yahtzee Game 1, <@{GYPSY.who.user_id}>"
+    assert "**Gypsy** First roll" in mine.embeds[0].description
+    (none,) = await text(desk, MOD, f"mod log 1 <@{SECOND.who.user_id}>")
+    assert none.private and none.text == "No rolls match."
+
+
+async def test_mod_deadline_reads_time_policy_and_drop_after(desk: Desk) -> None:
+    reply = await refusal(desk, MOD, "mod deadline")
+    assert "Say the new deadline (or `off`), optionally a policy, then why." in reply.text
+    (changed,) = await text(desk, MOD, "mod deadline 1h skip drop_after=2 holiday season")
+    assert changed.text.startswith(
+        "⏱ Mod set Yahtzee Game 1 to 1h a turn, then skip (dropped after 2 missed in a row) "
+        "(holiday season)."
+    )
+
+
+async def test_mod_hands_on_a_dice_game_points_to_the_log(desk: Desk) -> None:
+    reply = await refusal(desk, MOD, "mod hands")
+    assert "Yahtzee Game 1 is a dice game: see `mod log`." in reply.text
+
+
+async def test_export_of_a_game_with_committed_dice_attaches_the_fairness_file(
+    db: Database, clock: FakeClock
+) -> None:
+    desk = Desk(GameService(db, clock=clock, seeds=lambda: bytes(range(32))), Config())
+    await text(desk, GYPSY, "new classic order=join")
+    await text(desk, GYPSY, "start")
+    await text(desk, GYPSY, "roll")
+    await text(desk, MOD, "mod end testing")
+    (reply,) = await text(desk, MOD, "mod export 1")
+    names = [f.filename for f in reply.files]
+    assert names == ["game-1.jsonl", "game-1.csv", "game-1-fairness.jsonl"]
+    fairness = reply.files[2].data.decode()
+    assert fairness.endswith("\n") and verify_export(fairness.splitlines()).ok
