@@ -473,6 +473,10 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         'fields.append(Field(name, "\\n".join(lines), inline=state.rules.columns > 1))',
         "1 -> 2",
     ): "equivalent: one column or three",
+    ("storage/audit.py", "for seq in sorted(set(drawn) | set(logged)):", "| -> &"): (
+        "gap, left to issue 13's tamper cases: a roll row moved to another action number with "
+        "the chain rehashed (only an action's faces that are both drawn and logged are compared)"
+    ),
     ("bot/cardtable.py", "for extra in orders[1:]:", "1 -> 2"): _REFILL,
     (
         "bot/cardtable.py",
