@@ -477,6 +477,11 @@ EXPLAINED: dict[tuple[str, str, str], str] = {
         "gap, left to issue 13's tamper cases: a roll row moved to another action number with "
         "the chain rehashed (only an action's faces that are both drawn and logged are compared)"
     ),
+    ("bot/discord_bot.py", "return False", "False -> True"): (
+        "gap (line 389) and unreachable (line 396): the fake Discord sends no command from "
+        "outside a server, so a non-member author is never checked; a server channel always "
+        "has permissions_for"
+    ),
     ("bot/cardtable.py", "for extra in orders[1:]:", "1 -> 2"): _REFILL,
     (
         "bot/cardtable.py",

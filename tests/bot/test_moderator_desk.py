@@ -198,6 +198,11 @@ async def test_mod_hands_shows_a_finished_round_and_never_the_one_in_play(
     await text(desk, mod, "mod end time is up")
     (last,) = await text(desk, mod, "mod hands 2 game 1")  # over: its last round too
     assert last.embeds[0].title == "Cards Game 1 Round 2: audit"
+    for words, wanted in (("game 1 1", 1), ("game 1 2", 2), ("game 1", 2)):
+        (reply,) = await text(desk, mod, f"mod hands {words}")
+        assert reply.embeds[0].title == f"Cards Game 1 Round {wanted}: audit", words
+    reply = await refusal(desk, mod, "mod hands 1 game")
+    assert "Say which game: `mod hands 2 game 5`." in reply.text
 
 
 async def test_mod_log_takes_a_mention_and_says_privately_when_nothing_matches(
