@@ -953,10 +953,9 @@ class Desk:
             game = await self.service.game_by_number(caller.where.guild_id, game_number)
             game_id, title = game.id, f"Roll log: {game.title}"
         user = None
+        match = _MENTION.match(player) if player else None
         if player:
-            match = _MENTION.match(player)
             user = match.group(1) if match else player
-            title += f", {quote(player, 100)}"
         query = LogQuery(
             game_id=game_id,
             user=user,
@@ -967,6 +966,8 @@ class Desk:
         rows = await rolllog.query(self.service.db, query)
         if not rows:
             return [Reply(text="No rolls match.", private=True)]
+        if player:  # a mention shows as the name the log has for it (titles show no mentions)
+            title += f", {escape(rows[0].user_name) if match else quote(player, 100)}"
         lines = [_log_line(r) for r in rows]
         footer = ""
         if len(rows) == LOG_PAGE:
@@ -986,9 +987,9 @@ class Desk:
         if report.problem is None:
             text = (
                 f"✅ The roll log verifies: {plural(report.rows, 'row')} chained, "
-                f"{plural(report.games, 'game')} replayed. {report.revealed} revealed seeds "
-                f"checked against every draw; {report.sealed} still sealed (checked once "
-                "revealed)."
+                f"{plural(report.games, 'game')} replayed. "
+                f"{plural(report.revealed, 'revealed seed')} checked against every draw; "
+                f"{report.sealed} still sealed (checked once revealed)."
             )
         else:
             text = f"❌ Verification failed: {report.problem}"
@@ -1040,7 +1041,8 @@ class Desk:
             first, _, rest = reason.strip().partition(" ")
             meant = self._seated(game, first)
             reason = rest if meant is not None else reason
-        why = self.require_reason(reason, f"mod skip {game.name(meant or '') or 'NAME'} away")
+        named = game.name(meant or game.state.current_player or "")
+        why = self.require_reason(reason, f"mod skip {named} away" if named else "mod skip away")
         return self.describe(
             await self.service.moderate(caller.where, caller.who, Skip(meant), why), caller
         )

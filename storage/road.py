@@ -134,8 +134,9 @@ class Road:
         db = self.ctx.db
         while True:
             # Chained after the head as it is now, and the messages rendered, outside the
-            # write lock; if another channel's write moved the head meanwhile, again.
-            head = db.chain_head or await rolllog.head(db)
+            # write lock; if another channel's write moved the head meanwhile, again. (Only the
+            # lock's holder may set the remembered head: a read out here can be overtaken.)
+            head = db.chain_head or await rolllog.read_head(db)
             rows = tuple(rolllog.chain_after(head, done.entries))
             outcome = Outcome(done.game, done.events, rows, done.hushed)  # type: ignore[arg-type]
             outgoing = announce(outcome) if announce is not None else []

@@ -119,12 +119,18 @@ _ENTRY_FIELDS = tuple(f.name for f in fields(LogEntry))  # all plain values: no 
 
 async def head(db: Database) -> tuple[int, str]:
     """The log's last (id, hash) as committed: remembered by the only writer, read from the
-    file when not known (at start, and after a failed write). Call under the write lock."""
+    file when not known (at start, and after a failed write). Call under the write lock (a
+    read outside it may see another coroutine's uncommitted rows, or be overtaken by them)."""
     if db.chain_head is None:
-        async with db.conn.execute("SELECT last_id, last_hash FROM log_head") as cursor:
-            found = await cursor.fetchone()
-        db.chain_head = (int(found[0]), str(found[1])) if found else (0, GENESIS)
+        db.chain_head = await read_head(db)
     return db.chain_head
+
+
+async def read_head(db: Database) -> tuple[int, str]:
+    """The head as the file has it now; remembers nothing."""
+    async with db.conn.execute("SELECT last_id, last_hash FROM log_head") as cursor:
+        found = await cursor.fetchone()
+    return (int(found[0]), str(found[1])) if found else (0, GENESIS)
 
 
 async def chain(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
