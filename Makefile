@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test lint typecheck unit bench mutate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.bot_bench
 	$(BIN)/python -m tests.bench.storage_bench --rows $(LOG_ROWS)
 	$(BIN)/python -m tests.bench.review_bench --games $(REVIEW_GAMES)
+
+# Not part of `make test`: mutants of the code that decides scores, turns, moderator rights,
+# the log chain and the fairness draws, each against its module's tests (tests/MUTATION.md).
+mutate: $(STAMP)
+	$(BIN)/python -m tests.mutate
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -148,7 +148,8 @@ async def _audit_verify(args: argparse.Namespace) -> int:
         f"in {elapsed:.2f} s ({rate:,.0f} rows/s)."
     )
     print(
-        f"{report.revealed} revealed seeds checked against every draw made under them; "
+        f"{report.revealed} revealed seed{'' if report.revealed == 1 else 's'} checked "
+        "against every draw made under them; "
         f"{report.sealed} still sealed (open games, today's free rolls): their dice are "
         "checked once revealed."
     )

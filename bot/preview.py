@@ -85,7 +85,7 @@ class PreviewService(GameService):
         version: int,
         make: Callable[[StoredGame, int], AnyAction],
     ) -> NoReturn:
-        game = await self._button_game(where, who, game_id, version)
+        game = await self.table.button_game(where, who, game_id, version)
         held = await selections.selected(self.db, game.id, game.version)
         apply(game.state, make(game, held), _AnyFaces())
         raise Accepted
@@ -93,7 +93,7 @@ class PreviewService(GameService):
     async def toggle_die(
         self, where: Where, who: Who, game_id: int, version: int, die: int
     ) -> NoReturn:
-        await self._button_game(where, who, game_id, version)
+        await self.table.button_game(where, who, game_id, version)
         raise Accepted
 
     async def moderate(

@@ -834,47 +834,16 @@ def _declare(
     state: CardState, player: str, text: str, whole_turn: bool, source: DiceSource
 ) -> Result:
     seat = _require_turn(state, player)
-    continuous = state.rules.continuous
-    if state.stage is not Stage.SHOWDOWN and not continuous:
-        raise CardTurnError(
-            "Hands are declared at the showdown, after everyone's turns. Now: stay or discard.",
-            hint="stay",
-        )
-    if continuous and state.picks and whole_turn:
-        raise CardTurnError(
-            "You picked up cards this turn: pick up more or end the turn with `done`; you can "
-            "put your cards down to score on a later turn.",
-            hint="done",
-        )
+    _require_declaring_time(state, whole_turn)
     available = state.available(player)
     hand = _named_hand(state, player, text, available)
     chosen = next((b for b in available if b.hand == hand), None)
-    label = state.rules.label(hand)
     if chosen is not None:
         scores = (*seat.scores, (hand, chosen.points))
         updated = replace(seat, scores=scores, declared=True)
         points, jokers, crossed_off = chosen.points, chosen.jokers, False
     else:
-        choices = state.cross_off_choices(player)
-        if available:
-            options = ", ".join(f"{state.rules.label(b.hand)} {b.points}" for b in available[:8])
-            why = _why_not(state, player, hand)
-            raise CardTurnError(
-                f"{label} {why}. Your cards make: {options}.",
-                hint=f"declare {available[0].hand}",
-            )
-        if continuous:
-            seat_hand = state.seat(player).hand
-            raise CardTurnError(
-                "Your cards make no open hand: exchange or pass.",
-                hint=f"discard {seat_hand[0]}" if not state.picks else "done",
-            )
-        if hand not in choices:
-            names = ", ".join(state.rules.label(h) for h in choices)
-            raise CardTurnError(
-                f"Your cards make no open hand, so you must cross one off for 0: {names}.",
-                hint=f"declare {choices[0]}",
-            )
+        _require_cross_off(state, player, hand, available)
         updated = replace(seat, crossed=(*seat.crossed, hand), declared=True)
         points, jokers, crossed_off = 0, (), True
     seats = _with(state.seats, state.current, updated)
@@ -890,10 +859,53 @@ def _declare(
         ),
     )
     declared = HandDeclared(player, hand, points, seat.hand, jokers, crossed_off, closed)
-    if continuous:
+    if state.rules.continuous:
         return _put_down(after, player, declared, source)
     nxt, events = _next_declaration(after, source)
     return nxt, (declared, *events)
+
+
+def _require_declaring_time(state: CardState, whole_turn: bool) -> None:
+    """Hands are declared at the showdown; in continuous, on a turn that picked nothing up."""
+    continuous = state.rules.continuous
+    if state.stage is not Stage.SHOWDOWN and not continuous:
+        raise CardTurnError(
+            "Hands are declared at the showdown, after everyone's turns. Now: stay or discard.",
+            hint="stay",
+        )
+    if continuous and state.picks and whole_turn:
+        raise CardTurnError(
+            "You picked up cards this turn: pick up more or end the turn with `done`; you can "
+            "put your cards down to score on a later turn.",
+            hint="done",
+        )
+
+
+def _require_cross_off(
+    state: CardState, player: str, hand: str, available: tuple[Best, ...]
+) -> None:
+    """`hand` scores nothing: allowed only as a cross-off when the cards make no open hand
+    (never in continuous, where the player exchanges or passes instead)."""
+    if available:
+        options = ", ".join(f"{state.rules.label(b.hand)} {b.points}" for b in available[:8])
+        why = _why_not(state, player, hand)
+        raise CardTurnError(
+            f"{state.rules.label(hand)} {why}. Your cards make: {options}.",
+            hint=f"declare {available[0].hand}",
+        )
+    if state.rules.continuous:
+        seat_hand = state.seat(player).hand
+        raise CardTurnError(
+            "Your cards make no open hand: exchange or pass.",
+            hint=f"discard {seat_hand[0]}" if not state.picks else "done",
+        )
+    choices = state.cross_off_choices(player)
+    if hand not in choices:
+        names = ", ".join(state.rules.label(h) for h in choices)
+        raise CardTurnError(
+            f"Your cards make no open hand, so you must cross one off for 0: {names}.",
+            hint=f"declare {choices[0]}",
+        )
 
 
 def _named_hand(state: CardState, player: str, text: str, available: tuple[Best, ...]) -> str:

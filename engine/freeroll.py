@@ -109,48 +109,23 @@ def parse_free_roll(text: str) -> FreeRoll:
     current: list[Term] = []
     sign: int | None = 1
     position = 0
-    dice = 0
     while position < len(text):
         match = _TOKEN.match(text, position)
         if match is None or match.end() == position:
             raise _fail(text, position, "use dice like `3d6`, numbers, `+`, `-` or `,`")
         start = match.start(match.lastgroup or 0)
-        if match.group("op"):
-            op = match.group("op")
+        op = match.group("op")
+        if op:
             if sign is not None:
                 raise _fail(text, start, "a die or a number should come here")
             if op == ",":
                 parts.append(tuple(current))
                 current = []
-                sign = 1
-            else:
-                sign = 1 if op == "+" else -1
+            sign = -1 if op == "-" else 1
         else:
             if sign is None:
                 raise _fail(text, start, "put `+`, `-` or `,` between terms")
-            if match.group("painted"):
-                if current or sign != 1:
-                    raise _fail(text, start, "painted dice are rolled on their own: `py1,py4`")
-                current.append(PaintedTerm(match.group("painted").lower()))
-                dice += 1
-            elif match.group("dice"):
-                count = int(match.group("count") or 1)
-                sides = int(match.group("sides"))
-                if not 1 <= count <= MAX_DICE or not 2 <= sides <= MAX_SIDES:
-                    raise _fail(text, start, f"use 1 to {MAX_DICE} dice of 2 to {MAX_SIDES} sides")
-                keep = None
-                if match.group("hl"):
-                    how_many = int(match.group("keep"))
-                    if not 1 <= how_many <= count:
-                        raise _fail(text, start, f"keep between 1 and {count} dice")
-                    keep = (match.group("hl").lower(), how_many)
-                current.append(DiceTerm(count, sides, keep, sign))
-                dice += count
-            else:
-                value = int(match.group("number"))
-                if value > MAX_NUMBER:
-                    raise _fail(text, start, f"numbers go up to {MAX_NUMBER:,}")
-                current.append(NumberTerm(value, sign))
+            current.append(_term(text, match, start, sign))
             if any(isinstance(t, PaintedTerm) for t in current) and len(current) > 1:
                 raise _fail(text, start, "painted dice are rolled on their own: `py1,py4`")
             sign = None
@@ -158,13 +133,48 @@ def parse_free_roll(text: str) -> FreeRoll:
     if sign is not None:
         raise _fail(text, len(text), "the roll ends with an operator")
     parts.append(tuple(current))
+    return _within_limits(tuple(parts))
+
+
+def _term(text: str, match: re.Match[str], start: int, sign: int) -> Term:
+    """The die, painted die or number `match` read at `start`."""
+    if match.group("painted"):
+        if sign != 1:
+            raise _fail(text, start, "painted dice are rolled on their own: `py1,py4`")
+        return PaintedTerm(match.group("painted").lower())
+    if match.group("dice"):
+        count = int(match.group("count") or 1)
+        sides = int(match.group("sides"))
+        if not 1 <= count <= MAX_DICE or not 2 <= sides <= MAX_SIDES:
+            raise _fail(text, start, f"use 1 to {MAX_DICE} dice of 2 to {MAX_SIDES} sides")
+        keep = None
+        if match.group("hl"):
+            how_many = int(match.group("keep"))
+            if not 1 <= how_many <= count:
+                raise _fail(text, start, f"keep between 1 and {count} dice")
+            keep = (match.group("hl").lower(), how_many)
+        return DiceTerm(count, sides, keep, sign)
+    value = int(match.group("number"))
+    if value > MAX_NUMBER:
+        raise _fail(text, start, f"numbers go up to {MAX_NUMBER:,}")
+    return NumberTerm(value, sign)
+
+
+def _within_limits(parts: tuple[tuple[Term, ...], ...]) -> FreeRoll:
+    """The roll, if it has some dice and not too many things or dice in it."""
+    dice = sum(
+        1 if isinstance(t, PaintedTerm) else t.count
+        for part in parts
+        for t in part
+        if not isinstance(t, NumberTerm)
+    )
     if len(parts) > MAX_PARTS:
         raise FreeRollError(f"Roll at most {MAX_PARTS} things at once.", hint="roll d20,d20")
     if dice > MAX_DICE:
         raise FreeRollError(f"That's {dice} dice; the limit is {MAX_DICE}.", hint="roll 10d6")
     if dice == 0:
         raise FreeRollError("That roll has no dice in it.", hint="roll d20+5")
-    return FreeRoll(tuple(parts))
+    return FreeRoll(parts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,10 +27,14 @@ def read_number(
 ) -> int:
     """`text` as a whole number from `least` to `most`, or a `NumberError` saying so."""
     cleaned = text.strip()
+    span = f"{least} to {most}" if most < LARGEST else f"{least} or more"
+    if not cleaned:
+        raise NumberError(
+            f"{what[:1].upper()}{what[1:]} is missing: give a whole number ({span}).", hint=hint
+        )
     value = int(cleaned) if is_number(cleaned) and len(cleaned) <= len(str(most)) else None
     if value is None or not least <= value <= most:
         shown = cleaned[:12] + ("…" if len(cleaned) > 12 else "")
-        span = f"{least} to {most}" if most < LARGEST else f"{least} or more"
         raise NumberError(
             f"{what[:1].upper()}{what[1:]} should be a whole number ({span}), not `{shown}`.",
             hint=hint,

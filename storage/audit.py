@@ -11,7 +11,7 @@ import io
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,6 @@ from engine import (
     DieFace,
     GameStarted,
     RecordingDice,
-    RollVoided,
     RulesError,
     ScriptedDice,
     ScriptExhaustedError,
@@ -32,17 +31,16 @@ from engine import (
     make_game_rules,
     new_state,
 )
-from engine.cardgame import CardState
 from engine.codec import SnapshotError
 from engine.fairdice import HmacDice, commitment, draw, game_key
 from engine.kinds import action_from_data, to_snapshot
 from storage import rolllog
-from storage.cardrecords import card_record_lines
 from storage.db import Database, connect_readonly
-from storage.logrows import ACTION_ROWS, action_entries, base_entry, committed
+from storage.families import action_entries, family_of
+from storage.logrows import base_entry, committed
 from storage.model import StoredGame, Where, Who
-from storage.records import event_line, header_line
-from storage.rolllog import FREE_ROLL, ROLL_NAMES, ChainProblem, LogEntry, LogRow
+from storage.rolllog import ROLL_NAMES, ChainProblem, LogEntry, LogRow
+from storage.vocabulary import ACTION_ROWS, NAMES_PLAYERS, Act, randomness
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,16 +141,15 @@ def _check_head(reader: sqlite3.Connection, head: tuple[int, str]) -> ChainProbl
     return None
 
 
-def _randomness(row: LogRow) -> dict[str, Any]:
-    try:
-        info = json.loads(row.randomness or "")
-    except ValueError:
-        return {}
-    return info if isinstance(info, dict) else {}
+@dataclass
+class _Replaying:
+    """One game under check: what its row says, and the log rows its replay produces."""
 
-
-# Rows whose `dice` names players by their display name at the time (names may change later).
-_NAMED = frozenset({"Skip turn", "Kick", "Deal", "Showdown"})
+    game: StoredGame  # as the replay has it so far
+    key: bytes | None  # the game key, once the seed is revealed
+    reasons: dict[int, str]  # the reason an action's stored rows carry, by action
+    expected: list[LogEntry] = field(default_factory=list)
+    legacy: dict[int, str | None] = field(default_factory=dict)  # older releases' labels
 
 
 def _verify_game(reader: sqlite3.Connection, game_row: Sequence[Any]) -> bool | None:
@@ -160,72 +157,77 @@ def _verify_game(reader: sqlite3.Connection, game_row: Sequence[Any]) -> bool | 
     False when the seed is still sealed (an open game), None for a game without one."""
     (game_id, guild, channel, number, preset, options, snapshot, names_text, created_at,
      commit, player_seeds_text) = game_row  # fmt: skip
-    label = f"g{game_id}"
     rows = rolllog.rows_for_game_sync(reader, int(game_id))
     player_seeds = tuple(json.loads(player_seeds_text or "[]"))
-    key = _game_key(rows, label, commit, player_seeds)
     state = new_state(make_game_rules(preset, json.loads(options)))
-    names = dict(json.loads(names_text))
-    reasons: dict[int, str] = {}
-    for row in rows:
-        if row.reason is not None and row.game_seq is not None and row.action in ACTION_ROWS:
-            reasons.setdefault(row.game_seq, row.reason)
-    expected: list[LogEntry] = []
-    legacy: dict[int, str | None] = {}  # an expected row's label as older releases wrote it
+    game = StoredGame(
+        int(game_id), guild, channel, int(number), state, dict(json.loads(names_text)), 0,
+        created_at, commit, player_seeds,
+    )  # fmt: skip
+    check = _Replaying(game, _game_key(rows, game.label, commit, player_seeds), _reasons(rows))
     actions = reader.execute(
         "SELECT seq, actor_id, action, faces FROM game_actions WHERE game_id = ? ORDER BY seq",
         (game_id,),
     )
     for seq, actor, action_text, faces_text in actions:
-        faces = [int(f) for f in json.loads(faces_text)]
-        if key is None:
-            source: DiceSource = ScriptedDice(faces)
-        else:
-            source = HmacDice(key, label, seq)
-        dice = RecordingDice(source)
-        round_before = state.round if isinstance(state, CardState) else 0
-        try:
-            state, events = apply(state, action_from_data(json.loads(action_text)), dice)
-        except (RulesError, SnapshotError, ScriptExhaustedError) as exc:
-            raise _Bad(f"action {seq} does not replay: {exc}") from None
-        if dice.faces != faces:
-            if key is not None:
-                raise _Bad(
-                    f"action {seq}: its dice {faces} do not follow from the revealed seed "
-                    f"(it gives {dice.faces})"
-                )
-            raise _Bad(f"action {seq} stored more faces than it rolled")
-        game = StoredGame(
-            int(game_id), guild, channel, int(number), state, names, int(seq), created_at,
-            commit, player_seeds,
-        )  # fmt: skip
-        # Some rows exist only for overrides (an automatic score, a moderator's end): the
-        # action had a reason exactly when its stored rows carry one.
-        reason = reasons.get(int(seq))
-        base = base_entry(game, Where(guild, channel), Who(actor, ""), "", reason)
-        randomness = committed(game) if commit is not None else _anything
-        rows_now = action_entries(game, base, events, randomness, round_before=round_before)
-        expected.extend(rows_now)
-        if isinstance(state, CardState):  # rows written before card rows carried their round
-            for now_row, old_row in zip(
-                rows_now,
-                action_entries(game, base, events, randomness, round_before=None),
-                strict=True,
-            ):
-                if old_row.turn_label != now_row.turn_label:
-                    legacy[id(now_row)] = old_row.turn_label
+        _replay_action(check, int(seq), actor, action_text, faces_text)
     _check_sequence(reader, int(game_id))
-    if to_snapshot(state) != json.loads(snapshot):
+    final = check.game.state
+    if to_snapshot(final) != json.loads(snapshot):
         raise _Bad("its stored state differs from replaying its actions")
-    _compare_rows(rows, expected, commit is not None, legacy)
-    revealed = any(r.action == "Seed reveal" for r in rows)
-    if commit is not None and state.is_over and not revealed:
+    _compare_rows(rows, check.expected, commit is not None, check.legacy)
+    revealed = any(r.action == Act.SEED_REVEAL for r in rows)
+    if commit is not None and final.is_over and not revealed:
         raise _Bad("it is over but its seed was never revealed")
-    if revealed and not state.is_over:
+    if revealed and not final.is_over:
         raise _Bad("its seed was revealed while it is still open")
-    if commit is None:
-        return None
-    return key is not None
+    return None if commit is None else check.key is not None
+
+
+def _reasons(rows: Sequence[LogRow]) -> dict[int, str]:
+    """Some rows exist only for overrides (an automatic score, a moderator's end): an action
+    had a reason exactly when its stored rows carry one."""
+    reasons: dict[int, str] = {}
+    for row in rows:
+        if row.reason is not None and row.game_seq is not None and row.action in ACTION_ROWS:
+            reasons.setdefault(row.game_seq, row.reason)
+    return reasons
+
+
+def _replay_action(
+    check: _Replaying, seq: int, actor: str, action_text: str, faces_text: str
+) -> None:
+    """Apply one stored action (with the revealed seed's dice when there is one) and note
+    the rows it must have written."""
+    before = check.game
+    faces = [int(f) for f in json.loads(faces_text)]
+    source: DiceSource = (
+        ScriptedDice(faces) if check.key is None else HmacDice(check.key, before.label, seq)
+    )
+    dice = RecordingDice(source)
+    round_before = family_of(before.state).round_of(before.state)
+    try:
+        state, events = apply(before.state, action_from_data(json.loads(action_text)), dice)
+    except (RulesError, SnapshotError, ScriptExhaustedError) as exc:
+        raise _Bad(f"action {seq} does not replay: {exc}") from None
+    if dice.faces != faces:
+        if check.key is not None:
+            raise _Bad(
+                f"action {seq}: its dice {faces} do not follow from the revealed seed "
+                f"(it gives {dice.faces})"
+            )
+        raise _Bad(f"action {seq} stored more faces than it rolled")
+    game = replace(before, state=state, version=seq)
+    check.game = game
+    base = base_entry(game, Where(game.guild_id, game.channel_id), Who(actor, ""), "", None)
+    base = replace(base, reason=check.reasons.get(seq))
+    derive = committed(game) if game.commitment is not None else _anything
+    now = action_entries(game, base, events, derive, round_before=round_before)
+    then = action_entries(game, base, events, derive, round_before=None)
+    check.expected.extend(now)
+    for new_row, old_row in zip(now, then, strict=True):
+        if old_row.turn_label != new_row.turn_label:
+            check.legacy[id(new_row)] = old_row.turn_label
 
 
 def _anything(first: int, sides: list[int]) -> str | None:
@@ -256,21 +258,21 @@ def _game_key(
 ) -> bytes | None:
     """The game key from the revealed seed, once the seed is checked against everything that
     published it; None while the seed is sealed. Raises `_Bad`."""
-    commits = [r for r in rows if r.action == "Commit"]
+    commits = [r for r in rows if r.action == Act.COMMIT]
     if commit is None:
         if commits:
             raise _Bad(f"row {commits[0].id} commits to a seed the game does not have")
         return None
-    if len(commits) != 1 or _randomness(commits[0]).get("commitment") != commit:
+    if len(commits) != 1 or randomness(commits[0]).get("commitment") != commit:
         where = f"row {commits[0].id}" if commits else "the log"
         raise _Bad(f"{where} does not hold the game's commitment {commit[:16]}...")
-    texts = tuple(r.dice for r in rows if r.action == "Player seed")
+    texts = tuple(r.dice for r in rows if r.action == Act.PLAYER_SEED)
     if texts != player_seeds:
         raise _Bad("its player seeds differ from the ones logged before the start")
-    reveals = [r for r in rows if r.action == "Seed reveal"]
+    reveals = [r for r in rows if r.action == Act.SEED_REVEAL]
     if not reveals:
         return None
-    info = _randomness(reveals[0])
+    info = randomness(reveals[0])
     try:
         seed = bytes.fromhex(str(info.get("seed")))
     except ValueError:
@@ -298,7 +300,7 @@ def _compare_rows(
     rolls = {r.id: r for r in stored if r.action in ROLL_NAMES}
     for row, want in zip(stored, expected, strict=False):
         fields = ["game_seq", "action", "user_id", "turn_label", "results"]  # results: above
-        if row.action not in _NAMED:
+        if row.action not in NAMES_PLAYERS:
             fields.append("dice")
         if derived:
             fields.append("randomness")
@@ -317,7 +319,7 @@ def _compare_rows(
                     f"{name.replace('_', ' ')} is {getattr(row, name)!r}, the replay gives "
                     f"{getattr(want, name)!r}"
                 )
-        if row.action == "Void":
+        if row.action == Act.VOID:
             target = rolls.get(row.corrects or 0)
             if target is None or target.turn_label != row.turn_label or target.id > row.id:
                 raise _Bad(f"row {row.id} voids #{row.corrects}, which is not that turn's roll")
@@ -343,17 +345,17 @@ def _verify_free_rolls(reader: sqlite3.Connection) -> tuple[int, int]:
     sql = f"{rolllog.ROW_SELECT} WHERE game_id IS NULL ORDER BY id"
     for record in reader.execute(sql):
         row = rolllog.row_from_record(record)
-        info = _randomness(row)
+        info = randomness(row)
         label = info.get("label")
         if not isinstance(label, str) or not label.startswith("free/"):
             continue
-        if row.action == "Commit":
+        if row.action == Act.COMMIT:
             if label in commits:
                 raise _BadDay(label, f"row {row.id} commits to a second seed")
             commits[label] = str(info.get("commitment"))
-        elif row.action == "Seed reveal":
+        elif row.action == Act.SEED_REVEAL:
             reveals[label] = _revealed_day(row, label, info, commits.get(label))
-        elif row.action == FREE_ROLL:
+        elif row.action == Act.FREE_ROLL:
             if label not in commits or info.get("commitment") != commits[label]:
                 raise _BadDay(label, f"row {row.id} rolled before its seed was committed")
             if label in reveals:
@@ -402,8 +404,8 @@ def _check_free_draws(reader: sqlite3.Connection, label: str, key: bytes) -> Non
     channel = label.split("/")[1]
     query = rolllog.LogQuery(channel_id=channel, limit=1_000_000)
     for row in rolllog.iter_query(reader, query):
-        info = _randomness(row)
-        if row.action != FREE_ROLL or info.get("label") != label:
+        info = randomness(row)
+        if row.action != Act.FREE_ROLL or info.get("label") != label:
             continue
         for n, ((die, face, _), sides) in enumerate(zip(row.faces, info["sides"], strict=True)):
             if draw(key, label, int(info["event"]), n, int(sides)) != face:
@@ -469,32 +471,10 @@ async def export_record(conn: aiosqlite.Connection, game_id: int) -> list[str]:
     if row is None:
         raise LookupError(f"there is no game {game_id}")
     state, _, events = await _replay_actions(conn, game_id, row[0], row[1])
-    names = json.loads(row[2])
-    if isinstance(state, CardState):
-        seated = next((e.order for _, p in events for e in p if isinstance(e, GameStarted)), ())
-        every = [e for _, produced in events for e in produced]
-        return card_record_lines(state, every, _unique_names(seated, names))
-    rules = state.rules
-    order: tuple[str, ...] | None = None
-    name: Callable[[str], str] = _unique_names((), names)
-    lines: list[str] = []
-    for _, produced in events:
-        for event in produced:
-            if isinstance(event, GameStarted):
-                order = event.order
-                name = _unique_names(order, names)
-                continue
-            if order is None:
-                continue
-            if isinstance(event, RollVoided):
-                lines.pop()  # the voided roll is the last line: no score can follow it
-                continue
-            line = event_line(rules, event, name)  # type: ignore[arg-type]
-            if line is not None:
-                lines.append(line)
-    if order is None:
-        return []
-    return [header_line(rules, [name(p) for p in order]), *lines]
+    every = [e for _, produced in events for e in produced]
+    seated = next((e.order for e in every if isinstance(e, GameStarted)), ())
+    name = _unique_names(seated, json.loads(row[2]))
+    return family_of(state).record_lines(state, every, name)
 
 
 def results_text(row: LogRow) -> str:

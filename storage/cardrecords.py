@@ -28,7 +28,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import Field, StrictInt, StrictStr, ValidationError
 
 from engine import (
     AnyEvent,
@@ -60,7 +60,7 @@ from engine.cardgame import (
     make_card_rules,
 )
 from engine.cards import DECK, ScriptedDeck
-from storage.records import RecordError, _explain, _load
+from storage.recordlines import RecordError, Strict, explain, load_line
 
 FORMAT = "yahtzee-cards/1"
 
@@ -68,58 +68,54 @@ Name = Annotated[StrictStr, Field(min_length=1, max_length=100)]
 Code = Annotated[StrictStr, Field(min_length=2, max_length=3)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class CardHeader(_Strict):
+class CardHeader(Strict):
     format: Literal["yahtzee-cards/1"]
     variant: Literal["card"]
     players: Annotated[list[Name], Field(min_length=2, max_length=4)]
     options: dict[StrictStr, StrictStr | StrictInt | bool] = Field(default_factory=dict)
 
 
-class DealLine(_Strict):
+class DealLine(Strict):
     deal: Annotated[StrictInt, Field(ge=1)]
     deck: Annotated[list[Code], Field(min_length=len(DECK), max_length=len(DECK))]
 
 
-class RefillLine(_Strict):
+class RefillLine(Strict):
     refill: Annotated[list[Code], Field(min_length=2, max_length=len(DECK))]
 
 
-class ExchangeLine(_Strict):
+class ExchangeLine(Strict):
     player: Name
     exchange: Annotated[list[Code], Field(min_length=1, max_length=5)]
     from_discard: Annotated[StrictInt, Field(ge=0, le=5)] = 0
 
 
-class StayLine(_Strict):
+class StayLine(Strict):
     player: Name
     stay: Literal[True]
 
 
-class DoneLine(_Strict):
+class DoneLine(Strict):
     player: Name
     done: Literal[True]
 
 
-class DeclareLine(_Strict):
+class DeclareLine(Strict):
     player: Name
     declare: Annotated[StrictStr, Field(min_length=1, max_length=40)]
 
 
-class SkipLine(_Strict):
+class SkipLine(Strict):
     player: Name
     skip: Literal[True]
 
 
-class LeaveLine(_Strict):
+class LeaveLine(Strict):
     player: Name
     leave: Literal[True]
 
 
-class EndLine(_Strict):
+class EndLine(Strict):
     end: Literal[True]
 
 
@@ -138,10 +134,10 @@ def replay_cards(lines: Iterable[str]) -> tuple[CardState, tuple[AnyEvent, ...]]
         raise RecordError(1, "the record is empty: it needs a header line")
     number, first = numbered[0]
     try:
-        header = CardHeader.model_validate(_load(first, number))
+        header = CardHeader.model_validate(load_line(first, number))
         rules = make_card_rules({**header.options, "order": "join"})
     except ValidationError as exc:
-        raise RecordError(number, f"bad header: {_explain(exc)}") from None
+        raise RecordError(number, f"bad header: {explain(exc)}") from None
     except RulesError as exc:
         raise RecordError(number, f"bad header: {exc.message}") from None
     if len(set(header.players)) != len(header.players):
@@ -149,7 +145,7 @@ def replay_cards(lines: Iterable[str]) -> tuple[CardState, tuple[AnyEvent, ...]]
     parsed: list[tuple[int, Any]] = []
     decks = ScriptedDeck()
     for number, line in numbered[1:]:
-        data = _load(line, number)
+        data = load_line(line, number)
         try:
             if "deal" in data:
                 deal = DealLine.model_validate(data)
@@ -161,7 +157,7 @@ def replay_cards(lines: Iterable[str]) -> tuple[CardState, tuple[AnyEvent, ...]]
             else:
                 parsed.append((number, _action(data, number)))
         except ValidationError as exc:
-            raise RecordError(number, _explain(exc)) from None
+            raise RecordError(number, explain(exc)) from None
     state = CardState.new(rules)
     events: list[AnyEvent] = []
     try:

@@ -11,7 +11,7 @@ import json
 import math
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from engine.fairdice import EXPORT_FORMAT, SCHEME
 from storage import rolllog
 from storage.db import Database
 from storage.rolllog import LogQuery, LogRow
+from storage.vocabulary import Act, deck_orders, randomness, reshuffled_pile
 
 MIN_EXPECTED = 5.0  # below this many expected per face, a chi-square test says little
 
@@ -119,14 +120,10 @@ class FairnessReport:
 
 
 def _sides(row: LogRow) -> list[int]:
-    try:
-        info = json.loads(row.randomness or "")
-        sides = info.get("sides") if isinstance(info, dict) else None
-    except ValueError:
-        sides = None
+    sides = randomness(row).get("sides")
     if isinstance(sides, list) and len(sides) == len(row.faces):
         return [int(s) for s in sides]
-    if row.action == "Free roll":
+    if row.action == Act.FREE_ROLL:
         return [6 if d.startswith("py") else int(d[1:]) for d, _, _ in row.faces]
     return [6] * len(row.faces)
 
@@ -143,7 +140,7 @@ def tally(rows: Iterable[LogRow], scope: str) -> FairnessReport:
         count += 1
         for (die, face, colour), sides in zip(row.faces, _sides(row), strict=True):
             name = (
-                f"{die} (free)" if row.action == "Free roll" and not die.startswith("py") else die
+                f"{die} (free)" if row.action == Act.FREE_ROLL and not die.startswith("py") else die
             )
             faces.setdefault((name, sides), Counter())[face] += 1
             if colour is not None:
@@ -214,46 +211,46 @@ def _export(reader: sqlite3.Connection, label: str) -> list[str]:
         channel = label.split("/")[1]
         rows = rolllog.query_sync(reader, LogQuery(channel_id=channel, limit=1_000_000))
         rows.reverse()
-    draws: list[str] = []
     # Card games: a shuffle's draws are not in its row (the deck stays secret until the round
     # ends); once its order is revealed they follow from it, and are exported like dice.
-    revealed = [
-        order.split()
-        for row in rows
-        if row.action == "Deck reveal"
-        for order in row.dice.split(" | ")
-    ]
-    shuffles = 0
+    revealed = iter([o for row in rows if row.action == Act.DECK_REVEAL for o in deck_orders(row)])
+    draws: list[str] = []
     for row in rows:
-        try:
-            info = json.loads(row.randomness or "")
-        except ValueError:
+        info = randomness(row)
+        if info.get("label") != label:
             continue
-        if not isinstance(info, dict) or info.get("label") != label:
-            continue
-        if row.action == "Commit":
+        if row.action == Act.COMMIT:
             header["commitment"] = info.get("commitment")
-        elif row.action == "Player seed":
+        elif row.action == Act.PLAYER_SEED:
             header["player_seeds"] = info.get("player_seeds", [])
-        elif row.action == "Seed reveal":
+        elif row.action == Act.SEED_REVEAL:
             header["seed"] = info.get("seed")
             header["player_seeds"] = info.get("player_seeds", header["player_seeds"])
-        elif "first_draw" in info and row.action in ("Deal", "Reshuffle"):
-            if shuffles >= len(revealed):
-                continue  # not revealed yet
-            pile = list(DECK) if row.action == "Deal" else row.dice.rpartition(": ")[2].split()
-            faces = rolls_for(pile, revealed[shuffles])
-            shuffles += 1
-            for offset, (face, sides) in enumerate(zip(faces, info["sides"], strict=True)):
-                draws.append(_draw_line(info, offset, sides, face, row.id, "shuffle"))
         elif "first_draw" in info:
-            for offset, ((die, face, _), sides) in enumerate(
-                zip(row.faces, info["sides"], strict=True)
-            ):
-                draws.append(_draw_line(info, offset, sides, face, row.id, die))
+            draws += _row_draws(row, info, revealed)
     if header["commitment"] is None:
         return []
     return [json.dumps(header), *draws]
+
+
+def _row_draws(row: LogRow, info: dict[str, Any], revealed: Iterator[tuple[str, ...]]) -> list[str]:
+    """A row's draws as export lines: its dice, or a shuffle's draws worked out from its
+    revealed deck order (none while the order is still secret)."""
+    if row.action not in (Act.DEAL, Act.RESHUFFLE):
+        dice = zip(row.faces, info["sides"], strict=True)
+        return [
+            _draw_line(info, offset, sides, face, row.id, die)
+            for offset, ((die, face, _), sides) in enumerate(dice)
+        ]
+    order = next(revealed, None)
+    if order is None:
+        return []  # not revealed yet
+    pile = list(DECK) if row.action == Act.DEAL else reshuffled_pile(row)
+    faces = rolls_for(pile, list(order))
+    return [
+        _draw_line(info, offset, sides, face, row.id, "shuffle")
+        for offset, (face, sides) in enumerate(zip(faces, info["sides"], strict=True))
+    ]
 
 
 def _draw_line(

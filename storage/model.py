@@ -1,13 +1,17 @@
-"""What the storage layer speaks of: where a command came from, who sent it, and a game as
-stored. Plain values, shared by the service, the log rows and the audit."""
+"""What the storage layer speaks of: where a command came from, who sent it, a game as stored,
+what an action did, and the messages the bot owes. Plain values, shared by the service's parts,
+the log rows and the audit."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Protocol
 
-from engine.kinds import AnyState
-from storage.pace import Pace, TurnClock
+from engine.kinds import AnyEvent, AnyState
+from storage.pace import Pace, Prefs, TurnClock
+from storage.rolllog import LogRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,3 +77,59 @@ def utc_now() -> datetime:
 def timestamp(moment: datetime) -> str:
     """UTC, fixed width, so text order is time order: `2026-11-20T23:30:37.123456Z`."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What an action did: the game after it, the engine's events and the log rows written."""
+
+    game: StoredGame
+    events: tuple[AnyEvent, ...]
+    rows: tuple[LogRow, ...]
+    hushed: tuple[str, ...] = ()  # players whose turn mention waits for their quiet hours to end
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """A message the bot owes: to a channel, or to a user directly; `payload` is the reply as
+    the bot layer encoded it."""
+
+    payload: str
+    channel_id: str | None = None
+    user_id: str | None = None
+
+
+Announce = Callable[[Outcome], list[Outgoing]]
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """A message in the outbox; its id makes the send idempotent (Discord's nonce)."""
+
+    id: int
+    message: Outgoing
+
+
+@dataclass(frozen=True, slots=True)
+class DueReminder:
+    id: int
+    game_id: int
+    channel_id: str
+    turn_seq: int
+    player: str
+    kind: str
+    due_at: datetime
+
+
+class Herald(Protocol):
+    """Words for what the bot says by itself (the bot layer renders them)."""
+
+    def reminder(
+        self, game: StoredGame, clock: TurnClock, kind: str, prefs: Prefs, now: datetime
+    ) -> list[Outgoing]: ...
+
+    def waiting(
+        self, game: StoredGame, clock: TurnClock, count: int, now: datetime
+    ) -> list[Outgoing]: ...
+
+    def policy(self, outcome: Outcome) -> list[Outgoing]: ...

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import Field, StrictInt, StrictStr, ValidationError
 
 from engine import (
     Action,
@@ -21,10 +21,12 @@ from engine import (
     EndGame,
     Event,
     GameEnded,
+    GameStarted,
     GameState,
     Leave,
     PlayerLeft,
     Roll,
+    RollVoided,
     Rules,
     RulesError,
     Score,
@@ -36,6 +38,9 @@ from engine import (
     make_rules,
 )
 from engine.game import apply
+from storage.cardrecords import is_card_record, replay_cards
+from storage.recordlines import RecordError as RecordError  # what `replay` raises
+from storage.recordlines import Strict, explain, load_line
 
 FORMAT = "yahtzee-record/1"
 
@@ -43,11 +48,7 @@ Face = Annotated[StrictInt, Field(ge=1, le=6)]
 Name = Annotated[StrictStr, Field(min_length=1, max_length=100)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RecordHeader(_Strict):
+class RecordHeader(Strict):
     format: Literal["yahtzee-record/1"]
     variant: StrictStr
     players: Annotated[list[Name], Field(min_length=1, max_length=8)]
@@ -55,69 +56,44 @@ class RecordHeader(_Strict):
     options: dict[StrictStr, StrictStr | StrictInt | bool] = Field(default_factory=dict)
 
 
-class RollEvent(_Strict):
+class RollEvent(Strict):
     player: Name
     roll: Annotated[dict[StrictStr, Face], Field(min_length=1, max_length=5)]
 
 
-class ScoreEvent(_Strict):
+class ScoreEvent(Strict):
     player: Name
     score: Annotated[StrictStr, Field(min_length=1, max_length=40)]
     column: Annotated[StrictInt, Field(ge=1, le=3)] | None = None
 
 
-class SkipEvent(_Strict):
+class SkipEvent(Strict):
     """Extension: a moderator passed this player's turn."""
 
     player: Name
     skip: Literal[True]
 
 
-class LeaveEvent(_Strict):
+class LeaveEvent(Strict):
     """Extension: the player left (or was removed) mid-game."""
 
     player: Name
     leave: Literal[True]
 
 
-class EndEvent(_Strict):
+class EndEvent(Strict):
     """Extension: a moderator ended the game early."""
 
     end: Literal[True]
 
 
-class RecordError(ValueError):
-    """A record that cannot be replayed; `line` is 1-based."""
-
-    def __init__(self, line: int, reason: str) -> None:
-        super().__init__(f"line {line}: {reason}")
-        self.line = line
-        self.reason = reason
-
-
-def _explain(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    return f"{where}: {first['msg']}" if where else str(first["msg"])
-
-
-def _load(line: str, number: int) -> dict[str, Any]:
-    try:
-        data = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise RecordError(number, f"not valid JSON ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise RecordError(number, "each line must be a JSON object")
-    return data
-
-
 def parse_header(line: str, number: int = 1) -> Rules:
     """The rules a record's header describes."""
-    data = _load(line, number)
+    data = load_line(line, number)
     try:
         header = RecordHeader.model_validate(data)
     except ValidationError as exc:
-        raise RecordError(number, f"bad header: {_explain(exc)}") from None
+        raise RecordError(number, f"bad header: {explain(exc)}") from None
     options: dict[str, object] = dict(header.options)
     try:
         preset = find_preset(header.variant)
@@ -160,8 +136,6 @@ def replay(lines: Iterable[str]) -> Replay:
         number, first = next(numbered)
     except StopIteration:
         raise RecordError(1, "the record is empty: it needs a header line") from None
-    from storage.cardrecords import is_card_record, replay_cards  # it builds on this module
-
     if is_card_record(first):
         cards, card_events = replay_cards([*[""] * (number - 1), first, *(t for _, t in numbered)])
         return Replay(cards, card_events)
@@ -170,7 +144,7 @@ def replay(lines: Iterable[str]) -> Replay:
     state = GameState.started(rules, players)
     events: list[Event] = []
     for number, line in numbered:
-        state, produced = _replay_line(state, _load(line, number), number)
+        state, produced = _replay_line(state, load_line(line, number), number)
         events.extend(produced)
     return Replay(state, tuple(events))
 
@@ -210,7 +184,7 @@ def _replay_line(
         else:
             raise RecordError(number, "an event needs a `roll` or a `score`")
     except ValidationError as exc:
-        raise RecordError(number, _explain(exc)) from None
+        raise RecordError(number, explain(exc)) from None
     return _apply(state, action, dice, number, action.player)
 
 
@@ -261,3 +235,24 @@ def event_line(rules: Rules, event: Event, name: Callable[[str], str] = _same) -
         case _:
             return None
     return json.dumps(line)
+
+
+def dice_record_lines(
+    state: GameState, events: Iterable[AnyEvent], name: Callable[[str], str]
+) -> list[str]:
+    """The record of a replayed dice game: from the start, each roll, score and moderator's
+    move (a voided roll is left out: the roll that replaced it stands in its place)."""
+    order: tuple[str, ...] | None = None
+    lines: list[str] = []
+    for event in events:
+        if isinstance(event, GameStarted):
+            order = event.order
+        elif order is not None and isinstance(event, RollVoided):
+            lines.pop()  # the voided roll is the last line: no score can follow it
+        elif order is not None:
+            line = event_line(state.rules, event, name)  # type: ignore[arg-type]
+            if line is not None:
+                lines.append(line)
+    if order is None:
+        return []
+    return [header_line(state.rules, [name(p) for p in order]), *lines]

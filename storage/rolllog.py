@@ -117,15 +117,32 @@ def encode_results(results: Sequence[tuple[str, int, str | None]]) -> str:
 _ENTRY_FIELDS = tuple(f.name for f in fields(LogEntry))  # all plain values: no deep copy
 
 
+async def head(db: Database) -> tuple[int, str]:
+    """The log's last (id, hash) as committed: remembered by the only writer, read from the
+    file when not known (at start, and after a failed write). Call under the write lock (a
+    read outside it may see another coroutine's uncommitted rows, or be overtaken by them)."""
+    if db.chain_head is None:
+        db.chain_head = await read_head(db)
+    return db.chain_head
+
+
+async def read_head(db: Database) -> tuple[int, str]:
+    """The head as the file has it now; remembers nothing."""
+    async with db.conn.execute("SELECT last_id, last_hash FROM log_head") as cursor:
+        found = await cursor.fetchone()
+    return (int(found[0]), str(found[1])) if found else (0, GENESIS)
+
+
 async def chain(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
     """Give `entries` their ids and hashes after the log's current head, without writing.
     Call under the database's write lock, and stage the new head (`db.staged_head`) once they
     are written: it becomes the head when the write commits, and is dropped if it fails."""
-    if db.chain_head is None:
-        async with db.conn.execute("SELECT last_id, last_hash FROM log_head") as cursor:
-            head = await cursor.fetchone()
-        db.chain_head = (int(head[0]), str(head[1])) if head else (0, GENESIS)
-    last_id, prev = db.staged_head or db.chain_head
+    return chain_after(db.staged_head or await head(db), entries)
+
+
+def chain_after(after: tuple[int, str], entries: Sequence[LogEntry]) -> list[LogRow]:
+    """`entries` as the rows that would follow the row `after` (its id and hash)."""
+    last_id, prev = after
     rows = []
     for entry in entries:
         last_id += 1

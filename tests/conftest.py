@@ -1,15 +1,42 @@
-"""Shared fixtures: a real SQLite file per test, scripted dice and a clock tests move by hand."""
+"""Shared fixtures: a real SQLite file per test, scripted dice and a clock tests move by hand;
+and hypothesis's profile: derandomized in CI (the same examples every run), a fresh seed per
+run elsewhere, printed at the end so a failure can be replayed."""
 
 from __future__ import annotations
 
+import os
+import random
 from collections.abc import AsyncIterator, Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from storage.db import Database
 from storage.service import GameService
+
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("dev", print_blob=True)
+IN_CI = bool(os.environ.get("CI"))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Before hypothesis reads its options: the CI profile, or a seed for this run."""
+    settings.load_profile("ci" if IN_CI else "dev")
+    if not IN_CI and config.getoption("hypothesis_seed", None) is None:
+        config.option.hypothesis_seed = str(random.randrange(2**32))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if IN_CI:
+        terminalreporter.write_line("hypothesis: profile ci (derandomized)")
+    else:
+        seed = terminalreporter.config.getoption("hypothesis_seed")
+        terminalreporter.write_line(
+            f"hypothesis: seed {seed} (replay this run's examples: --hypothesis-seed={seed})"
+        )
 
 
 class FakeClock:

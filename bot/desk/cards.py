@@ -139,9 +139,11 @@ class Cards:
             else finished
         )
         if wanted < 1 or wanted > finished:
+            done = {0: "No round is finished yet", 1: "Only round 1 is finished"}.get(
+                finished, f"Rounds 1 to {finished} are finished"
+            )
             raise CardError(
-                f"Rounds 1 to {finished} are finished and may be audited"
-                f"{'' if finished else ' (none yet)'}; the round in play stays hidden.",
+                f"{done}: a moderator may audit a finished round; the round in play stays hidden.",
                 hint=f"mod hands {max(finished, 1)}",
             )
         label = f"{game.title} Round {wanted}"

@@ -64,8 +64,6 @@ class Moderation:
         if game is not None:
             found = await self.service.game_by_number(caller.where.guild_id, game)
             game_id, title = found.id, f"Roll log: {found.title}"
-        if player:
-            title += f", {quote(player, 100)}"
         query = LogQuery(
             game_id=game_id,
             user=user_named(player) if player else None,
@@ -76,6 +74,9 @@ class Moderation:
         rows = await rolllog.query(self.service.db, query)
         if not rows:
             return [Reply(text="No rolls match.")]
+        if player:  # a mention shows as the name the log has for it (titles show no mentions)
+            named = user_named(player) != player
+            title += f", {escape(rows[0].user_name) if named else quote(player, 100)}"
         footer = ""
         if len(rows) == LOG_PAGE:
             more = [
@@ -93,9 +94,9 @@ class Moderation:
         if report.problem is None:
             text = (
                 f"✅ The roll log verifies: {plural(report.rows, 'row')} chained, "
-                f"{plural(report.games, 'game')} replayed. {report.revealed} revealed seeds "
-                f"checked against every draw; {report.sealed} still sealed (checked once "
-                "revealed)."
+                f"{plural(report.games, 'game')} replayed. "
+                f"{plural(report.revealed, 'revealed seed')} checked against every draw; "
+                f"{report.sealed} still sealed (checked once revealed)."
             )
         else:
             text = f"❌ Verification failed: {report.problem}"
@@ -146,8 +147,9 @@ class Moderation:
             first, _, rest = reason.strip().partition(" ")
             meant = seated(game, first)
             reason = rest if meant is not None else reason
+        named = game.name(meant or game.state.current_player or "")
         why = self.context.require_reason(
-            reason, f"mod skip {game.name(meant or '') or 'NAME'} away"
+            reason, f"mod skip {named} away" if named else "mod skip away"
         )
         return await self._moderate(caller, Skip(meant), why)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -144,11 +145,18 @@ async def test_scorecards_stay_within_discords_limits(
         assert max(len(line) for line in tables) <= 42, "a table fits a phone's width"
 
 
+BOXES_OPEN = {"classic": 13, "triple": 39, "painted": 20, "painted-pyz": 20}
+
+
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.sampled_from(["classic", "triple", "painted", "painted-pyz"]), st.data())
-def test_roll_replies_stay_within_limits(preset: str, data: st.DataObject) -> None:
+def test_roll_replies_stay_within_limits(
+    service: GameService, preset: str, data: st.DataObject
+) -> None:
+    """A first roll on a fresh card: every box of every column is offered (the menu holds
+    them all), within Discord's limits, best first, and chance shows the sum of the dice."""
     rules = make_rules(preset, {"order": "join"})
     state = GameState.started(rules, ("a" * 18,))
     faces = data.draw(st.lists(st.integers(1, 6), min_size=5, max_size=5))
@@ -157,8 +165,15 @@ def test_roll_replies_stay_within_limits(preset: str, data: st.DataObject) -> No
     reply = DicePresenter("!", utc_now).roll_reply(game, events[0], None)  # type: ignore[arg-type]
     check_limits(reply)
     assert reply.controls is not None
-    expected = len(state.placements())
-    assert len(reply.controls.options) == expected
+    options = reply.controls.options
+    assert len(options) == BOXES_OPEN[preset]
+    gains = [int(o.description.split()[0]) for o in options]
+    assert gains == sorted(gains, reverse=True)
+    chance = [o for o in options if o.value.split(":")[0] == "chance"]
+    assert len(chance) == rules.columns
+    for option in chance:
+        column = int(option.value.split(":")[1]) if rules.columns > 1 else 1
+        assert option.description.startswith(f"{sum(faces) * column} points")
 
 
 def test_console_plays_and_carries_on_after_a_restart(tmp_path: Path) -> None:
@@ -245,13 +260,15 @@ def test_the_seed_appears_in_no_message_before_the_game_ends(tmp_path: Path) -> 
         cwd=tmp_path,
     )
     assert verified.returncode == 0, verified.stdout + verified.stderr
-    assert "1 revealed seeds checked" in verified.stdout
+    assert "1 revealed seed checked" in verified.stdout
 
 
 async def test_fairness_report_reads_plainly(db: object, clock: object) -> None:
     from bot.desk import Caller
     from storage.db import Database
+    from storage.rolllog import LogQuery, query
     from storage.service import Where, Who
+    from tests.storage.test_fairness_verdicts import expected_verdict
 
     assert isinstance(db, Database)
     service = GameService(db, clock=clock, seeds=lambda: bytes(32))  # type: ignore[arg-type]
@@ -272,10 +289,17 @@ async def test_fairness_report_reads_plainly(db: object, clock: object) -> None:
     assert embed.title == "Fairness: Yahtzee Game 1"
     assert [f.name for f in embed.fields] == ["d1", "d2", "d3", "d4", "d5"]
     assert all("expected about 6.5 each" in f.value for f in embed.fields)
-    assert all(
-        f.value.splitlines()[-1].startswith(("**looks fair", "**a little", "**unusually"))
-        for f in embed.fields
-    )
+    rows = await query(db, LogQuery(game_id=1, limit=1000))
+    for field in embed.fields:
+        counts = Counter(
+            face
+            for r in rows
+            if r.action.endswith("roll")
+            for die, face, _ in r.faces
+            if die == field.name
+        )
+        verdict = expected_verdict([counts[f] for f in range(1, 7)])
+        assert field.value.splitlines()[-1].startswith(f"**{verdict}"), field.value
     (nothing,) = await desk.text_command(ann, "fairness Nobody")
     assert nothing.private and "No rolls yet for Nobody" in nothing.text
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import discord
 import pytest
 
 from bot.config import Config
@@ -22,7 +23,58 @@ PLAYERS = [
     User(1_003, "Third"),
     User(1_009, "Mod", moderator=True),
     User(1_004, "Mallory", display="[Free Nitro](https://evil.test)"),
+    User(1_010, "Manager", manages_messages=True),  # Manage Messages, not the role
+    User(1_011, "RoleMod", moderator=True, manages_messages=False),  # the role alone
 ]
+_HANDLED = (discord.InteractionType.application_command, discord.InteractionType.component)
+
+
+class TrackedBot(RollkeeperBot):
+    """The real bot, counting the events it is still handling, so tests wait until it is done
+    (an event) instead of until it has been quiet for a while (a clock)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.handling = 0
+        self.changed = asyncio.Event()
+
+    def dispatch(self, event: str, /, *args: Any, **kwargs: Any) -> None:
+        if event in ("message", "raw_message_edit", "raw_message_delete") or (
+            event == "interaction" and args[0].type in _HANDLED
+        ):
+            self.handling += 1
+        super().dispatch(event, *args, **kwargs)
+        self.changed.set()
+
+    def _handled(self) -> None:
+        self.handling -= 1
+        self.changed.set()
+
+    async def on_message(self, message: discord.Message) -> None:
+        try:
+            await super().on_message(message)
+        finally:
+            self._handled()
+
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        try:
+            await super().on_raw_message_edit(payload)
+        finally:
+            self._handled()
+
+    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        try:
+            await super().on_raw_message_delete(payload)
+        finally:
+            self._handled()
+
+    async def handle_interaction(
+        self, interaction: discord.Interaction[Any], work: Any, **how: Any
+    ) -> None:
+        try:
+            await super().handle_interaction(interaction, work, **how)
+        finally:
+            self._handled()
 
 
 @dataclass
@@ -30,7 +82,7 @@ class Table:
     """The fake server, the bot in it, and the dice the bot will roll."""
 
     fake: FakeDiscord
-    bot: RollkeeperBot
+    bot: TrackedBot
     dice: QueueDice
     db_path: Path
     config: Config
@@ -60,8 +112,27 @@ class Table:
             self.check_alive()
             got = [text_of(m)[:200] for m in self.fake.messages[start:]]
             raise AssertionError(f"no answer containing {expect!r}; got {got}") from None
-        await self.fake.settle(quiet=0.03)
+        await self.idle()
         return self.fake.messages[start:]
+
+    async def idle(self, timeout: float = 10) -> None:
+        """Wait until the bot has received every event the fake sent and finished handling
+        each (its replies are then all in `fake.messages`)."""
+
+        async def done() -> None:
+            while True:
+                self.bot.changed.clear()
+                ws = self.bot.ws
+                received = ws is not None and ws.sequence == self.fake._seq
+                if received and self.bot.handling == 0:
+                    return
+                await self.bot.changed.wait()
+
+        try:
+            await asyncio.wait_for(done(), timeout)
+        except TimeoutError:
+            self.check_alive()
+            raise AssertionError(f"the bot is still handling {self.bot.handling} events") from None
 
     async def restart(self) -> None:
         """Stop the bot and start a new process-like instance on the same database."""
@@ -73,10 +144,10 @@ class Table:
 
 async def start_bot(
     fake: FakeDiscord, config: Config, db_path: Path, dice: QueueDice | None, clock: FakeClock
-) -> tuple[RollkeeperBot, asyncio.Task[None]]:
+) -> tuple[TrackedBot, asyncio.Task[None]]:
     """The bot on `fake`; `dice=None` draws every die from the game's committed seed, as in
     production (scripted dice make no commitment)."""
-    bot = RollkeeperBot(config, db_path, dice=dice, clock=clock, guild_ready_timeout=0.05)
+    bot = TrackedBot(config, db_path, dice=dice, clock=clock, guild_ready_timeout=0.05)
     await bot.login("fake-token")
     task = asyncio.create_task(bot.connect(reconnect=False))
     await asyncio.wait_for(bot.wait_until_ready(), 10)

@@ -42,6 +42,7 @@ OTHER_CHANNEL = 2_001
 BOT_ID = 10
 APP_ID = 11
 MOD_ROLE = 3_000
+MANAGER_ROLE = 3_001  # a role that carries Manage Messages
 TIMESTAMP = "2026-11-20T12:00:00.000000+00:00"
 MANAGE_MESSAGES = 1 << 13
 MESSAGE_CONTENT = 1 << 15  # the privileged gateway intent
@@ -63,10 +64,18 @@ RETRY_SCALE = 0.001  # real seconds discord.py sleeps per fake second of retry_a
 
 @dataclass
 class User:
+    """A member: `moderator` holds the moderator role; `manages_messages` holds a role with the
+    Manage Messages permission (by default, whoever is a moderator)."""
+
     id: int
     name: str
     moderator: bool = False
     display: str | None = None  # the display name others see, when not `name`
+    manages_messages: bool | None = None
+
+    @property
+    def manager(self) -> bool:
+        return self.moderator if self.manages_messages is None else self.manages_messages
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -81,13 +90,13 @@ class User:
     def member(self) -> dict[str, Any]:
         return {
             "user": self.payload(),
-            "roles": [str(MOD_ROLE)] if self.moderator else [],
+            "roles": [str(MOD_ROLE)] * self.moderator + [str(MANAGER_ROLE)] * self.manager,
             "joined_at": TIMESTAMP,
             "deaf": False,
             "mute": False,
             "nick": None,
             "flags": 0,
-            "permissions": str(BASIC | (MANAGE_MESSAGES if self.moderator else 0)),
+            "permissions": str(BASIC | (MANAGE_MESSAGES if self.manager else 0)),
         }
 
 
@@ -368,11 +377,18 @@ class FakeDiscord:
             "position": 1,
             "permissions": str(BASIC),
         }
+        manager = {
+            **everyone,
+            "id": str(MANAGER_ROLE),
+            "name": "Message Managers",
+            "position": 2,
+            "permissions": str(BASIC | MANAGE_MESSAGES),
+        }
         return {
             "id": str(GUILD),
             "name": "Play by post",
             "owner_id": "1",
-            "roles": [everyone, mod],
+            "roles": [everyone, mod, manager],
             "channels": [self._channel(c) for c in self.channels],
             "members": [u.member() for u in [BOT, *self.users]],
             "member_count": len(self.users) + 1,

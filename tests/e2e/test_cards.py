@@ -53,7 +53,7 @@ async def test_a_whole_card_game_through_discord_keeps_hands_hidden(table: Table
     deals = [order(g, s, r % 2 == 0) for r, (g, s, *_) in enumerate([*ROUNDS, *FINAL])]
     table.dice.push(rolls_for(DECK, deals[0]))
     await table.send("Gypsy", "!start", expect="your turn")
-    await table.fake.settle(quiet=0.05)
+    await table.idle()
     # Each player's cards went by direct message, to them alone.
     gypsy_dm = [m for m in table.fake.dms_to("Gypsy") if "Your cards" in text_of(m)]
     assert gypsy_dm and all(show(c) in text_of(gypsy_dm[-1]) for c in ROUNDS[0][0].split())
@@ -101,7 +101,7 @@ async def test_a_whole_card_game_through_discord_keeps_hands_hidden(table: Table
             if number == len(ROUNDS) + 1:
                 await table.send("Second", "!declare five of a kind", expect="one more round")
             else:
-                await table.fake.settle(quiet=0.05)
+                await table.idle()
             continue
         if number == 2:
             before = len(table.fake.messages)

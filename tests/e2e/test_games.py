@@ -116,11 +116,11 @@ async def test_a_turn_with_buttons_survives_a_restart(table: Table) -> None:
 
     # Tap py3 and py4: the message's buttons now mark them.
     await fake.click("Gypsy", roll, toggles[2])
-    await fake.settle(quiet=0.05)
+    await table.idle()
     roll = fake.find(roll["id"])
     toggles = [c for c in custom_ids(roll) if c.startswith("rk:t:")]
     await fake.click("Gypsy", roll, toggles[3])
-    await fake.settle(quiet=0.05)
+    await table.idle()
     roll = fake.find(roll["id"])
     reroll = next(c for c in custom_ids(roll) if c.startswith("rk:r:"))
     buttons = [c for row in roll["components"] for c in row["components"]]

@@ -19,7 +19,7 @@ async def test_mentions_slash_and_buttons_without_the_intent(table: Table) -> No
     fake = table.fake
     assert not fake.intents & MESSAGE_CONTENT, "the bot did not ask for the intent"
     await fake.say("Gypsy", "!new classic")
-    await fake.settle(quiet=0.2)
+    await table.idle()
     assert fake.messages == [], "a bare ! command arrives without content and is ignored"
 
     opened = await table.send("Gypsy", f"<@{BOT_ID}> new classic order=join", expect="is in")

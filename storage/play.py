@@ -1,0 +1,300 @@
+"""The table's commands: opening a game, the players' moves (typed or by button), and the
+moderators' overrides, each checked under its channel's lock and sent down the one road
+(storage/road.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import aiosqlite
+
+from engine import (
+    AnyAction,
+    AnyRules,
+    AnyState,
+    EndGame,
+    Join,
+    Kick,
+    Phase,
+    RecordingDice,
+    RulesError,
+    Skip,
+    VoidRoll,
+    apply,
+    make_game_rules,
+    new_state,
+)
+from engine.errors import NotYourTurnError
+from engine.kinds import action_to_data, find_kind, to_snapshot
+from storage import rolllog, selections
+from storage.model import BOT, NO_DEADLINE, Outcome, StoredGame, Where, Who, timestamp
+from storage.pace import Pace
+from storage.road import Road
+from storage.rolllog import LogRow
+from storage.seeds import Seeds
+from storage.store import Context, GameStore
+from storage.vocabulary import ROLL_NAMES, Act
+
+
+class GameExistsError(RulesError):
+    """The channel already has an open game."""
+
+
+class VoidRefusedError(RulesError):
+    """The roll named cannot be voided."""
+
+
+class StaleButtonError(RulesError):
+    """A button from a message whose roll is no longer the game's latest."""
+
+
+class _NoDice:
+    """For actions that must not roll (joining): rolling here is a bug."""
+
+    def roll_die(self, sides: int) -> int:
+        raise RuntimeError("this action does not roll dice")
+
+
+class Play:
+    """Games opened, played and moderated."""
+
+    def __init__(self, ctx: Context, store: GameStore, seeds: Seeds, road: Road) -> None:
+        self.ctx = ctx
+        self.store = store
+        self.seeds = seeds
+        self.road = road
+
+    # ---- a new game ----------------------------------------------------------------------
+
+    async def new_game(
+        self,
+        where: Where,
+        who: Who,
+        preset: str,
+        options: dict[str, object],
+        pace: Pace = NO_DEADLINE,
+    ) -> Outcome:
+        """Open a lobby in the channel with its creator seated. A lobby nobody sits in, or one
+        its creator sits in alone, gives way to the new one (it is ended, and logged so)."""
+        async with self.store.lock(where.channel_id):
+            existing, rules = await self.check_new_game(where, who, preset, options)
+            ended: Outcome | None = None
+            if existing is not None:
+                ended = await self.road.commit(
+                    existing, where, who, EndGame(), "replaced by a new game", None
+                )
+            state, events = apply(new_state(rules), Join(who.user_id), RecordingDice(_NoDice()))
+            now = timestamp(self.ctx.clock())
+            sealed, commit = self.seeds.new_seed()
+            async with self.ctx.db.transaction() as conn:
+                game = await self._insert_game(conn, where, who, state, now, sealed, commit, pace)
+                rows: list[LogRow] = []
+                if commit is not None:
+                    entry = self.seeds.commit_entry(game, where, who, now)
+                    rows = await rolllog.append(self.ctx.db, [entry])
+            self.store.remember(game)
+            if ended is not None:
+                return Outcome(game, (*ended.events, *events), (*ended.rows, *rows))
+            return Outcome(game, events, tuple(rows))
+
+    async def _insert_game(
+        self,
+        conn: aiosqlite.Connection,
+        where: Where,
+        who: Who,
+        state: AnyState,
+        now: str,
+        sealed: str | None,
+        commit: str | None,
+        pace: Pace,
+    ) -> StoredGame:
+        """The new game's row, its first action (the creator joining) and seat."""
+        async with conn.execute(
+            "SELECT COALESCE(MAX(number), 0) + 1 FROM games WHERE guild_id = ?", (where.guild_id,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        number = int(row[0]) if row else 1
+        names = {who.user_id: who.name}
+        rules = state.rules
+        cursor = await conn.execute(
+            "INSERT INTO games (guild_id, channel_id, number, preset, options, phase, "
+            "snapshot, names, version, created_by, created_at, updated_at, seed, "
+            "commitment, deadline, policy, drop_after) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                where.guild_id,
+                where.channel_id,
+                number,
+                rules.preset,
+                json.dumps(dict(rules.options)),
+                state.phase.value,
+                json.dumps(to_snapshot(state)),
+                json.dumps(names),
+                who.user_id,
+                now,
+                now,
+                sealed,
+                commit,
+                int(pace.deadline.total_seconds()) if pace.deadline else None,
+                pace.policy.value,
+                pace.drop_after,
+            ),
+        )
+        game_id = int(cursor.lastrowid or 0)
+        await conn.execute(
+            "INSERT INTO game_actions (game_id, seq, at, actor_id, action, faces) "
+            "VALUES (?, 1, ?, ?, ?, '[]')",
+            (game_id, now, who.user_id, json.dumps(action_to_data(Join(who.user_id)))),
+        )
+        await conn.execute(
+            "INSERT INTO seats (user_id, game_id) VALUES (?, ?)", (who.user_id, game_id)
+        )
+        return StoredGame(
+            game_id, where.guild_id, where.channel_id, number, state, names, 1, now, commit,
+            pace=pace,
+        )  # fmt: skip
+
+    async def check_new_game(
+        self, where: Where, who: Who, preset: str, options: dict[str, object]
+    ) -> tuple[StoredGame | None, AnyRules]:
+        """What `new_game` refuses, checked without changing anything: returns the lobby the
+        new game replaces (if any) and the rules."""
+        existing = await self.store.game_here(where.channel_id)
+        if existing is not None and not await self._replaceable(existing, who):
+            raise GameExistsError(
+                f"This channel already has a game ({existing.title}, "
+                f"{existing.state.rules.title}). Finish it first, or ask a moderator to end it.",
+                hint="status",
+            )
+        return existing, make_game_rules(preset, options)
+
+    async def _replaceable(self, game: StoredGame, who: Who) -> bool:
+        """May `who`'s `new` replace this game? Only a lobby, empty or held by its creator
+        alone."""
+        players = game.state.players
+        if game.state.phase is not Phase.LOBBY or players not in ((), (who.user_id,)):
+            return False
+        if not players:
+            return True
+        async with self.ctx.db.conn.execute(
+            "SELECT created_by FROM games WHERE id = ?", (game.id,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        return row is not None and row[0] == who.user_id
+
+    # ---- moves ---------------------------------------------------------------------------
+
+    async def play(self, where: Where, who: Who, action: AnyAction) -> Outcome:
+        """A player's action in the channel's game."""
+        return await self._act(where, who, action, reason=None)
+
+    async def moderate(
+        self, where: Where, moderator: Who, action: AnyAction, reason: str
+    ) -> Outcome:
+        """A moderator's override (skip, kick, end): logged with who and why."""
+        if not isinstance(action, Skip | Kick | EndGame):
+            raise TypeError(f"not a moderator action: {action!r}")
+        return await self._act(where, moderator, action, reason=reason)
+
+    async def _act(self, where: Where, who: Who, action: AnyAction, reason: str | None) -> Outcome:
+        async with self.store.lock(where.channel_id):
+            game = await self.store.require_game_here(where.channel_id)
+            outcome = await self.road.commit(game, where, who, action, reason, None)
+            state = outcome.game.state
+            if state.phase is Phase.LOBBY and not state.seats:
+                # The last seat left: the lobby closes, so anyone may open a game here.
+                closed = await self.road.commit(
+                    outcome.game, where, BOT, EndGame(), "the lobby is empty", None
+                )
+                outcome = Outcome(
+                    closed.game,
+                    (*outcome.events, *closed.events),
+                    (*outcome.rows, *closed.rows),
+                    closed.hushed,
+                )
+            return outcome
+
+    async def press(
+        self,
+        where: Where,
+        who: Who,
+        game_id: int,
+        version: int,
+        make: Callable[[StoredGame, int], AnyAction],
+    ) -> Outcome:
+        """A button pressed on the message of roll `version` of game `game_id`: checked and
+        applied under the channel's lock, so a press from an outdated message never acts on a
+        newer roll. `make` turns the game and the dice held as selected into the action."""
+        async with self.store.lock(where.channel_id):
+            game = await self.button_game(where, who, game_id, version)
+            held = await selections.selected(self.ctx.db, game.id, game.version)
+            return await self.road.commit(game, where, who, make(game, held), None, None)
+
+    async def toggle_die(
+        self, where: Where, who: Who, game_id: int, version: int, die: int
+    ) -> tuple[StoredGame, int]:
+        """Mark or unmark one die for the next reroll in the selection held for this roll;
+        returns the game and the new selection (a bit mask)."""
+        async with self.store.lock(where.channel_id):
+            game = await self.button_game(where, who, game_id, version)
+            mask = await selections.selected(self.ctx.db, game.id, game.version) ^ (1 << die)
+            await selections.select(self.ctx.db, game.id, game.version, mask)
+            return game, mask
+
+    async def button_game(self, where: Where, who: Who, game_id: int, version: int) -> StoredGame:
+        """The game a button belongs to, if it is still the roll in play and `who`'s turn."""
+        game = await self.store.require_game_here(where.channel_id)
+        if game.id != game_id or game.version != version:
+            raise StaleButtonError(
+                "Those buttons belong to an earlier roll: use the newest message.", hint="status"
+            )
+        current = game.state.current_player
+        if current != who.user_id:
+            raise NotYourTurnError(f"Not your turn: it's {current or 'nobody'}'s.")
+        return game
+
+    # ---- a void --------------------------------------------------------------------------
+
+    async def check_void(self, where: Where, roll_id: int) -> tuple[StoredGame, LogRow]:
+        """What `void` refuses, checked without changing anything: the game and the roll."""
+        game = await self.store.require_game_here(where.channel_id)
+        if "void" not in find_kind(game.state.rules.preset).actions:
+            raise VoidRefusedError(
+                "Card games have no rolls to void: a moderator can skip a turn or end the game.",
+                hint="mod skip <reason>",
+            )
+        latest = await self._latest_live_roll(game.id)
+        target = await rolllog.get(self.ctx.db.conn, roll_id)
+        if target is None or target.game_id != game.id or target.action not in ROLL_NAMES:
+            raise VoidRefusedError(
+                f"Roll #{roll_id} isn't a roll of this channel's game.", hint="mod log"
+            )
+        if latest != roll_id or not game.state.turn.rolls:  # type: ignore[union-attr]
+            current = latest and game.state.turn.rolls  # type: ignore[union-attr]
+            hint = f"mod void {latest} <reason>" if current else None
+            raise VoidRefusedError(
+                f"Only the current turn's latest roll can be voided"
+                f"{f' (roll #{latest})' if hint else ''}; roll #{roll_id} is not it.",
+                hint=hint or "mod log",
+            )
+        return game, target
+
+    async def void(self, where: Where, moderator: Who, roll_id: int, reason: str) -> Outcome:
+        """Void the current turn's latest roll (named by its log id): the player rolls again,
+        the same dice."""
+        async with self.store.lock(where.channel_id):
+            game, target = await self.check_void(where, roll_id)
+            again = tuple(d for d in target.dice.split(",") if d)  # the dice it threw
+            return await self.road.commit(game, where, moderator, VoidRoll(again), reason, roll_id)
+
+    async def _latest_live_roll(self, game_id: int) -> int | None:
+        placeholders = ",".join("?" * len(ROLL_NAMES))
+        sql = (
+            f"SELECT id FROM roll_log WHERE game_id = ? AND action IN ({placeholders}) "
+            f"AND id NOT IN (SELECT corrects FROM roll_log WHERE game_id = ? "
+            f"AND action = '{Act.VOID}' AND corrects IS NOT NULL) ORDER BY id DESC LIMIT 1"
+        )
+        async with self.ctx.db.conn.execute(sql, (game_id, *ROLL_NAMES, game_id)) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else int(row[0])

@@ -1,0 +1,200 @@
+"""The one road an action travels, under its channel's lock: the engine applies it with the
+game's dice, pure code builds a `Commit` (the action and its faces, the new snapshot, the log
+rows, the message that made it, and what a turn change moves: seats, clock, reminders, the
+messages owed), and one statement writes it. Messages owed for it are rendered before the
+write lock is taken, never inside it; the caller answers only after the write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from engine import AnyAction, RecordingDice, apply
+from engine.kinds import action_to_data, to_snapshot
+from storage import rolllog
+from storage.clocks import Clocks
+from storage.families import action_entries, family_of
+from storage.logrows import base_entry
+from storage.model import Announce, Outcome, Outgoing, StoredGame, Where, Who, timestamp
+from storage.rolllog import LogEntry, LogRow
+from storage.seeds import Seeds
+from storage.store import Context, GameStore
+from storage.vocabulary import ROLL_NAMES
+
+_COLUMNS = (
+    "game_id, seq, at, actor_id, action, faces, snapshot, phase, names, log_rows, message_id, "
+    "channel_id, content, message_log_id"
+)
+# Most actions (a roll) take the lean road; turn changes and the bot's own moves also move
+# the clock, the seats, the reminders or the outbox (migrations 5 and 6).
+_APPLY_ACTION = f"INSERT INTO apply_action ({_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+_APPLY_TURN = (
+    f"INSERT INTO apply_turn ({_COLUMNS}, players, clock, fired, outbox) "
+    f"VALUES ({', '.join('?' * 18)})"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """Everything one action writes, as the one statement's parameters."""
+
+    lean: tuple[object, ...]  # the action, snapshot, log rows and the message that made it
+    turn: tuple[object, ...]  # players, clock, the reminder fired, messages owed (or Nones)
+
+    @property
+    def statement(self) -> str:
+        return _APPLY_ACTION if self.turn == (None, None, None, None) else _APPLY_TURN
+
+    @property
+    def parameters(self) -> tuple[object, ...]:
+        return self.lean if self.turn == (None, None, None, None) else (*self.lean, *self.turn)
+
+
+def build_commit(
+    old: StoredGame,
+    new: StoredGame,
+    where: Where,
+    who: Who,
+    action: AnyAction,
+    faces: list[int],
+    now: str,
+    rows: Sequence[LogRow],
+    turn: tuple[str | None, str | None, int | None, Sequence[Outgoing]],
+) -> Commit:
+    """The statement's parameters for an action (pure). `turn`: the seated players when they
+    changed, the new clock, the reminder this action carries out, the messages owed."""
+    rolled = next((r for r in rows if r.action in ROLL_NAMES), None)
+    players, clock_json, fired, outgoing = turn
+    outbox = (
+        json.dumps([[o.channel_id, o.user_id, o.payload] for o in outgoing], ensure_ascii=False)
+        if outgoing
+        else None
+    )
+    lean = (
+        old.id,
+        new.version,
+        now,
+        who.user_id,
+        json.dumps(action_to_data(action)),
+        json.dumps(faces),
+        json.dumps(to_snapshot(new.state)),
+        new.state.phase.value,
+        json.dumps(new.names),
+        json.dumps([[r.id, rolllog.body_of(r), r.hash] for r in rows], ensure_ascii=False),
+        where.message_id,
+        where.channel_id,
+        where.content or (rolled.dice if rolled else None),
+        rolled.id if rolled is not None and where.message_id else None,
+    )
+    return Commit(lean, (players, clock_json, fired, outbox))
+
+
+@dataclass(frozen=True, slots=True)
+class _Applied:
+    """An action the engine applied, before it is written."""
+
+    game: StoredGame
+    events: tuple[object, ...]
+    faces: list[int]
+    entries: list[LogEntry]
+    now: str
+    clock_json: str | None
+    hushed: tuple[str, ...]
+    players: str | None
+
+
+class Road:
+    """Applies and stores one action at a time (see the module's docstring)."""
+
+    def __init__(self, ctx: Context, store: GameStore, seeds: Seeds, clocks: Clocks) -> None:
+        self.ctx = ctx
+        self.store = store
+        self.seeds = seeds
+        self.clocks = clocks
+
+    async def commit(
+        self,
+        game: StoredGame,
+        where: Where,
+        who: Who,
+        action: AnyAction,
+        reason: str | None,
+        corrects: int | None,
+        *,
+        fired: int | None = None,
+        announce: Announce | None = None,
+        automatic: bool = False,
+    ) -> Outcome:
+        """Apply and store one action. `fired`: the reminder this action carries out (marked
+        done with it); `announce`: messages owed for it, queued in the same statement;
+        `automatic`: the bot acted because a deadline passed (a missed turn)."""
+        done = await self._apply(game, where, who, action, reason, corrects, automatic)
+        db = self.ctx.db
+        while True:
+            # Chained after the head as it is now, and the messages rendered, outside the
+            # write lock; if another channel's write moved the head meanwhile, again. (Only the
+            # lock's holder may set the remembered head: a read out here can be overtaken.)
+            head = db.chain_head or await rolllog.read_head(db)
+            rows = tuple(rolllog.chain_after(head, done.entries))
+            outcome = Outcome(done.game, done.events, rows, done.hushed)  # type: ignore[arg-type]
+            outgoing = announce(outcome) if announce is not None else []
+            turn = (done.players, done.clock_json, fired, outgoing)
+            commit = build_commit(
+                game, done.game, where, who, action, done.faces, done.now, rows, turn
+            )
+            async with db.writing() as conn:
+                if await rolllog.head(db) != head:
+                    continue
+                await conn.execute(commit.statement, commit.parameters)
+                if rows:
+                    db.staged_head = (rows[-1].id, rows[-1].hash)
+            break
+        self.store.remember(done.game)
+        if outgoing or (
+            done.game.clock is not None and self.clocks.due_before_wake(done.clock_json)
+        ):
+            self.ctx.wakeup.set()
+        return outcome
+
+    async def _apply(
+        self,
+        game: StoredGame,
+        where: Where,
+        who: Who,
+        action: AnyAction,
+        reason: str | None,
+        corrects: int | None,
+        automatic: bool,
+    ) -> _Applied:
+        """The engine's part and everything worked out from it, before anything is written."""
+        recording = RecordingDice(await self.seeds.game_dice(game, game.version + 1))
+        state, events = apply(game.state, action, recording)
+        now = timestamp(self.ctx.clock())
+        names = game.names
+        if game.names.get(who.user_id) != who.name and (
+            who.user_id in state.players or who.user_id in game.names
+        ):
+            names = {**game.names, who.user_id: who.name}
+        updated = replace(game, state=state, names=names, version=game.version + 1)
+        clock_json, clock, hushed = await self.clocks.next_clock(
+            game, updated, events, who, automatic
+        )
+        updated = replace(updated, clock=clock)
+        entries = action_entries(
+            updated,
+            base_entry(updated, where, who, now, reason),
+            events,
+            lambda first, sides: self.seeds.randomness(
+                updated.label, updated.version, first, updated.commitment, sides
+            ),
+            corrects,
+            family_of(game.state).round_of(game.state),
+        )
+        if state.is_over and game.commitment is not None:
+            entries.append(await self.seeds.reveal_entry(updated, where, who, now))
+        players = None
+        if set(state.players) != set(game.state.players) or state.is_over:
+            players = json.dumps([] if state.is_over else list(state.players))
+        return _Applied(updated, events, recording.faces, entries, now, clock_json, hushed, players)

@@ -1,0 +1,270 @@
+"""Seeds and the dice they decide (engine/fairdice.py): each game's committed seed, sealed in
+the database until the game ends (storage/seal.py), mixed with the players' seed texts into
+the key every die of the game derives from; and each channel's seed of the day for free
+rolls, revealed when the next day's replaces it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import replace
+from datetime import UTC
+
+import aiosqlite
+
+from engine import DiceSource, Phase, Refusal, RulesError
+from engine.fairdice import SCHEME, HmacDice, commitment, game_key
+from engine.freeroll import FreeRoll, FreeRollResult, roll_free
+from storage import rolllog
+from storage.logrows import base_entry, derivation, plain_entry
+from storage.model import StoredGame, Where, Who, timestamp
+from storage.rolllog import LogEntry, LogRow
+from storage.seal import SealKey, SealKeyError
+from storage.store import Context, GameStore
+from storage.vocabulary import Act
+
+log = logging.getLogger("rollkeeper.seeds")
+
+SEED_TEXT_MAX = 100
+
+
+class SeedRefusedError(RulesError):
+    """A player seed that cannot be added (game started, too long, not seated)."""
+
+
+class SealedSeedError(Refusal):
+    """A sealed seed that does not open to its commitment: wrong key or an altered file."""
+
+
+def _sides_of(die: str) -> int:
+    """Sides of a free-roll die: `d20` -> 20; painted dice have six."""
+    return 6 if die.startswith("py") else int(die[1:])
+
+
+class Seeds:
+    """The seeds and keys of games and free rolls."""
+
+    def __init__(self, ctx: Context, store: GameStore) -> None:
+        self.ctx = ctx
+        self.store = store
+        self._keys: dict[int, bytes] = {}  # keys of started games (their seed never changes)
+        store.forgotten.append(self._forget)
+
+    def _forget(self, game: StoredGame) -> None:
+        self._keys.pop(game.id, None)
+
+    @property
+    def _seal(self) -> SealKey:
+        if self.ctx.db.seal is None:
+            raise RuntimeError("the service needs a database opened to write (with its key)")
+        return self.ctx.db.seal
+
+    def _unseal(self, sealed: str, commit: str | None, what: str) -> bytes:
+        """A seed out of its seal, checked against its commitment; a seed that does not match
+        is refused (never a silently different die)."""
+        try:
+            return self._seal.unseal(sealed, commit, what)
+        except SealKeyError as exc:
+            log.error("cannot unseal a seed: %s", exc)
+            raise SealedSeedError(
+                f"I can't read the dice seed of {what}, so I won't roll: a moderator should "
+                "check the bot's log (its seal key or its database was changed)."
+            ) from None
+
+    def randomness(
+        self, label: str, event: int, first: int, commit: str | None, sides: list[int]
+    ) -> str:
+        """How a row's dice were produced: the derivation inputs, or the injected source."""
+        if self.ctx.dice is not None:
+            return self.ctx.randomness
+        return derivation(label, event, first, commit, sides)
+
+    # ---- games ---------------------------------------------------------------------------
+
+    def new_seed(self) -> tuple[str | None, str | None]:
+        """A new game's seed, sealed, and its commitment (none with injected dice)."""
+        if self.ctx.dice is not None:
+            return None, None
+        seed = self.ctx.seeds()
+        return self._seal.seal(seed), commitment(seed)
+
+    def commit_entry(self, game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:
+        """The row that publishes a new game's commitment, before any die."""
+        info = {"scheme": SCHEME, "label": game.label, "commitment": game.commitment}
+        return replace(
+            base_entry(game, where, who, now, None), action=Act.COMMIT, randomness=json.dumps(info)
+        )
+
+    async def game_dice(self, game: StoredGame, event: int) -> DiceSource:
+        """The dice of one action (`event`: its number) of a game."""
+        if self.ctx.dice is not None:
+            return self.ctx.dice
+        key = self._keys.get(game.id)
+        if key is None:
+            key = game_key(await self._game_seed(game), game.player_seeds)
+            if game.state.phase is not Phase.LOBBY:  # seeds can no longer be added
+                self._keys[game.id] = key
+        return HmacDice(key, game.label, event)
+
+    async def _game_seed(self, game: StoredGame) -> bytes:
+        async with self.ctx.db.conn.execute(
+            "SELECT seed FROM games WHERE id = ?", (game.id,)
+        ) as cursor:
+            row = await cursor.fetchone()
+        if row is None or row[0] is None:
+            raise RuntimeError(f"game {game.id} has no seed")
+        return self._unseal(row[0], game.commitment, game.title)
+
+    async def reveal_entry(self, game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:
+        """The game is over: its seed goes into the log for anyone to check."""
+        info = {
+            "scheme": SCHEME,
+            "label": game.label,
+            "commitment": game.commitment,
+            "seed": (await self._game_seed(game)).hex(),
+            "player_seeds": list(game.player_seeds),
+        }
+        return replace(
+            base_entry(game, where, who, now, None),
+            action=Act.SEED_REVEAL,
+            randomness=json.dumps(info),
+        )
+
+    async def check_seed(self, where: Where, who: Who, text: str) -> StoredGame:
+        """What `add_seed` refuses, checked without changing anything."""
+        text = " ".join(text.split())
+        if not text or len(text) > SEED_TEXT_MAX:
+            raise SeedRefusedError(
+                f"A seed is 1 to {SEED_TEXT_MAX} characters of any text.",
+                hint="seed my lucky words",
+            )
+        game = await self.store.require_game_here(where.channel_id)
+        if game.state.phase is not Phase.LOBBY:
+            raise SeedRefusedError("Seeds can only be added before the game starts.", "status")
+        if who.user_id not in game.state.players:
+            raise SeedRefusedError("Join the game to add a seed.", hint="join")
+        return game
+
+    async def add_seed(self, where: Where, who: Who, text: str) -> LogRow:
+        """A player's seed text, mixed into the game key; only before the game starts."""
+        async with self.store.lock(where.channel_id):
+            game = await self.check_seed(where, who, text)
+            text = " ".join(text.split())
+            seeds = [*game.player_seeds, text]
+            info = {"scheme": SCHEME, "label": game.label, "player_seeds": seeds}
+            entry = replace(
+                base_entry(game, where, who, timestamp(self.ctx.clock()), None),
+                action=Act.PLAYER_SEED,
+                dice=text,
+                randomness=json.dumps(info),
+            )
+            async with self.ctx.db.transaction() as conn:
+                await conn.execute(
+                    "UPDATE games SET player_seeds = ? WHERE id = ?", (json.dumps(seeds), game.id)
+                )
+                (row,) = await rolllog.append(self.ctx.db, [entry])
+            self.store.remember(replace(game, player_seeds=tuple(seeds)))
+            return row
+
+    # ---- free rolls ----------------------------------------------------------------------
+
+    async def free_roll(
+        self, where: Where, who: Who, roll: FreeRoll
+    ) -> tuple[LogRow, FreeRollResult, list[LogRow]]:
+        """Roll and log a roll made outside any game, from the channel's seed of the day.
+        Returns the roll's row, the result, and the rows revealing earlier days' seeds."""
+        async with self.store.lock(where.channel_id):
+            now = self.ctx.clock()
+            day = now.astimezone(UTC).date().isoformat()
+            label = f"free/{where.channel_id}/{day}"
+            base = plain_entry(where, who, timestamp(now), Act.FREE_ROLL)
+            async with self.ctx.db.transaction() as conn:
+                entries: list[LogEntry] = []
+                source: DiceSource | None = self.ctx.dice
+                commit, event = None, 0
+                if source is None:
+                    entries = await self._rotate_channel_seed(conn, where.channel_id, day, base)
+                    seed, commit, event = await self._day_seed(conn, where.channel_id, day)
+                    source = HmacDice(game_key(seed), label, event)
+                result = roll_free(roll, source)
+                sides = [_sides_of(f.die) for f in result.faces]
+                faces = [(f.die, f.face, f.colour) for f in result.faces]
+                entries.append(
+                    replace(
+                        base,
+                        dice=roll.text,
+                        randomness=self.randomness(label, event, 0, commit, sides),
+                        results=rolllog.encode_results(faces),
+                    )
+                )
+                await conn.execute(
+                    "UPDATE channel_seeds SET rolls = rolls + 1 WHERE channel_id = ? AND day = ?",
+                    (where.channel_id, day),
+                )
+                rows = await rolllog.append(self.ctx.db, entries)
+                await _link_message(conn, where, rows[-1])
+            return rows[-1], result, [r for r in rows if r.action == Act.SEED_REVEAL]
+
+    async def _day_seed(
+        self, conn: aiosqlite.Connection, channel_id: str, day: str
+    ) -> tuple[bytes, str, int]:
+        """A channel's seed of the day, its commitment and how many rolls it has made."""
+        async with conn.execute(
+            "SELECT seed, commitment, rolls FROM channel_seeds WHERE channel_id = ? AND day = ?",
+            (channel_id, day),
+        ) as cursor:
+            found = await cursor.fetchone()
+        assert found is not None
+        commit = str(found[1])
+        return self._unseal(found[0], commit, f"the free rolls of {day}"), commit, int(found[2])
+
+    async def _rotate_channel_seed(
+        self, conn: aiosqlite.Connection, channel_id: str, day: str, base: LogEntry
+    ) -> list[LogEntry]:
+        """Make sure today's channel seed exists (committed in the log); reveal older ones."""
+        entries = []
+        async with conn.execute(
+            "SELECT day, seed, commitment FROM channel_seeds WHERE channel_id = ? AND day < ? "
+            "AND revealed = 0",
+            (channel_id, day),
+        ) as cursor:
+            stale = await cursor.fetchall()
+        for old_day, old_seed, old_commit in stale:
+            revealed = self._unseal(old_seed, old_commit, f"the free rolls of {old_day}")
+            info = {
+                "scheme": SCHEME,
+                "label": f"free/{channel_id}/{old_day}",
+                "commitment": old_commit,
+                "seed": revealed.hex(),
+            }
+            entries.append(replace(base, action=Act.SEED_REVEAL, randomness=json.dumps(info)))
+            await conn.execute(
+                "UPDATE channel_seeds SET revealed = 1 WHERE channel_id = ? AND day = ?",
+                (channel_id, old_day),
+            )
+        seed = self.ctx.seeds()
+        created = await conn.execute(
+            "INSERT OR IGNORE INTO channel_seeds (channel_id, day, seed, commitment) "
+            "VALUES (?, ?, ?, ?)",
+            (channel_id, day, self._seal.seal(seed), commitment(seed)),
+        )
+        if created.rowcount:
+            info = {
+                "scheme": SCHEME,
+                "label": f"free/{channel_id}/{day}",
+                "commitment": commitment(seed),
+            }
+            entries.append(replace(base, action=Act.COMMIT, randomness=json.dumps(info)))
+        return entries
+
+
+async def _link_message(conn: aiosqlite.Connection, where: Where, row: LogRow) -> None:
+    """Remember which message made a roll, for the watchdog."""
+    if where.message_id is None:
+        return
+    await conn.execute(
+        "INSERT OR IGNORE INTO message_rolls (message_id, channel_id, content, log_id) "
+        "VALUES (?, ?, ?, ?)",
+        (where.message_id, where.channel_id, where.content or row.dice, row.id),
+    )

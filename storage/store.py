@@ -1,0 +1,178 @@
+"""The open games, by channel: what the service's parts share.
+
+`Context` holds what every part needs (the database, the dice, the clock). `GameStore` keeps
+each channel's lock (one command at a time per channel) and the open games in memory: this
+process is the only writer (the database's lock file sees to that), so a cached game is the
+stored game; the least recently used are dropped past `CACHED_GAMES`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from engine import DiceSource, RulesError
+from engine.kinds import from_snapshot
+from storage.db import Database
+from storage.model import StoredGame, utc_now
+from storage.pace import Pace, Policy, clock_from_row
+
+CACHED_GAMES = 20_000  # open games kept in memory (least recently used ones are dropped)
+
+
+class NoGameHereError(RulesError):
+    """The channel has no open game."""
+
+
+class NoSuchGameError(RulesError):
+    """No game with that number in this server."""
+
+
+@dataclass
+class Context:
+    """What every part of the service shares. `dice=None` (production): every die derives
+    from the game's committed seed (engine/fairdice.py); a `dice` source replaces that for
+    tests and benchmarks, and `randomness` then says so in the log. `wakeup` is set when
+    reminders or messages may have become due (the timekeeper wakes); `wake_at` is when it
+    means to look again anyway."""
+
+    db: Database
+    dice: DiceSource | None = None
+    clock: Callable[[], datetime] = utc_now
+    randomness: str = "scripted"
+    seeds: Callable[[], bytes] = lambda: secrets.token_bytes(32)
+    wakeup: asyncio.Event = field(default_factory=asyncio.Event)
+    wake_at: datetime | None = None
+
+
+GAME_SELECT = (
+    "SELECT g.id, g.guild_id, g.channel_id, g.number, g.snapshot, g.names, g.version, "
+    "g.created_at, g.commitment, g.player_seeds, g.deadline, g.policy, g.drop_after, "
+    "c.player, c.turn_seq, c.started_at, c.due_at, c.misses "
+    "FROM games g LEFT JOIN turn_clocks c ON c.game_id = g.id"
+)
+
+
+def game_from_row(row: Sequence[Any]) -> StoredGame:
+    """A `GAME_SELECT` row as a game."""
+    return StoredGame(
+        id=int(row[0]),
+        guild_id=str(row[1]),
+        channel_id=str(row[2]),
+        number=int(row[3]),
+        state=from_snapshot(json.loads(row[4])),
+        names=dict(json.loads(row[5])),
+        version=int(row[6]),
+        created_at=str(row[7]),
+        commitment=row[8],
+        player_seeds=tuple(json.loads(row[9] or "[]")),
+        pace=Pace(
+            timedelta(seconds=row[10]) if row[10] is not None else None,
+            Policy(row[11]),
+            int(row[12]),
+        ),
+        clock=clock_from_row(row[13:18]),
+    )
+
+
+class GameStore:
+    """Channels' locks and their open games."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._games: OrderedDict[str, StoredGame] = OrderedDict()
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        self.forgotten: list[Callable[[StoredGame], None]] = []  # told when a game leaves
+
+    @property
+    def db(self) -> Database:
+        return self.ctx.db
+
+    def lock(self, channel_id: str) -> asyncio.Lock:
+        """The channel's lock: its commands one at a time, in the order they came."""
+        found = self._locks.get(channel_id)
+        if found is None:
+            found = asyncio.Lock()
+            self._locks[channel_id] = found
+        return found
+
+    async def game_here(self, channel_id: str) -> StoredGame | None:
+        """The open (not finished) game in a channel, if any."""
+        cached = self._games.get(channel_id)
+        if cached is not None:
+            self._games.move_to_end(channel_id)
+            return cached
+        sql = f"{GAME_SELECT} WHERE g.channel_id = ? AND g.phase != 'over'"
+        async with self.db.conn.execute(sql, (channel_id,)) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            return None
+        game = game_from_row(row)
+        self.remember(game)
+        return game
+
+    def remember(self, game: StoredGame) -> None:
+        """Keep an open game in the cache (forget a finished one)."""
+        if game.state.is_over:
+            self._games.pop(game.channel_id, None)
+            self._forget(game)
+            return
+        self._games[game.channel_id] = game
+        self._games.move_to_end(game.channel_id)
+        while len(self._games) > CACHED_GAMES:
+            _, dropped = self._games.popitem(last=False)
+            self._forget(dropped)
+
+    def _forget(self, game: StoredGame) -> None:
+        for told in self.forgotten:
+            told(game)
+
+    async def require_game_here(self, channel_id: str) -> StoredGame:
+        game = await self.game_here(channel_id)
+        if game is None:
+            raise NoGameHereError(
+                "There's no game in this channel. Start one, then others can join.",
+                hint="new classic",
+            )
+        return game
+
+    async def shown_game_here(self, channel_id: str) -> StoredGame | None:
+        """The game to show in a channel: the open one, else the last one that finished."""
+        game = await self.game_here(channel_id)
+        if game is not None:
+            return game
+        sql = f"{GAME_SELECT} WHERE g.channel_id = ? ORDER BY g.id DESC LIMIT 1"
+        async with self.db.conn.execute(sql, (channel_id,)) as cursor:
+            row = await cursor.fetchone()
+        return None if row is None else game_from_row(row)
+
+    async def game_by_number(self, guild_id: str, number: int) -> StoredGame:
+        sql = f"{GAME_SELECT} WHERE g.guild_id = ? AND g.number = ?"
+        async with self.db.conn.execute(sql, (guild_id, number)) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            raise NoSuchGameError(f"There is no game {number} in this server.", hint="games")
+        return game_from_row(row)
+
+    async def games_in(self, guild_id: str, limit: int = 25) -> list[StoredGame]:
+        """The server's games, open ones first, newest first."""
+        sql = f"{GAME_SELECT} WHERE g.guild_id = ? ORDER BY g.phase = 'over', g.id DESC LIMIT ?"
+        async with self.db.conn.execute(sql, (guild_id, limit)) as cursor:
+            return [game_from_row(r) for r in await cursor.fetchall()]
+
+    async def my_games(self, user_id: str, limit: int = 50) -> list[StoredGame]:
+        """Every open game a player sits in, in every server: the soonest deadline first."""
+        sql = (
+            f"{GAME_SELECT} JOIN seats s ON s.game_id = g.id "
+            "WHERE s.user_id = ? AND g.phase != 'over' "
+            "ORDER BY c.due_at IS NULL, c.due_at, g.id LIMIT ?"
+        )
+        async with self.db.conn.execute(sql, (user_id, limit)) as cursor:
+            return [game_from_row(r) for r in await cursor.fetchall()]

@@ -1,0 +1,129 @@
+"""The roll log's vocabulary: every action a row can name, and the few row fields that hold
+structured values in words (a deck order, a reshuffled pile, a revealed seed). They are
+written and read here and nowhere else: the audit, the fairness export and the card table read
+rows through these names and functions, never by splitting another module's prose, so a
+row's wording can change without breaking what reads it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+class Act(StrEnum):
+    """What a row records, in the forum's words (the row's `action`)."""
+
+    COMMIT = "Commit"  # a seed's commitment, before its first die
+    PLAYER_SEED = "Player seed"
+    SEED_REVEAL = "Seed reveal"
+    FREE_ROLL = "Free roll"
+    START_ROLL = "Start roll"
+    FIRST_ROLL = "First roll"
+    SECOND_ROLL = "Second roll"
+    THIRD_ROLL = "Third roll"
+    VOID = "Void"
+    SKIP = "Skip turn"
+    SCORE = "Score"  # a score made for a player (a deadline's autoplay)
+    KICK = "Kick"
+    END = "End game"
+    DEAL = "Deal"
+    RESHUFFLE = "Reshuffle"
+    EXCHANGE = "Exchange"
+    PASS = "Pass"
+    STAY = "Stay"
+    SHOWDOWN = "Showdown"
+    DECLARE = "Declare"
+    NO_HAND = "No hand"
+    CROSSED_OUT = "Crossed out"
+    DECK_REVEAL = "Deck reveal"
+    DEADLINE_PASSED = "Deadline passed"
+    DEADLINE_CHANGED = "Deadline changed"
+    MESSAGE_EDITED = "Message edited"
+    MESSAGE_DELETED = "Message deleted"
+
+
+ROLL_NAMES: tuple[str, str, str] = (Act.FIRST_ROLL, Act.SECOND_ROLL, Act.THIRD_ROLL)
+
+# The rows one game action writes (besides a game's seed reveal, which `audit verify` checks
+# against the commitment); every other row of a game is written by other commands.
+ACTION_ROWS = frozenset(
+    {
+        Act.START_ROLL,
+        *ROLL_NAMES,
+        Act.VOID,
+        Act.SKIP,
+        Act.SCORE,
+        Act.DEAL,
+        Act.RESHUFFLE,
+        Act.EXCHANGE,
+        Act.PASS,
+        Act.STAY,
+        Act.SHOWDOWN,
+        Act.DECLARE,
+        Act.NO_HAND,
+        Act.CROSSED_OUT,
+        Act.DECK_REVEAL,
+        Act.KICK,
+        Act.END,
+    }
+)
+
+# Rows whose `dice` names players by their display name at the time (names may change).
+NAMES_PLAYERS = frozenset({Act.SKIP, Act.KICK, Act.DEAL, Act.SHOWDOWN})
+
+
+class HasFields(Protocol):
+    @property
+    def dice(self) -> str: ...
+
+    @property
+    def randomness(self) -> str | None: ...
+
+
+# ---- deck orders (a `Deck reveal` row's `dice`) ------------------------------------------------
+
+_ORDERS_APART = " | "
+
+
+def deck_reveal_text(orders: Sequence[Sequence[str]]) -> str:
+    """`7h 8c ... | 9d Ks ...`: every shuffle's order, top first, in the order they were made."""
+    return _ORDERS_APART.join(" ".join(order) for order in orders)
+
+
+def deck_orders(row: HasFields) -> list[tuple[str, ...]]:
+    """The deck orders a `Deck reveal` row shows."""
+    return [tuple(order.split()) for order in row.dice.split(_ORDERS_APART)]
+
+
+# ---- a reshuffled pile (a `Reshuffle` row's `dice`) -------------------------------------------
+
+_PILE_FOLLOWS = ": "
+
+
+def reshuffle_text(count: int, kept: int, pile: Sequence[str]) -> str:
+    """`24 cards from the discard pile (its top 1 stay): 7h 8c ...`: the face-up cards that were
+    shuffled into the stock, top first."""
+    return f"{count} cards from the discard pile (its top {kept} stay){_PILE_FOLLOWS}" + " ".join(
+        pile
+    )
+
+
+def reshuffled_pile(row: HasFields) -> list[str]:
+    """The cards a `Reshuffle` row shuffled, top first."""
+    return row.dice.rpartition(_PILE_FOLLOWS)[2].split()
+
+
+# ---- how a row's dice were drawn, and what a seed row holds (its `randomness`) ---------------
+
+
+def randomness(row: HasFields) -> dict[str, Any]:
+    """A row's `randomness` as data: the derivation of its draws (scheme, label, event, first
+    draw, sides, commitment), a commitment, a revealed seed; {} for injected dice."""
+    try:
+        info = json.loads(row.randomness or "")
+    except ValueError:
+        return {}
+    return info if isinstance(info, dict) else {}
