@@ -33,6 +33,7 @@ REVIEW_GAMES ?= 500
 bench: $(STAMP)
 	$(BIN)/python -m tests.bench.bot_bench
 	$(BIN)/python -m tests.bench.storage_bench --rows $(LOG_ROWS)
+	$(BIN)/python -m tests.bench.roll_road --out bench-results-road.json
 	$(BIN)/python -m tests.bench.review_bench --games $(REVIEW_GAMES)
 
 # Not part of `make test`: mutants of the code that decides scores, turns, moderator rights,

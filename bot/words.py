@@ -20,6 +20,7 @@ from engine import (
 from engine.timing import format_duration
 from storage.pace import TurnClock
 from storage.service import Outcome, StoredGame
+from storage.vocabulary import Act
 
 PIPS = "⚀⚁⚂⚃⚄⚅"
 
@@ -76,7 +77,7 @@ def log_head(outcome: Outcome) -> str:
 
 def seed_reveal(outcome: Outcome, prefix: str, what: str = "Dice") -> str:
     """The game-over line that reveals the committed seed (empty when nothing was revealed)."""
-    reveal = next((r for r in outcome.rows if r.action == "Seed reveal"), None)
+    reveal = next((r for r in outcome.rows if r.action == Act.SEED_REVEAL), None)
     if reveal is None:
         return ""
     info = json.loads(reveal.randomness or "{}")

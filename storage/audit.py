@@ -39,8 +39,8 @@ from storage.db import Database, connect_readonly
 from storage.families import action_entries, family_of
 from storage.logrows import base_entry, committed
 from storage.model import StoredGame, Where, Who
-from storage.rolllog import ROLL_NAMES, ChainProblem, LogEntry, LogRow
-from storage.vocabulary import ACTION_ROWS, NAMES_PLAYERS, Act, randomness
+from storage.rolllog import ChainProblem, LogEntry, LogRow
+from storage.vocabulary import ACTION_ROWS, NAMES_PLAYERS, ROLL_NAMES, Act, randomness
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,6 @@ GENESIS = "0" * 64
 
 # Actions, in the forum's words.
 START_ROLL = "Start roll"
-ROLL_NAMES = ("First roll", "Second roll", "Third roll")
 FREE_ROLL = "Free roll"
 
 
@@ -322,10 +321,28 @@ class LogQuery:
     before_id: int | None = None
 
 
+# The first row id stamped at or after a time (one past the last row if none): a bisection
+# over the ids, which are consecutive from 1 (`audit verify` checks it) and grow with time, so
+# some 2 log2(rows) primary-key reads and no time index to keep up at every roll.
+_FIRST_AT = """(
+    WITH RECURSIVE span(lo, hi) AS (
+        SELECT 1, (SELECT COALESCE(MAX(id), 0) + 1 FROM roll_log)
+        UNION ALL
+        SELECT
+            CASE WHEN (SELECT at FROM roll_log WHERE id = (lo + hi) / 2) >= ?
+                 THEN lo ELSE (lo + hi) / 2 + 1 END,
+            CASE WHEN (SELECT at FROM roll_log WHERE id = (lo + hi) / 2) >= ?
+                 THEN (lo + hi) / 2 ELSE hi END
+        FROM span WHERE lo < hi
+    )
+    SELECT lo FROM span WHERE lo >= hi
+)"""
+
+
 def _query_sql(q: LogQuery) -> tuple[str, list[object]]:
     """Newest first, at most `q.limit` rows (page back with `before_id`).
 
-    Ids grow with time, so a date range becomes an id range (one seek in the time index) and
+    Ids grow with time, so a date range becomes an id range (a bisection of the ids) and
     every filter is served by an `(x, id)` index: the cost follows `limit`, not the log's size.
     """
     where: list[str] = []
@@ -348,15 +365,11 @@ def _query_sql(q: LogQuery) -> tuple[str, list[object]]:
         where.append("guild_id = ?")
         params.append(q.guild_id)
     if q.since is not None:
-        where.append(
-            "id >= COALESCE((SELECT id FROM roll_log WHERE at >= ? ORDER BY at LIMIT 1), 1 << 62)"
-        )
-        params.append(q.since)
+        where.append(f"id >= {_FIRST_AT}")
+        params.extend([q.since, q.since])
     if q.until is not None:
-        where.append(
-            "id < COALESCE((SELECT id FROM roll_log WHERE at >= ? ORDER BY at LIMIT 1), 1 << 62)"
-        )
-        params.append(q.until)
+        where.append(f"id < {_FIRST_AT}")
+        params.extend([q.until, q.until])
     if q.before_id is not None:
         where.append("id < ?")
         params.append(q.before_id)

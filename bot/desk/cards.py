@@ -18,6 +18,7 @@ from engine.errors import RulesError
 from engine.numbers import read_number
 from storage import rolllog
 from storage.service import StoredGame
+from storage.vocabulary import Act, deck_orders
 
 _FROM_DISCARD = re.compile(
     r"\s*(?:from\s+(?:the\s+)?discard(?:\s+pile)?|discard=|take|from\s+pile)\s*([0-9])?\s*$",
@@ -151,13 +152,13 @@ class Cards:
         lines = [
             f"`#{r.id}` {escape(r.user_name)}: {r.action} {r.dice}"
             for r in rows
-            if r.turn_label == label and r.action != "Deck reveal"
+            if r.turn_label == label and r.action != Act.DECK_REVEAL
         ]
         reveal = next(
-            (r for r in rows if r.turn_label == label and r.action == "Deck reveal"), None
+            (r for r in rows if r.turn_label == label and r.action == Act.DECK_REVEAL), None
         )
         if reveal is not None:
-            orders = [o.split() for o in reveal.dice.split(" | ")]
+            orders = deck_orders(reveal)
             lines.append("Deck as shuffled: " + show_all(orders[0]))
             for extra in orders[1:]:
                 lines.append("Reshuffled stock: " + show_all(extra))

@@ -62,8 +62,9 @@ from engine import (
 )
 from engine.game import score_hint
 from engine.numbers import is_number
-from storage.rolllog import ROLL_NAMES, LogRow
+from storage.rolllog import LogRow
 from storage.service import Outcome, StoredGame
+from storage.vocabulary import ROLL_NAMES
 
 # A preset without its own colour gets one made from its name (see `colour`).
 COLOURS = {"classic": 0xC0392B, "triple": 0x2471A3, "painted": 0x8E44AD, "painted-pyz": 0x1E8449}
@@ -245,7 +246,7 @@ class DicePresenter(Presenter):
         if event.replaced:
             text += f"{name} reroll {_reroll_words(event.replaced)}\n"
         text += f"{name} rolled {named} and got {got}"
-        action = ("First roll", "Second roll", "Third roll")[event.roll - 1]
+        action = ROLL_NAMES[event.roll - 1]
         label = game.turn_label(event.turn)
         ref = f" · Roll #{row.id}" if row else ""
         text += (

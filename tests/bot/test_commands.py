@@ -19,14 +19,18 @@ from bot.discord_bot import RollkeeperBot
 from bot.presenters import PRESENTERS, Presenter
 from bot.presenters import dice as dice_words
 from engine.kinds import KINDS
+from storage.families import FAMILIES
 from storage.service import GameService, Where, Who, utc_now
 
 # Commands typed only, by design (none yet): a slash form would be added here on purpose.
 TYPED_ONLY: set[str] = set()
 
 
-def test_every_game_family_has_a_presenter() -> None:
+def test_every_game_family_has_a_presenter_and_a_storage_family() -> None:
     for kind in KINDS:
+        stored = FAMILIES.get(kind.family)
+        assert stored is not None, f"no log rows or record format for the {kind.family} games"
+        assert stored.kind is kind
         presenter = PRESENTERS.get(kind.family)
         assert presenter is not None, f"no presenter for the {kind.family} games"
         assert presenter.family == kind.family

@@ -214,3 +214,34 @@ async def test_any_name_survives_the_log_byte_for_byte(
     stored = await rolllog.get(service.db.conn, row.id)
     assert stored is not None and stored.user_name == odd.name and stored.hash == row.hash
     assert (await verify(service.db)).ok
+
+
+async def test_a_time_range_selects_exactly_the_rolls_made_in_it(
+    service: GameService, dice: QueueDice, clock: FakeClock
+) -> None:
+    """`audit log --since/--until` (a bisection of the ids): each bound at, between, before and
+    after the rows' times."""
+    empty = LogQuery(since="2026-11-20T00:00:00.000000Z", limit=10)
+    assert await rolllog.query(service.db, empty) == []  # an empty log has nothing in any range
+    stamps = []
+    for minute in range(7):
+        dice.push([minute % 6 + 1])
+        row, _, _ = await service.free_roll(HERE, GYPSY, parse_free_roll("d6"))
+        stamps.append(row.at)
+        clock.advance(minutes=10)
+    before_all, after_all = "2000-01-01T00:00:00.000000Z", "2999-01-01T00:00:00.000000Z"
+
+    async def ids(since: str | None = None, until: str | None = None) -> list[int]:
+        rows = await rolllog.query(service.db, LogQuery(since=since, until=until, limit=50))
+        return sorted(r.id for r in rows)
+
+    assert await ids(since=before_all) == [1, 2, 3, 4, 5, 6, 7]
+    assert await ids(since=after_all) == []
+    assert await ids(until=before_all) == []
+    assert await ids(until=after_all) == [1, 2, 3, 4, 5, 6, 7]
+    for n, stamp in enumerate(stamps, start=1):
+        assert await ids(since=stamp) == list(range(n, 8)), stamp  # from the row at `since`
+        assert await ids(until=stamp) == list(range(1, n)), stamp  # up to, not at, `until`
+    assert await ids(since=stamps[2], until=stamps[5]) == [3, 4, 5]
+    between = stamps[3].replace(":00.000000Z", ":01.000000Z")  # a second after the 4th row
+    assert between > stamps[3] and await ids(since=between) == [5, 6, 7]
