@@ -207,7 +207,8 @@ COMMANDS = CommandTable(
             Lobby.new_text,
             usage="new <variant> [option=value ...]",
             summary=f"Open a game here: {', '.join(p.name for p in PRESETS)}. e.g. `new painted "
-            "rounds=2`, `new card`. `rules <variant>` tells you how each plays.",
+            "rounds=2`, `new card`, `new classic hints=on` (the player to move may ask `hint`). "
+            "`rules <variant>` tells you how each plays.",
             slash="Open a game in this channel",
             args=(
                 Arg(
