@@ -51,6 +51,11 @@ class PreviewService(GameService):
             "press",
             "toggle_die",
             "postpone",
+            "log_hint",
+            # reads that lead to minutes of work (a review, a hint's values): checked only
+            "game_to_review",
+            "games_played",
+            "hint_asked",
         }
     )
 
@@ -128,4 +133,18 @@ class PreviewService(GameService):
         raise Accepted
 
     async def postpone(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def game_to_review(self, where: Where, number: int | None) -> NoReturn:
+        await super().game_to_review(where, number)
+        raise Accepted
+
+    async def games_played(self, guild_id: str, who: Who) -> NoReturn:
+        raise Accepted
+
+    async def hint_asked(self, where: Where, who: Who) -> NoReturn:
+        await super().hint_asked(where, who)
+        raise Accepted
+
+    async def log_hint(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted

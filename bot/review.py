@@ -64,6 +64,8 @@ def _doing(rules: Rules, choice: Choice) -> str:
 def decision_text(rules: Rules, decision: Decision) -> str:
     """`turn 7, roll 2: kept 3 3 — keeping 3 3 5 was worth 2.4 more`."""
     where = f"turn {decision.turn}, roll {decision.roll}"
+    if decision.hinted:
+        where += " (after a hint)"
     if decision.loss <= 0:
         return f"{where}: {_did(rules, decision.chosen)} — the best choice"
     better = _doing(rules, decision.best)
@@ -126,6 +128,9 @@ def _player_field(game: GameReview, player: PlayerReview) -> Field:
         f"Lost to decisions: {player.loss:.1f} points over {len(player.decisions)}",
         f"{_upper_first(_play_words(player))}, {_luck_words(player.luck)}",
     ]
+    hinted = [d for d in player.decisions if d.hinted]
+    if hinted:
+        lines.append(f"After a hint: {len(hinted)} decision{'s' if len(hinted) > 1 else ''}")
     return Field(f"{player.name}: {player.score}{status}", "\n".join(lines), inline=False)
 
 

@@ -50,6 +50,13 @@ def dice_rules(rules: Rules) -> list[str]:
         lines.append(f"Bonus {rules.colour_bonus} when the colours reach {rules.colour_bonus_at}.")
     lines.append(_yahtzee_bonus(rules))
     lines.append(_joker(rules))
+    lines.append(
+        "Hints on (hints=on): the player to move may ask `hint` for the best keep or box; "
+        "every hint is logged and the review marks the decision made after it."
+        if rules.hints
+        else "No hints during play (a game started with hints=on has them); after the game, "
+        "`review` shows what each move was worth."
+    )
     return lines
 
 

@@ -26,7 +26,7 @@ there; their expected final score is their score plus the value still to come.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -113,6 +113,7 @@ class Decision:
     chosen: Choice
     best: Choice
     loss: float
+    hinted: bool = False  # made after the player asked for a hint (a game with hints=on)
 
     @property
     def kind(self) -> str:
@@ -266,7 +267,15 @@ class _Seat:
         self.dice, self.roll = (), 0
 
 
+# A hint a player was given: (player, turn, roll, the five faces then).
+HintAsked = tuple[str, int, int, tuple[int, ...]]
+
+
 class _Reviewer(Advisor):
+    def __init__(self, rules: Rules, oracle: ValueOracle, hints: Collection[HintAsked]) -> None:
+        super().__init__(rules, oracle)
+        self.hints = frozenset(hints)
+
     def decide(self, seat: _Seat, chosen: Choice, value: float) -> None:
         best = seat.best
         assert best is not None, "a decision follows a roll"
@@ -276,7 +285,11 @@ class _Reviewer(Advisor):
         else:
             shown = best.choice
         seat.turn_loss += loss
-        seat.turn_decisions.append(Decision(seat.turn, seat.roll, seat.dice, chosen, shown, loss))
+        faces = tuple(d.face for d in seat.dice)
+        hinted = (seat.name, seat.turn, seat.roll, faces) in self.hints
+        seat.turn_decisions.append(
+            Decision(seat.turn, seat.roll, seat.dice, chosen, shown, loss, hinted)
+        )
         kind = "keep" if isinstance(chosen, KeepChoice) else "score"
         seat.turn_steps.append(Step(seat.turn, seat.roll, kind, value))
 
@@ -318,10 +331,12 @@ def review(
     events: Sequence[Event],
     oracle: ValueOracle,
     cards: Mapping[str, Scorecard] | None = None,
+    hints: Collection[HintAsked] = (),
 ) -> GameReview:
     """Review a dice game from its events (as a record's replay produces them). `cards` are
-    the players' cards before the first event, when the events start mid-game."""
-    reviewer = _Reviewer(rules, oracle)
+    the players' cards before the first event, when the events start mid-game; `hints` the
+    hints players asked for (a decision made on the dice a hint was given for is marked)."""
+    reviewer = _Reviewer(rules, oracle, hints)
     begin = {p: (cards or {}).get(p, new_scorecard(rules)) for p in players}
     oracle.prepare(rules, _turn_cards(rules, begin, events))
     seats = {}
@@ -409,7 +424,7 @@ def review_data(game: GameReview) -> dict[str, object]:
     rules = game.rules
     return {
         "variant": rules.preset,
-        "options": {k: v for k, v in rules.options if k != "order"},
+        "options": {k: v for k, v in rules.options if k not in ("order", "hints")},
         "exact": game.exact,
         "players": [
             {
@@ -430,6 +445,7 @@ def review_data(game: GameReview) -> dict[str, object]:
                         "chosen": choice_command(rules, d.chosen),
                         "best": choice_command(rules, d.best),
                         "loss": d.loss,
+                        "hinted": d.hinted,
                     }
                     for d in p.decisions
                 ],
@@ -437,3 +453,32 @@ def review_data(game: GameReview) -> dict[str, object]:
             for p in game.players
         ],
     }
+
+
+# ---- hints ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """The best move for the player to move: a command (`roll`, `keep 3 3 5`, `score
+    full_house`) and the expected final score it leads to; `others`: the next best."""
+
+    command: str
+    value: float
+    choice: Choice | None = None  # None: roll
+    others: tuple[tuple[str, float], ...] = ()
+
+
+def best_move(
+    advisor: Advisor, card: Scorecard, dice: tuple[DieFace, ...] | None, rolls_used: int
+) -> Hint:
+    """The hint for a player with `card` and `dice` on the table after `rolls_used` rolls
+    (None and 0 before the first roll: the only move is to roll)."""
+    rules = advisor.rules
+    if dice is None or rolls_used == 0:
+        start = advisor.total(card) + advisor.oracle.turn_start(rules, card)
+        return Hint("roll", start)
+    ranked = advisor.options(card, dice, MAX_ROLLS - rolls_used)
+    first, *rest = ranked
+    others = tuple((choice_command(rules, o.choice), o.value) for o in rest[:2])
+    return Hint(choice_command(rules, first.choice), first.value, first.choice, others)

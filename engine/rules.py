@@ -57,6 +57,8 @@ class Rules:
     colour_bonus_at: int | None = None
     colour_bonus: int = 0
     order: TurnOrder = TurnOrder.ROLLOFF
+    # The player to move may ask for the best keep or box (`hint`); every hint is logged.
+    hints: bool = False
     max_players: int = 8
     labels: tuple[tuple[str, str], ...] = ()
     # Loose names that fit more than one box here (`house` in painted): players are asked.
@@ -168,6 +170,9 @@ class Preset:
 _BOOL = ("true", "false")
 _ORDER = _OptionSpec("order", ("rolloff", "join"), "rolloff")
 _BONUS = _OptionSpec("yahtzee_bonus", _BOOL, "true")
+_SWITCH = ("off", "on")
+# Hints need a value for every choice: the dice presets have one (exact or estimated).
+_HINTS = _OptionSpec("hints", _SWITCH, "off")
 
 PRESETS: tuple[Preset, ...] = (
     Preset(
@@ -178,13 +183,14 @@ PRESETS: tuple[Preset, ...] = (
             _OptionSpec("joker", ("forced", "free", "none"), "forced"),
             _BONUS,
             _ORDER,
+            _HINTS,
         ),
     ),
     Preset(
         "triple",
         ("triple-yahtzee", "triple_yahtzee", "3x"),
         "Triple Yahtzee: three columns scored x1, x2 and x3, 39 turns.",
-        (_OptionSpec("joker", ("free", "none"), "free"), _BONUS, _ORDER),
+        (_OptionSpec("joker", ("free", "none"), "free"), _BONUS, _ORDER, _HINTS),
     ),
     Preset(
         "painted",
@@ -195,13 +201,14 @@ PRESETS: tuple[Preset, ...] = (
             _OptionSpec("joker", ("free", "none"), "free"),
             _BONUS,
             _ORDER,
+            _HINTS,
         ),
     ),
     Preset(
         "painted-pyz",
         ("pyz", "painted_pyz", "forum"),
         "Painted Yahtzee under the forum's PYZ rulebook: one round, Palette for chance.",
-        (_OptionSpec("joker", ("free", "none"), "free"), _BONUS, _ORDER),
+        (_OptionSpec("joker", ("free", "none"), "free"), _BONUS, _ORDER, _HINTS),
     ),
     Preset(
         "card",
@@ -240,11 +247,11 @@ def _normalise_value(spec: _OptionSpec, value: object, preset: str = "classic") 
     text = str(value).strip().lower()
     if isinstance(value, bool):
         text = "true" if value else "false"
-    if spec.choices == _BOOL:
+    if spec.choices in (_BOOL, _SWITCH):
         if text in _TRUE:
-            return "true"
+            return spec.choices[0] if spec.choices == _BOOL else "on"
         if text in _FALSE:
-            return "false"
+            return "false" if spec.choices == _BOOL else "off"
     if text in spec.choices:
         return text
     raise InvalidOptionError(
@@ -348,5 +355,6 @@ def _build(preset: str, chosen: dict[str, str]) -> Rules:
         joker_needs_upper=needs_upper,
         yahtzee_bonus=chosen["yahtzee_bonus"] == "true",
         order=TurnOrder(chosen["order"]),
+        hints=chosen["hints"] == "on",
         options=tuple(sorted(chosen.items())),
     )

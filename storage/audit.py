@@ -23,6 +23,7 @@ from engine import (
     DiceSource,
     DieFace,
     GameStarted,
+    GameState,
     RecordingDice,
     RulesError,
     ScriptedDice,
@@ -40,7 +41,14 @@ from storage.families import action_entries, family_of
 from storage.logrows import base_entry, committed
 from storage.model import StoredGame, Where, Who
 from storage.rolllog import ChainProblem, LogEntry, LogRow
-from storage.vocabulary import ACTION_ROWS, NAMES_PLAYERS, ROLL_NAMES, Act, randomness
+from storage.vocabulary import (
+    ACTION_ROWS,
+    NAMES_PLAYERS,
+    ROLL_NAMES,
+    Act,
+    hint_position,
+    randomness,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +158,8 @@ class _Replaying:
     reasons: dict[int, str]  # the reason an action's stored rows carry, by action
     expected: list[LogEntry] = field(default_factory=list)
     legacy: dict[int, str | None] = field(default_factory=dict)  # older releases' labels
+    # Who was to move at each version, at which turn and roll, with which dice (for hints).
+    positions: dict[int, tuple[str, int, int, str]] = field(default_factory=dict)
 
 
 def _verify_game(reader: sqlite3.Connection, game_row: Sequence[Any]) -> bool | None:
@@ -172,6 +182,7 @@ def _verify_game(reader: sqlite3.Connection, game_row: Sequence[Any]) -> bool | 
     for seq, actor, action_text, faces_text in actions:
         _replay_action(check, int(seq), actor, action_text, faces_text)
     _check_sequence(reader, int(game_id))
+    _check_hints(rows, check)
     final = check.game.state
     if to_snapshot(final) != json.loads(snapshot):
         raise _Bad("its stored state differs from replaying its actions")
@@ -219,6 +230,9 @@ def _replay_action(
         raise _Bad(f"action {seq} stored more faces than it rolled")
     game = replace(before, state=state, version=seq)
     check.game = game
+    position = _position(state)
+    if position is not None:
+        check.positions[seq] = position
     base = base_entry(game, Where(game.guild_id, game.channel_id), Who(actor, ""), "", None)
     base = replace(base, reason=check.reasons.get(seq))
     derive = committed(game) if game.commitment is not None else _anything
@@ -228,6 +242,34 @@ def _replay_action(
     for new_row, old_row in zip(now, then, strict=True):
         if old_row.turn_label != new_row.turn_label:
             check.legacy[id(new_row)] = old_row.turn_label
+
+
+def _position(state: AnyState) -> tuple[str, int, int, str] | None:
+    """The player to move in a dice game in play: (player, turn, rolls made, dice shown)."""
+    if not isinstance(state, GameState) or state.current_seat is None:
+        return None
+    seat = state.current_seat
+    shown = rolllog.encode_results([(d.die, d.face, d.colour) for d in state.dice or ()])
+    return seat.player, seat.next_turn, state.rolls_used, shown
+
+
+def _check_hints(rows: Sequence[LogRow], check: _Replaying) -> None:
+    """Every hint row was given in a game with hints, to the player to move, for the turn,
+    roll and dice on the table then (a forged or altered hint does not fit the game)."""
+    for row in rows:
+        if row.action != Act.HINT:
+            continue
+        state = check.game.state
+        if not isinstance(state, GameState) or not state.rules.hints:
+            raise _Bad(f"row {row.id} (Hint): the game was not started with hints")
+        position = check.positions.get(row.game_seq or 0)
+        at = hint_position(row)
+        given = (row.user_id, *at, row.results) if at is not None else None
+        if position is None or given != position:
+            raise _Bad(
+                f"row {row.id} (Hint) does not fit the game at action {row.game_seq}: it was "
+                "not that player's turn, roll and dice"
+            )
 
 
 def _anything(first: int, sides: list[int]) -> str | None:
@@ -464,6 +506,14 @@ def _unique_names(ids: Sequence[str], names: dict[str, str]) -> Callable[[str], 
 
 async def export_record(conn: aiosqlite.Connection, game_id: int) -> list[str]:
     """A game as `yahtzee-record/1` lines: replaying them reproduces the game's scores."""
+    lines, _ = await export_record_named(conn, game_id)
+    return lines
+
+
+async def export_record_named(
+    conn: aiosqlite.Connection, game_id: int
+) -> tuple[list[str], Callable[[str], str]]:
+    """`export_record`, and the name the record gives each player id."""
     async with conn.execute(
         "SELECT preset, options, names FROM games WHERE id = ?", (game_id,)
     ) as cursor:
@@ -474,7 +524,7 @@ async def export_record(conn: aiosqlite.Connection, game_id: int) -> list[str]:
     every = [e for _, produced in events for e in produced]
     seated = next((e.order for e in every if isinstance(e, GameStarted)), ())
     name = _unique_names(seated, json.loads(row[2]))
-    return family_of(state).record_lines(state, every, name)
+    return family_of(state).record_lines(state, every, name), name
 
 
 def results_text(row: LogRow) -> str:

@@ -200,7 +200,8 @@ def _apply(
 def header_line(rules: Rules, players: Iterable[str]) -> str:
     """The header of a record of a game with `rules` and `players` in playing order."""
     header: dict[str, Any] = {"format": FORMAT, "variant": rules.preset, "players": list(players)}
-    options = {k: v for k, v in rules.options if k not in ("rounds", "order")}
+    # Options that change no score (who starts, hints) are not the record's.
+    options = {k: v for k, v in rules.options if k not in ("rounds", "order", "hints")}
     if rules.preset == "painted":
         header["rounds"] = rules.rounds
     header["options"] = {

@@ -6,17 +6,35 @@ use estimates (`storage.estimates`). Card games are not reviewed yet.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
+import aiosqlite
+
 from engine.cardgame import CardState
+from engine.dice import DieFace
 from engine.game import DiceRolled, GameEnded, PlayerLeft, Scored, TurnSkipped
-from engine.review import GameReview, ValueOracle, review
+from engine.review import (
+    Advisor,
+    GameReview,
+    Hint,
+    HintAsked,
+    ValueOracle,
+    best_move,
+    review,
+)
 from engine.rules import Rules
+from engine.scoring import Scorecard
+from storage import audit, rolllog
 from storage.cardrecords import is_card_record
+from storage.db import Database
+from storage.model import StoredGame
 from storage.records import RecordError, replay
 from storage.solver import ClassicOracle, Progress, load_table, stderr_progress
+from storage.vocabulary import Act, hint_position
 
 DICE_EVENTS = (DiceRolled, Scored, TurnSkipped, PlayerLeft, GameEnded)
 
@@ -37,10 +55,14 @@ def oracle_for(
 
 
 def review_record(
-    lines: Iterable[str], cache: Path | None = None, progress: Progress | None = stderr_progress
+    lines: Iterable[str],
+    cache: Path | None = None,
+    progress: Progress | None = stderr_progress,
+    hints: Collection[HintAsked] = (),
 ) -> GameReview:
     """Replay a `yahtzee-record/1` record and review it. Raises `RecordError` for a record that
-    cannot be replayed and `ReviewError` for a card game."""
+    cannot be replayed and `ReviewError` for a card game. `hints`: the hints the players were
+    given (by record name), to mark the decisions made after them."""
     text = list(lines)
     header = next((line for line in text if line.strip()), "")
     if is_card_record(header):
@@ -51,7 +73,78 @@ def review_record(
     players = json.loads(header)["players"]
     rules = result.state.rules
     events = [e for e in result.events if isinstance(e, DICE_EVENTS)]
-    return review(rules, players, events, oracle_for(rules, cache, progress))
+    oracle = _shared_oracle(rules, cache, progress)
+    return review(rules, players, events, oracle, hints=hints)
 
 
-__all__ = ["RecordError", "ReviewError", "oracle_for", "review_record"]
+# One oracle per option set and cache, kept for the process: its within-turn values are worth
+# keeping between reviews and hints. Oracles are not thread-safe: callers hold `ORACLES_LOCK`
+# (the bot reviews in a worker thread, one at a time).
+ORACLES_LOCK = threading.Lock()
+_oracles: dict[tuple[str, str, bool, int, Path | None], ValueOracle] = {}
+
+
+def _shared_oracle(rules: Rules, cache: Path | None, progress: Progress | None) -> ValueOracle:
+    key = (rules.preset, rules.joker.value, rules.yahtzee_bonus, rules.rounds, cache)
+    found = _oracles.get(key)
+    if found is None:
+        found = _oracles[key] = oracle_for(rules, cache, progress)
+    return found
+
+
+def hint_for(
+    rules: Rules,
+    card: Scorecard,
+    dice: tuple[DieFace, ...] | None,
+    rolls_used: int,
+    cache: Path | None = None,
+) -> tuple[Hint, bool]:
+    """The best move from a position, and whether its values are exact."""
+    with ORACLES_LOCK:
+        oracle = _shared_oracle(rules, cache, None)
+        return best_move(Advisor(rules, oracle), card, dice, rolls_used), oracle.exact
+
+
+def review_lines(
+    lines: Iterable[str], cache: Path | None, hints: Collection[HintAsked]
+) -> GameReview:
+    """`review_record` for the bot, under `ORACLES_LOCK`, quietly."""
+    with ORACLES_LOCK:
+        return review_record(lines, cache, None, hints)
+
+
+__all__ = [
+    "RecordError",
+    "ReviewError",
+    "hint_for",
+    "oracle_for",
+    "review_lines",
+    "review_record",
+]
+
+
+async def hints_given(conn: aiosqlite.Connection, game_id: int) -> list[tuple[str, int, int, str]]:
+    """Every hint of a game as (player id, turn, roll, dice shown), from its `Hint` rows."""
+    sql = f"{rolllog.ROW_SELECT} WHERE game_id = ? AND action = ? ORDER BY id"
+    found = []
+    async with conn.execute(sql, (game_id, Act.HINT.value)) as cursor:
+        async for record in cursor:
+            row = rolllog.row_from_record(record)
+            at = hint_position(row)
+            if at is not None:
+                found.append((row.user_id, *at, row.results))
+    return found
+
+
+async def review_game(
+    db: Database, game: StoredGame, cache: Path | None = None
+) -> tuple[GameReview, Callable[[str], str]]:
+    """A finished dice game of the database, reviewed, with the decisions made after a hint
+    marked, and the name the review gives each player id. The values are worked out in a
+    worker thread (the first review of an option set may load or build its table: seconds)."""
+    lines, name = await audit.export_record_named(db.conn, game.id)
+    hints = [
+        (name(player), turn, roll, tuple(int(f) for _, f, _ in json.loads(shown)))
+        for player, turn, roll, shown in await hints_given(db.conn, game.id)
+    ]
+    return await asyncio.to_thread(review_lines, lines, cache, hints), name

@@ -9,6 +9,7 @@ together its parts, each a room of its own:
 - storage/deadlines.py: reminders and deadlines as they fall due.
 - storage/watchdog.py: edited and deleted roll messages.
 - storage/outbox.py: the messages the bot owes.
+- storage/hints.py: who may have a hint, and the log row of each hint given.
 
 Callers answer the user only after a write has committed.
 """
@@ -23,9 +24,11 @@ from datetime import datetime, timedelta
 from engine import DiceSource
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
+from storage import played
 from storage.clocks import Clocks
 from storage.db import Database
 from storage.deadlines import Deadlines
+from storage.hints import HintAsked, HintLog, check_hint
 from storage.model import (  # re-exported: the service is where callers find them
     BOT as BOT,
 )
@@ -102,6 +105,7 @@ class GameService:
         self.deadlines = Deadlines(ctx, self.store, self.clocks, self.road)
         self.watchdog = Watchdog(ctx)
         self.messages = Outbox(ctx)
+        self.hints = HintLog(ctx, self.store)
 
     # What every part shares, as callers (and tests) set it.
 
@@ -198,6 +202,25 @@ class GameService:
 
     async def void(self, where: Where, moderator: Who, roll_id: int, reason: str) -> Outcome:
         return await self.table.void(where, moderator, roll_id, reason)
+
+    # ---- reviews and hints -----------------------------------------------------------------
+
+    async def game_to_review(self, where: Where, number: int | None) -> StoredGame:
+        return await played.game_to_review(self.store, where.guild_id, where.channel_id, number)
+
+    async def games_played(self, guild_id: str, who: Who) -> list[StoredGame]:
+        return await played.games_played(self.store, guild_id, who)
+
+    async def player_named(self, guild_id: str, text: str) -> tuple[str, str] | None:
+        return await played.player_named(self.store, guild_id, text)
+
+    async def hint_asked(self, where: Where, who: Who) -> HintAsked:
+        return check_hint(await self.store.game_here(where.channel_id), who)
+
+    async def log_hint(
+        self, where: Where, who: Who, asked: HintAsked, advice: str, value: float, exact: bool
+    ) -> LogRow:
+        return await self.hints.record(where, who, asked, advice, value, exact)
 
     # ---- seeds and free rolls --------------------------------------------------------------
 

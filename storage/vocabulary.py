@@ -8,6 +8,7 @@ row's wording can change without breaking what reads it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, Protocol
@@ -39,6 +40,7 @@ class Act(StrEnum):
     NO_HAND = "No hand"
     CROSSED_OUT = "Crossed out"
     DECK_REVEAL = "Deck reveal"
+    HINT = "Hint"  # the best move, given to the player to move (a game with hints=on)
     DEADLINE_PASSED = "Deadline passed"
     DEADLINE_CHANGED = "Deadline changed"
     MESSAGE_EDITED = "Message edited"
@@ -114,6 +116,24 @@ def reshuffle_text(count: int, kept: int, pile: Sequence[str]) -> str:
 def reshuffled_pile(row: HasFields) -> list[str]:
     """The cards a `Reshuffle` row shuffled, top first."""
     return row.dice.rpartition(_PILE_FOLLOWS)[2].split()
+
+
+# ---- a hint (a `Hint` row's `dice`) ------------------------------------------------------------
+
+_HINT_AT = re.compile(r"turn (\d+), roll (\d+): ")
+
+
+def hint_text(turn: int, roll: int, advice: str, value: float, exact: bool) -> str:
+    """`turn 7, roll 2: keep 3 3 5 (expected 251.3)`: when the hint was given (the player's
+    turn, the rolls made; roll 0 is before the first) and what it said."""
+    kind = "expected" if exact else "estimated"
+    return f"turn {turn}, roll {roll}: {advice} ({kind} {value:.1f})"
+
+
+def hint_position(row: HasFields) -> tuple[int, int] | None:
+    """The (turn, roll) a `Hint` row was given at; None for a row that is not one."""
+    found = _HINT_AT.match(row.dice)
+    return (int(found[1]), int(found[2])) if found else None
 
 
 # ---- how a row's dice were drawn, and what a seed row holds (its `randomness`) ---------------

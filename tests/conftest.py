@@ -25,6 +25,11 @@ IN_CI = bool(os.environ.get("CI"))
 def pytest_configure(config: pytest.Config) -> None:
     """Before hypothesis reads its options: the CI profile, or a seed for this run."""
     settings.load_profile("ci" if IN_CI else "dev")
+    # Reviews and hints anywhere in the tests use the full classic tables kept in pytest's
+    # cache (tests/storage/review_games.py), never the user's own cache directory.
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        os.environ.setdefault("ROLLKEEPER_CACHE", str(cache.mkdir("rollkeeper-tables")))
     if not IN_CI and config.getoption("hypothesis_seed", None) is None:
         config.option.hypothesis_seed = str(random.randrange(2**32))
 

@@ -26,6 +26,7 @@ from bot.desk.lobby import Lobby
 from bot.desk.moderation import Moderation
 from bot.desk.pacing import Pacing
 from bot.desk.play import Play
+from bot.desk.review import Reviews
 from bot.desk.views import Views
 from engine import PRESETS
 from engine.suggest import either
@@ -206,7 +207,8 @@ COMMANDS = CommandTable(
             Lobby.new_text,
             usage="new <variant> [option=value ...]",
             summary=f"Open a game here: {', '.join(p.name for p in PRESETS)}. e.g. `new painted "
-            "rounds=2`, `new card`. `rules <variant>` tells you how each plays.",
+            "rounds=2`, `new card`, `new classic hints=on` (the player to move may ask `hint`). "
+            "`rules <variant>` tells you how each plays.",
             slash="Open a game in this channel",
             args=(
                 Arg(
@@ -332,6 +334,51 @@ COMMANDS = CommandTable(
                 Arg("player", "One player's rolls", PLAYER, required=False, default=""),
             ),
             line=_fairness_line,
+            slow=True,
+        ),
+        # ---- after a game, and hints where a game asks for them (bot/desk/review.py)
+        Command(
+            "review",
+            Reviews,
+            Reviews.review,
+            usage="review [game N]",
+            summary="A finished game's luck and skill, move by move, with a chart (default: "
+            "this channel's last finished game). Dice games only; not while a game runs.",
+            slash="A finished game's review: luck, skill and a chart",
+            args=(
+                Arg(
+                    "game",
+                    "A game number in this server (default: this channel's last)",
+                    NUMBER,
+                    False,
+                ),
+            ),
+            typed=Reviews.review_text,
+            slow=True,  # the first review loads (or builds) the value table: thinks first
+        ),
+        Command(
+            "hint",
+            Reviews,
+            Reviews.hint,
+            usage="hint",
+            summary="In a game started with `hints=on` (`new classic hints=on`): the best keep "
+            "or box for you, when it's your turn, with its value (only you see it; it is logged).",
+            slash="Hints=on games: the best move for you now (only you see it; logged)",
+            personal=True,
+            slow=True,
+        ),
+        Command(
+            "stats",
+            Reviews,
+            Reviews.stats,
+            usage="stats [player]",
+            summary="A player's record over this server's finished dice games: games reviewed, "
+            "points lost per decision (0.2 or less is expert play), luck so far.",
+            slash="A player's games reviewed, points lost per decision and luck",
+            args=(
+                Arg("player", "Whose record (default: yours)", PLAYER, required=False, default=""),
+            ),
+            line=lambda o: str(o["player"]),
             slow=True,
         ),
         # ---- the card game's moves (bot/desk/cards.py)

@@ -25,6 +25,7 @@ from bot.desk.lobby import Lobby
 from bot.desk.moderation import Moderation
 from bot.desk.pacing import Pacing
 from bot.desk.play import Play
+from bot.desk.review import Reviews
 from bot.desk.views import Views
 from bot.preview import Accepted, PreviewService
 from bot.replies import CONTENT_MAX, Reply, clip, code, escape
@@ -60,6 +61,7 @@ class Desk:
         self.moderation = Moderation(context)
         self.fairness = Fairness(context)
         self.cards = Cards(context)
+        self.reviews = Reviews(context)
         self.herald = Herald(context)  # what the bot says by itself (the service's Herald)
         self._rooms: dict[type, object] = {
             type(room): room
@@ -72,6 +74,7 @@ class Desk:
                 self.moderation,
                 self.fairness,
                 self.cards,
+                self.reviews,
             )
         }
         self._previewer: Desk | None = None  # the desk that previews hints (bot/preview.py)

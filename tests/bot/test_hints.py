@@ -364,6 +364,7 @@ def test_a_preview_can_change_nothing() -> None:
         "next_due",
         "due_reminders",
         "outbox",
+        "player_named",
     }
     public = {
         name

@@ -25,6 +25,7 @@ to wait retry_after seconds; the fake's clock moves on by that wait and reports 
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 import time
@@ -556,6 +557,7 @@ class FakeDiscord:
                             "filename": part.filename,
                             "size": len(data),  # type: ignore[union-attr]
                             "data": data.decode("utf-8", "replace"),
+                            "base64": base64.b64encode(data).decode(),  # pictures: the bytes
                         }
                     )
             return payload, files

@@ -1,0 +1,214 @@
+"""After a game and, where a game asks for them, during it: `review` (a finished game's luck
+and skill, move by move, with its chart), `hint` (the best move for the player to move, in a
+game started with `hints=on`, logged) and `stats` (a player's record over this server's
+reviewed games).
+
+The values come from storage/reviews.py (numpy; classic's table is loaded, or built, the first
+time): imported when first asked for, and worked out in a worker thread, so the bot starts
+without them and its event loop never waits on them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.caller import Caller, UsageError, user_named
+from bot.desk.context import Context
+from bot.replies import Embed, Field, Reply, code, escape
+from bot.review import review_reply
+from bot.words import plural
+from engine import GameState
+from engine.numbers import read_number
+from engine.review import Hint, KeepChoice, keep_text
+from storage.model import StoredGame, Who
+
+if TYPE_CHECKING:
+    from engine.review import GameReview
+
+EXPERT = 0.2  # points lost per decision: expert play by the published proficiency test
+KEPT_REVIEWS = 256  # finished games' reviews kept in memory (they never change)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerRecord:
+    """A player's reviewed games in one server: what `stats` shows."""
+
+    games: int
+    decisions: int
+    loss: float
+    luck: float
+    estimated: int  # games whose values are estimates (not classic)
+
+
+class Reviews:
+    def __init__(self, context: Context, cache: Path | None = None) -> None:
+        self.context = context
+        self.service = context.service
+        self.prefix = context.prefix
+        self.cache = cache  # None: $ROLLKEEPER_CACHE or the user's cache (storage/solver.py)
+        self._kept: OrderedDict[int, tuple[GameReview, dict[str, str]]] = OrderedDict()
+        self._drawing = asyncio.Lock()  # one chart at a time (matplotlib)
+
+    # ---- review ------------------------------------------------------------------------------
+
+    async def review_text(self, caller: Caller, rest: str) -> list[Reply]:
+        """`review`, `review game 3` or `review 3`."""
+        words = rest.lower().split()
+        if words[:1] == ["game"]:
+            words = words[1:]
+        if len(words) > 1:
+            raise UsageError("Say which game, like `review game 3`.", hint="review")
+        number = read_number(words[0], "the game", hint="games") if words else None
+        return await self.review(caller, number)
+
+    async def review(self, caller: Caller, game: int | None = None) -> list[Reply]:
+        """A finished game's review: the embed with its chart attached."""
+        found = await self.service.game_to_review(caller.where, game)
+        reviewed, _ = await self._reviewed(found)
+        async with self._drawing:
+            reply = await asyncio.to_thread(review_reply, reviewed)
+        embed = replace(reply.embeds[0], title=f"Review of {found.title}: {reviewed.rules.title}")
+        return [replace(reply, embeds=(embed.fitted(),))]
+
+    async def _reviewed(self, game: StoredGame) -> tuple[GameReview, dict[str, str]]:
+        """A finished game's review and its players' names by id (kept: it never changes)."""
+        kept = self._kept.get(game.id)
+        if kept is not None:
+            self._kept.move_to_end(game.id)
+            return kept
+        from storage.reviews import review_game
+
+        reviewed, name = await review_game(self.service.db, game, self.cache)
+        names = {player: name(player) for player in game.names}
+        self._kept[game.id] = (reviewed, names)
+        while len(self._kept) > KEPT_REVIEWS:
+            self._kept.popitem(last=False)
+        return reviewed, names
+
+    # ---- hint --------------------------------------------------------------------------------
+
+    async def hint(self, caller: Caller) -> list[Reply]:
+        """The best keep or box for the player to move, in a game with hints=on; logged."""
+        asked = await self.service.hint_asked(caller.where, caller.who)
+        state = asked.state
+        seat = state.current_seat
+        assert seat is not None
+        from storage.reviews import hint_for
+
+        best, exact = await asyncio.to_thread(
+            hint_for, state.rules, seat.card, state.dice, state.rolls_used, self.cache
+        )
+        row = await self.service.log_hint(
+            caller.where, caller.who, asked, best.command, best.value, exact
+        )
+        return [Reply(text=self._hint_words(state, best, exact, row.id), private=True)]
+
+    def _hint_words(self, state: GameState, best: Hint, exact: bool, row_id: int) -> str:
+        how = (
+            "optimal play's expected final score"
+            if exact
+            else f"an estimate: {state.rules.title} has no exact solution"
+        )
+        move = f"`{self.prefix}{_typed(state, best)}`"
+        lines = [f"**Hint:** {move} — {_advice(state, best)} (worth {best.value:.1f}; {how})."]
+        if best.others:
+            others = ", ".join(f"{command} {value:.1f}" for command, value in best.others)
+            lines.append(f"Next best: {others}.")
+        lines.append(
+            f"-# Logged (roll log #{row_id}): moderators see it, and the game's review marks "
+            "the decision you make now."
+        )
+        return "\n".join(lines)
+
+    # ---- stats -------------------------------------------------------------------------------
+
+    async def stats(self, caller: Caller, player: str = "") -> list[Reply]:
+        """`stats [player]`: games reviewed, points lost per decision, luck so far."""
+        who = await self._player(caller, player)
+        games = await self.service.games_played(caller.where.guild_id, who)
+        record = PlayerRecord(0, 0, 0.0, 0.0, 0)
+        for game in games:
+            reviewed, names = await self._reviewed(game)
+            mine = next((p for p in reviewed.players if p.name == names.get(who.user_id)), None)
+            if mine is None:
+                continue
+            record = PlayerRecord(
+                record.games + 1,
+                record.decisions + len(mine.decisions),
+                record.loss + mine.loss,
+                record.luck + mine.luck,
+                record.estimated + (not reviewed.exact),
+            )
+        return [Reply(embeds=(self._stats_embed(escape(who.name), record),))]
+
+    async def _player(self, caller: Caller, text: str) -> Who:
+        text = text.strip()
+        if not text:
+            return caller.who
+        found = await self.service.player_named(caller.where.guild_id, user_named(text))
+        if found is None:
+            raise UsageError(
+                f"Nobody called `{code(text, 30)}` has played here. Name a player (or mention "
+                "them), or leave it out for your own record.",
+                hint="stats",
+            )
+        return Who(*found)
+
+    def _stats_embed(self, name: str, record: PlayerRecord) -> Embed:
+        title = f"Stats: {name}"
+        if not record.games:
+            text = (
+                f"No finished dice game of {name}'s in this server to review yet. "
+                f"After a game, `{self.prefix}review` shows it move by move."
+            )
+            return Embed(title, text, (), 0x8E44AD).fitted()
+        per = record.loss / record.decisions if record.decisions else 0.0
+        verdict = (
+            "expert play (0.2 or less, by the published proficiency test)"
+            if per <= EXPERT
+            else "above 0.2, the published proficiency test's mark for expert play"
+        )
+        estimated = (
+            f"\n-# {plural(record.estimated, 'game')} of another variant than classic: "
+            "estimates, not exact values."
+            if record.estimated
+            else ""
+        )
+        fields = (
+            Field("Games reviewed", str(record.games)),
+            Field("Decisions", str(record.decisions)),
+            Field("Lost per decision", f"{per:.2f} points"),
+            Field("Luck so far", f"{_signed(record.luck)} points"),
+        )
+        text = f"Points lost per decision: {per:.2f}, {verdict}.{estimated}"
+        return Embed(title, text, fields, 0x8E44AD, "Finished dice games in this server").fitted()
+
+
+def _signed(points: float) -> str:
+    rounded = round(points, 1)
+    return f"{'+' if rounded >= 0 else '-'}{abs(rounded):.1f}"
+
+
+def _typed(state: GameState, best: Hint) -> str:
+    """The hint as the command to type: `keep d1,d3,d4` (dice by name), `score full_house`."""
+    choice = best.choice
+    if choice is None:
+        return "roll"
+    if isinstance(choice, KeepChoice):
+        if not choice.dice:
+            return "roll " + ",".join(state.rules.dice.names)
+        return "keep " + ",".join(d.die for d in sorted(choice.dice, key=lambda d: d.die))
+    return best.command
+
+
+def _advice(state: GameState, best: Hint) -> str:
+    choice = best.choice
+    if choice is None:
+        return "roll all five"
+    if isinstance(choice, KeepChoice):
+        return f"keep {keep_text(choice.dice)}" if choice.dice else "reroll all five"
+    return best.command.replace("_", " ")

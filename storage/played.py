@@ -1,0 +1,105 @@
+"""Finished games, for the post-game review: the one `review` names (refused while it runs,
+so nobody gets live help that way), and the games a player played for `stats`. Reads only;
+the review's values (numpy) stay in storage/reviews.py, loaded when a review is asked for.
+"""
+
+from __future__ import annotations
+
+from engine import GameState, Phase, RulesError
+from storage.model import StoredGame, Who
+from storage.store import GAME_SELECT, GameStore, game_from_row
+
+# `stats` reviews at most this many of a player's games (the most recent).
+STATS_GAMES = 100
+
+
+class NotReviewableError(RulesError):
+    """A game the review cannot show (yet)."""
+
+
+def check_reviewable(game: StoredGame) -> StoredGame:
+    """The game itself, when it can be reviewed: a dice game that is over."""
+    state = game.state
+    if not isinstance(state, GameState):
+        raise NotReviewableError(
+            f"{game.title} is a card game, and card games are not reviewed yet: only the dice "
+            "games are.",
+            hint="games",
+        )
+    if state.phase is Phase.LOBBY:
+        raise NotReviewableError(
+            f"{game.title} hasn't started yet: there is nothing to review.",
+            hint="status",
+        )
+    if not state.is_over:
+        raise NotReviewableError(
+            f"{game.title} is still running: reviews come after the end, so nobody gets help "
+            "during a game.",
+            hint="status",
+        )
+    if not _scored(game):
+        raise NotReviewableError(
+            f"{game.title} ended before anyone scored: there is nothing to review.", hint="games"
+        )
+    return game
+
+
+def _scored(game: StoredGame) -> bool:
+    state = game.state
+    return isinstance(state, GameState) and any(
+        v is not None for seat in state.seats for sheet in seat.card for v in sheet.scores
+    )
+
+
+async def game_to_review(store: GameStore, guild_id: str, channel_id: str,
+                         number: int | None) -> StoredGame:  # fmt: skip
+    """The game `review` shows: game `number` of this server, else this channel's game in
+    play (refused) or its last finished one."""
+    if number is not None:
+        return check_reviewable(await store.game_by_number(guild_id, number))
+    game = await store.shown_game_here(channel_id)
+    if game is None:
+        raise NotReviewableError(
+            "No game has been played in this channel yet. `review game N` reviews game N of "
+            "this server.",
+            hint="games",
+        )
+    if not game.state.is_over:
+        finished = await _last_finished(store, channel_id)
+        if finished is not None:
+            return check_reviewable(finished)
+    return check_reviewable(game)
+
+
+async def _last_finished(store: GameStore, channel_id: str) -> StoredGame | None:
+    sql = f"{GAME_SELECT} WHERE g.channel_id = ? AND g.phase = 'over' ORDER BY g.id DESC LIMIT 1"
+    async with store.db.conn.execute(sql, (channel_id,)) as cursor:
+        row = await cursor.fetchone()
+    return None if row is None else game_from_row(row)
+
+
+async def games_played(
+    store: GameStore, guild_id: str, who: Who, limit: int = STATS_GAMES
+) -> list[StoredGame]:
+    """The finished dice games of this server `who` played in, newest first (at most
+    `limit`)."""
+    sql = (
+        f"{GAME_SELECT} WHERE g.guild_id = ? AND g.phase = 'over' AND g.preset != 'card' "
+        "AND EXISTS (SELECT 1 FROM json_each(g.names) WHERE key = ?) "
+        "ORDER BY g.id DESC LIMIT ?"
+    )
+    async with store.db.conn.execute(sql, (guild_id, who.user_id, limit)) as cursor:
+        games = [game_from_row(r) for r in await cursor.fetchall()]
+    return [g for g in games if _scored(g)]
+
+
+async def player_named(store: GameStore, guild_id: str, text: str) -> tuple[str, str] | None:
+    """(user id, name) of the player of this server's games a name or id means."""
+    sql = (
+        "SELECT n.key, n.value FROM games g, json_each(g.names) AS n "
+        "WHERE g.guild_id = ? AND (n.key = ? OR lower(n.value) = lower(?)) "
+        "ORDER BY g.id DESC LIMIT 1"
+    )
+    async with store.db.conn.execute(sql, (guild_id, text, text)) as cursor:
+        row = await cursor.fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))

@@ -1,0 +1,249 @@
+"""`review`, `hint` and `stats` at the desk, over a real SQLite file: what players and
+moderators notice. Classic values come from the full tables in pytest's cache (tests/conftest.py
+points ROLLKEEPER_CACHE there), so nothing here builds a table."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from bot.desk import Caller, Desk
+from bot.replies import Reply
+from engine import GameState, RandomDice
+from engine.autoplay import dice_next_action
+from engine.review import review_data
+from storage.audit import export_record, verify
+from storage.db import Database
+from storage.reviews import review_record
+from storage.service import GameService, Where, Who
+
+WHERE = Where("guild", "chan")
+ANN = Who("100000000000000001", "Ann")
+BO = Who("100000000000000002", "Bo")
+MOD = Who("100000000000000009", "Mod")
+
+
+def caller(who: Who, where: Where = WHERE) -> Caller:
+    return Caller(where, who, is_moderator=who is MOD)
+
+
+async def say(desk: Desk, who: Who, text: str, where: Where = WHERE) -> list[Reply]:
+    return await desk.text_command(caller(who, where), text)
+
+
+def words(replies: list[Reply]) -> str:
+    """Everything the replies show: text, embed titles, descriptions and fields."""
+    parts = []
+    for r in replies:
+        parts.append(r.text)
+        for e in r.embeds:
+            parts += [e.title, e.description, *(f"{f.name}: {f.value}" for f in e.fields)]
+    return "\n".join(parts)
+
+
+async def play_out(service: GameService, where: Where = WHERE) -> None:
+    """The bot's own simple strategy plays every turn until the game ends."""
+    while (game := await service.game_here(where.channel_id)) is not None:
+        state = game.state
+        assert isinstance(state, GameState)
+        player = state.current_player or ""
+        await service.play(where, Who(player, game.name(player)), dice_next_action(state))
+
+
+async def open_game(desk: Desk, options: str, *players: Who, where: Where = WHERE) -> None:
+    first, *others = players
+    await say(desk, first, f"new classic order=join {options}", where)
+    for p in others:
+        await say(desk, p, "join", where)
+    await say(desk, first, "start solo" if not others else "start", where)
+
+
+@pytest.fixture
+def desk(service: GameService) -> Desk:
+    service.dice = RandomDice(random.Random(18))
+    return Desk(service, Config())
+
+
+async def test_a_review_is_refused_while_the_game_runs_and_shown_after(desk: Desk) -> None:
+    await open_game(desk, "", ANN, BO)
+    await say(desk, ANN, "roll")
+    for text in ("review", "review game 1", "review 1"):
+        (refused,) = await say(desk, BO, text)
+        assert refused.refusal and refused.private
+        assert "still running" in refused.text and "nobody gets help" in refused.text
+        assert "Try `!status`" in refused.text  # a command the bot accepts now
+    (missing,) = await say(desk, BO, "review game 9")
+    assert "no game 9" in missing.text and "Try `!games`" in missing.text
+
+    await play_out(desk.service)
+    (shown,) = await say(desk, BO, "review")
+    assert not shown.refusal and not shown.private
+    (embed,) = shown.embeds
+    assert embed.title.startswith("Review of Yahtzee Game 1")
+    assert [f.name.split(":")[0] for f in embed.fields[:2]] == ["Ann", "Bo"]
+    assert [a.filename for a in shown.files] == ["review.png"]
+    assert shown.files[0].data.startswith(b"\x89PNG")
+
+    # While the next game runs here, `review` shows the last finished one; that one by number
+    # is refused.
+    await open_game(desk, "", ANN, BO)
+    (last,) = await say(desk, BO, "review")
+    assert last.embeds[0].title.startswith("Review of Yahtzee Game 1")
+    (running,) = await say(desk, BO, "review game 2")
+    assert "still running" in running.text
+
+
+async def test_card_games_and_lobbies_are_not_reviewed(desk: Desk) -> None:
+    await say(desk, ANN, "new card order=join")
+    await say(desk, BO, "join")
+    await say(desk, ANN, "start")
+    await say(desk, MOD, "mod end make room")
+    for text in ("review", "review game 1"):
+        (card,) = await say(desk, ANN, text)
+        assert card.refusal and "card game" in card.text and "not reviewed yet" in card.text
+    await say(desk, ANN, "new classic")
+    (lobby,) = await say(desk, ANN, "review game 2")
+    assert lobby.refusal and "hasn't started" in lobby.text
+
+
+async def test_hints_only_in_games_that_ask_and_only_for_the_player_to_move(desk: Desk) -> None:
+    (none_here,) = await say(desk, ANN, "hint")
+    assert "hints=on" in none_here.text and "Try `!new classic hints=on`" in none_here.text
+
+    await open_game(desk, "", ANN, BO)
+    await say(desk, ANN, "roll")
+    (off,) = await say(desk, ANN, "hint")
+    assert off.refusal and "started without hints" in off.text
+    assert "`new classic hints=on`" in off.text
+    await say(desk, MOD, "mod end next")
+
+    await say(desk, ANN, "new classic order=join hints=on")
+    await say(desk, BO, "join")
+    (lobby,) = await say(desk, ANN, "hint")
+    assert lobby.refusal and "hasn't started" in lobby.text
+    await say(desk, ANN, "start")
+    (other,) = await say(desk, BO, "hint")
+    assert other.refusal and "only for the player to move" in other.text and "Ann" in other.text
+    rows = await desk.service.db.conn.execute_fetchall(
+        "SELECT count(*) FROM roll_log WHERE action = 'Hint'"
+    )
+    assert list(rows) == [(0,)], "a refused hint is not logged"
+
+
+async def test_a_hint_is_the_best_move_logged_verified_and_marked(
+    desk: Desk, service: GameService, db_path: Path
+) -> None:
+    await open_game(desk, "hints=on", ANN, BO)
+    (before,) = await say(desk, ANN, "hint")
+    assert before.private and "**Hint:** `!roll`" in before.text
+    assert "254.6" in before.text  # optimal play's start value, forced joker
+    await say(desk, ANN, "roll")
+    (after,) = await say(desk, ANN, "hint")
+    assert after.private and "optimal play" in after.text and "Logged" in after.text
+    advised = re.search(r"`!((?:keep|score|roll) [^`]*)`", after.text)
+    assert advised is not None
+    (log,) = await say(desk, MOD, "mod log 1 Ann")  # moderators see both, newest first
+    assert re.search(
+        r"\*\*Ann\*\* Hint turn 1, roll 1: .* \(expected \d+\.\d\): D1 = .*\n.*"
+        r"\*\*Ann\*\* First roll .*\n.*\*\*Ann\*\* Hint turn 1, roll 0: roll \(expected 254.6\)",
+        words([log]),
+    )
+    await say(desk, ANN, advised[1])  # the hint is a command the bot accepts
+    await play_out(service)
+    report = await verify(service.db)
+    assert report.ok, report.problem
+
+    (reviewed,) = await say(desk, BO, "review")
+    assert "(after a hint)" in words([reviewed]) or "After a hint: 1 decision" in words([reviewed])
+    lines = await export_record(service.db.conn, 1)
+    plain = review_data(review_record(lines))  # the same game reviewed without its log
+    assert all(not d["hinted"] for p in plain["players"] for d in p["decisions"])  # type: ignore[index]
+    marked = review_data(
+        (await desk.reviews._reviewed((await service.game_by_number("guild", 1))))[0]
+    )
+    hinted = [
+        (p["name"], d["turn"], d["roll"], d["loss"])  # type: ignore[index]
+        for p in marked["players"]  # type: ignore[attr-defined]
+        for d in p["decisions"]
+        if d["hinted"]
+    ]
+    assert hinted == [("Ann", 1, 1, 0.0)], "the decision after the hint, which followed it"
+
+    # A hint row rewritten to another player (as someone framing them would), with the whole
+    # chain rehashed after it so the chain itself still holds: verify names the row.
+    await service.db.close()
+    forged = tamper_hint(db_path, lambda body: body.__setitem__(6, BO.user_id))
+    db = await Database.open(forged, migrate=False)
+    try:
+        problem = str((await verify(db)).problem)
+    finally:
+        await db.close()
+    assert re.match(r"game 1: row \d+ \(Hint\) does not fit the game at action \d+", problem)
+
+
+def tamper_hint(path: Path, change: object) -> Path:
+    """A copy of the log with its last hint row changed by `change(body)` and every row from
+    there rehashed."""
+    copy = path.with_name("forged-hint.sqlite3")
+    shutil.copy(path, copy)
+    conn = sqlite3.connect(copy, isolation_level=None)
+    conn.execute("DROP TRIGGER roll_log_no_update")
+    bodies = [json.loads(b) for (b,) in conn.execute("SELECT body FROM roll_log ORDER BY id")]
+    hint = [b for b in bodies if b[13] == "Hint"][-1]
+    change(hint)  # type: ignore[operator]
+    previous = "0" * 64
+    for body in bodies:
+        body[-1] = previous
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        previous = hashlib.sha256(text.encode()).hexdigest()
+        conn.execute(
+            "UPDATE roll_log SET body = ?, hash = ? WHERE id = ?", (text, previous, body[0])
+        )
+    conn.execute("UPDATE log_head SET last_hash = ?", (previous,))
+    conn.close()
+    return copy
+
+
+async def test_stats_add_up_the_reviews_of_this_servers_games(
+    desk: Desk, service: GameService
+) -> None:
+    (nothing,) = await say(desk, ANN, "stats")
+    assert "No finished dice game" in words([nothing])
+    await open_game(desk, "", ANN, BO)
+    await play_out(service)
+    await open_game(desk, "joker=free", ANN)  # a solo game, another option set
+    await play_out(service)
+    elsewhere = Where("other guild", "c2")
+    await open_game(desk, "", ANN, where=elsewhere)  # another server's game: not counted
+    await play_out(service, elsewhere)
+    await open_game(desk, "", BO)  # one Ann is not in
+    await play_out(service)
+
+    # Independently: each game's record reviewed as `rollkeeper review --json` prints it.
+    lost, decisions, luck = 0.0, 0, 0.0
+    for game_id in (1, 2):
+        data = review_data(review_record(await export_record(service.db.conn, game_id)))
+        (ann,) = [p for p in data["players"] if p["name"] == "Ann"]  # type: ignore[attr-defined]
+        lost += ann["loss"]
+        decisions += len(ann["decisions"])
+        luck += ann["luck"]
+
+    for text in ("stats", f"stats <@{ANN.user_id}>", "stats ann"):
+        (shown,) = await say(desk, BO, text) if text != "stats" else await say(desk, ANN, text)
+        fields = {f.name: f.value for f in shown.embeds[0].fields}
+        assert shown.embeds[0].title == "Stats: Ann"
+        assert fields["Games reviewed"] == "2"
+        assert fields["Decisions"] == str(decisions)
+        assert fields["Lost per decision"] == f"{lost / decisions:.2f} points"
+        assert fields["Luck so far"] == f"{'+' if luck >= 0 else '-'}{abs(luck):.1f} points"
+    assert "proficiency test" in shown.embeds[0].description
+    (unknown,) = await say(desk, ANN, "stats Nobody")
+    assert unknown.refusal and "Nobody" in unknown.text
