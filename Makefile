@@ -24,8 +24,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two workers (pytest-xdist): the suite waits on subprocesses and fsyncs as much as it computes.
 unit: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2
 
 # Bounded to a few minutes on 2 cores. Full scale: make bench LOG_ROWS=10000000
 LOG_ROWS ?= 1000000

@@ -17,10 +17,11 @@ Tables are cached on disk (`cache_dir()`), one `.npy` file per option set.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache, lru_cache
@@ -437,18 +438,33 @@ def load_table(
     kept = _loaded.get(path)
     if kept is not None:
         return kept
-    cached = read_cached(path)
-    if cached is not None:
-        _loaded[path] = cached
-        return cached
-    started = time.perf_counter()
-    table = build_table(rules, progress)
-    if progress is not None:
-        progress(f"done in {time.perf_counter() - started:.1f} s\n")
-    with contextlib.suppress(OSError):
-        write_cached(path, table)
+    with _building(path):  # another process building this table: wait, then read it
+        table = read_cached(path)
+        if table is None:
+            started = time.perf_counter()
+            table = build_table(rules, progress)
+            if progress is not None:
+                progress(f"done in {time.perf_counter() - started:.1f} s\n")
+            with contextlib.suppress(OSError):
+                write_cached(path, table)
     _loaded[path] = table
     return table
+
+
+@contextlib.contextmanager
+def _building(path: Path) -> Iterator[None]:
+    """Held while one process reads or builds the table at `path`, so two processes (the bot
+    and `rollkeeper review`, or two test workers) never build the same table at once. A
+    cache directory that cannot take a lock file is no error: the table is built anyway."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.with_suffix(".lock").open("a")
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def position(rules: Rules, card: Scorecard) -> tuple[int, int, int]:

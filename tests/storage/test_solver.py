@@ -7,7 +7,9 @@ Everything else uses late-game tables, where only a few boxes are open, built in
 
 from __future__ import annotations
 
+import fcntl
 import random
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -113,6 +115,29 @@ def test_the_cache_keeps_a_table_and_rebuilds_an_unreadable_one(tmp_path: Path) 
     again = solver.read_cached(path)
     assert again is not None and again[0, 0, 0] == 254.5
     assert load_table(rules, tmp_path, progress=None)[0, 0, 0] == 254.5
+
+
+def test_a_table_another_process_is_building_is_waited_for_not_built_again(
+    tmp_path: Path,
+) -> None:
+    """The bot and `rollkeeper review` (or two test workers) asking for the same missing table:
+    the second waits for the first's lock and reads what it wrote, building nothing."""
+    rules = classic(joker="none", yahtzee_bonus="false")
+    path = tmp_path / solver.table_name(rules)
+    built: list[str] = []
+    with path.with_suffix(".lock").open("a") as other:  # another process, mid-build
+        fcntl.flock(other, fcntl.LOCK_EX)
+        waiting = threading.Thread(
+            target=lambda: built.append(str(load_table(rules, tmp_path, built.append)[0, 0, 0]))
+        )
+        waiting.start()
+        waiting.join(timeout=0.5)
+        assert waiting.is_alive(), "it did not wait for the lock"
+        table = np.zeros((1 << 13, 64, 2))
+        table[0, 0, 0] = 245.87
+        solver.write_cached(path, table)
+    waiting.join(timeout=30)
+    assert built == ["245.87"]  # read the other's table; no progress: nothing was built
 
 
 def test_the_cache_lives_where_the_environment_says(
