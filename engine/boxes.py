@@ -111,6 +111,7 @@ def is_yahtzee(dice: Sequence[DieFace]) -> bool:
 
 
 _UPPER_NAMES = ("ones", "twos", "threes", "fours", "fives", "sixes")
+_UPPER_SINGULAR = ("one", "two", "three", "four", "five", "six")
 _UPPER_EXTRA = {1: ("aces",), 2: (), 3: (), 4: (), 5: (), 6: ()}
 
 UPPER_BOXES: tuple[Box, ...] = tuple(
@@ -119,7 +120,7 @@ UPPER_BOXES: tuple[Box, ...] = tuple(
         name.capitalize(),
         Section.UPPER,
         _upper(face),
-        aliases=(f"{face}s", name[:-1], *_UPPER_EXTRA[face]),
+        aliases=(f"{face}s", _UPPER_SINGULAR[face - 1], *_UPPER_EXTRA[face]),
         face=face,
     )
     for face, name in enumerate(_UPPER_NAMES, start=1)

@@ -1,7 +1,8 @@
 """Dice on the table: names, painted colours, and where the faces come from.
 
 The engine never draws randomness itself: a `DiceSource` is injected. Production passes
-`RandomDice(random.SystemRandom())`; tests and replays pass `ScriptedDice` with known faces.
+`HmacDice` (engine/fairdice.py), which draws every die from the game's committed seed (itself
+from the OS random source, `secrets`); tests and replays pass `ScriptedDice` with known faces.
 """
 
 from __future__ import annotations

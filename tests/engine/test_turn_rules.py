@@ -123,6 +123,7 @@ def test_leaving_and_removals_hand_the_turn_on_correctly() -> None:
     state, events = play(state, [Leave("cy")])  # the last one
     assert events == [PlayerLeft("cy", kicked=False), GameEnded((), (), early=True)]
     assert state.phase is Phase.OVER and state.players == ()
+    assert state.ended_early  # the game over screen and the record say it ended early
     with pytest.raises(GameOverError):
         play(state, [Leave("cy")])
 
