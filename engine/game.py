@@ -570,9 +570,7 @@ def _remove(state: GameState, player: str, kicked: bool) -> Result:
     if state.phase is Phase.LOBBY:
         return replace(state, seats=seats), (left,)
     if not seats:
-        ended = replace(
-            state, phase=Phase.OVER, seats=(), current=0, turn=Turn(), ended_early=True
-        )
+        ended = replace(state, phase=Phase.OVER, seats=(), current=0, turn=Turn(), ended_early=True)
         return ended, (left, GameEnded((), (), early=True))
     if index == state.current:
         after, events = _advance(
