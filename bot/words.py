@@ -83,8 +83,9 @@ def seed_reveal(outcome: Outcome, prefix: str, what: str = "Dice") -> str:
     info = json.loads(reveal.randomness or "{}")
     checked = "roll" if what == "Dice" else "shuffle"
     return (
-        f"\n🔓 {what} seed revealed: `{info.get('seed')}`. Check every {checked}: "
-        f"`{prefix}mod export` gives the fairness file for `fairdice.py`."
+        f"\n🔓 {what} seed revealed: `{info.get('seed')}`. Check every {checked}: a "
+        f"moderator's `{prefix}mod export {outcome.game.number}` gives the fairness file for "
+        "`fairdice.py`."
     )
 
 

@@ -466,7 +466,7 @@ class Hint:
     command: str
     value: float
     choice: Choice | None = None  # None: roll
-    others: tuple[tuple[str, float], ...] = ()
+    others: tuple[tuple[Choice, float], ...] = ()  # the next best choices and their values
 
 
 def best_move(
@@ -480,5 +480,5 @@ def best_move(
         return Hint("roll", start)
     ranked = advisor.options(card, dice, MAX_ROLLS - rolls_used)
     first, *rest = ranked
-    others = tuple((choice_command(rules, o.choice), o.value) for o in rest[:2])
+    others = tuple((o.choice, o.value) for o in rest[:2])
     return Hint(choice_command(rules, first.choice), first.value, first.choice, others)

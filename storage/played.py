@@ -53,8 +53,8 @@ def _scored(game: StoredGame) -> bool:
 
 async def game_to_review(store: GameStore, guild_id: str, channel_id: str,
                          number: int | None) -> StoredGame:  # fmt: skip
-    """The game `review` shows: game `number` of this server, else this channel's game in
-    play (refused) or its last finished one."""
+    """The game `review` shows: game `number` of this server, else this channel's last game
+    (refused while it is in play, saying which finished game `review game N` would show)."""
     if number is not None:
         return check_reviewable(await store.game_by_number(guild_id, number))
     game = await store.shown_game_here(channel_id)
@@ -64,10 +64,15 @@ async def game_to_review(store: GameStore, guild_id: str, channel_id: str,
             "this server.",
             hint="games",
         )
-    if not game.state.is_over:
+    if not game.state.is_over and game.state.phase is not Phase.LOBBY:
+        # A game in play: no review is posted over it (finished games by number only).
         finished = await _last_finished(store, channel_id)
         if finished is not None:
-            return check_reviewable(finished)
+            raise NotReviewableError(
+                f"{game.title} is still running: reviews come after the end. The last "
+                f"finished game here is {finished.title}.",
+                hint=f"review game {finished.number}",
+            )
     return check_reviewable(game)
 
 

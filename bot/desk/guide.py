@@ -25,8 +25,12 @@ class Guide:
         if not word:
             return [Reply(embeds=(self._every_command(),), private=True)]
         entry = self.commands.entry(word)
+        variant = next((pr.name for pr in PRESETS if word == pr.name or word in pr.aliases), None)
         if entry is not None:
-            return [Reply(text=f"`{p}{entry.usage}`: {entry.summary}", private=True)]
+            text = f"`{p}{entry.usage}`: {entry.summary}"
+            if variant is not None:  # `help card`: the command, and where the game's rules are
+                text += f"\nThe {variant} game itself: `{p}rules {variant}`."
+            return [Reply(text=text, private=True)]
         name = self.commands.aliases.get(word, word)
         if any(name == pr.name or name in pr.aliases for pr in PRESETS):
             return await self.rules(caller, name)  # `help painted`: the variant's rules

@@ -43,11 +43,13 @@ class Moderation:
         self.prefix = context.prefix
 
     async def log_text(self, caller: Caller, rest: str) -> list[Reply]:
-        """`mod log [game] [player] [before=ID]`."""
+        """`mod log [[game] N] [player] [before=ID]`."""
         words = rest.split()
         before = None
         if words and words[-1].startswith("before="):
             before = number(words.pop()[7:], "before=")
+        if len(words) > 1 and words[0].lower() == "game":  # `mod log game 2 Ann`, as `review`
+            words.pop(0)
         game = number(words.pop(0), "the game number") if words and is_number(words[0]) else None
         return await self.log(caller, game, " ".join(words) or None, before)
 
@@ -107,9 +109,10 @@ class Moderation:
         return await self.export(caller, number(rest, "the game number") if rest else None)
 
     async def export(self, caller: Caller, game: int | None = None) -> list[Reply]:
-        """A game's record (.jsonl), roll log (.csv) and fairness file, attached."""
-        if game is None:
-            found = await self.service.require_game_here(caller.where.channel_id)
+        """A game's record (.jsonl), roll log (.csv) and fairness file, attached (default: the
+        channel's game in play, else its last one)."""
+        if game is None:  # the channel's game: the one in play, else the last one
+            found = await self.context.shown_game(caller)
         else:
             found = await self.service.game_by_number(caller.where.guild_id, game)
         refused = self.context.presenter(found).export_refusal(found)

@@ -11,7 +11,7 @@ from bot.presenters.dice import controls, dice_state
 from bot.replies import CONTENT_MAX, Reply, clip, escape
 from engine import AnyAction, GameState, Keep, Roll, Score, parse_dice
 from engine.boxes import normalise_name
-from engine.errors import AmbiguousBoxError, UnknownBoxError
+from engine.errors import AmbiguousBoxError, RulesError, UnknownBoxError
 from engine.freeroll import parse_free_roll
 from engine.game import score_hint
 from engine.kinds import DICE_GAMES
@@ -45,7 +45,10 @@ class Play:
     async def keep(self, caller: Caller, dice: str) -> list[Reply]:
         game = await self.service.require_game_here(caller.where.channel_id)
         state = dice_state(game)
-        names = parse_dice(dice, state.rules.dice, first=not state.rolls_used)
+        try:
+            names = parse_dice(dice, state.rules.dice, first=not state.rolls_used)
+        except RulesError as exc:
+            raise _keep_refusal(state, dice, exc) from None
         if not names:
             raise UsageError("Name the dice to keep, like `keep 1 2 5`.", hint="keep 1 2 5")
         return await self.context.play(caller, Keep(caller.who.user_id, names))
@@ -189,3 +192,31 @@ def named_box(state: GameState, text: str) -> str:
         f"There is no box `{clip(text.strip(), 30)}` in {rules.title}. {guess}",
         hint=score_hint(state, prefer=near, in_order=True),  # the nearest name first
     )
+
+
+def _keep_refusal(state: GameState, text: str, exc: RulesError) -> RulesError:
+    """`keep` names dice; a player who typed the numbers the dice show (`keep 3 3`) is told
+    which dice those are, as a keep that works. Otherwise the reading error, as a keep's."""
+    numbers = text.replace(",", " ").split()
+    table = list(state.dice or ())
+    named: list[str] = []
+    for word in numbers:
+        die = next(
+            (d for d in table if word.isascii() and word.isdigit() and d.face == int(word)), None
+        )
+        if die is None:
+            break
+        table.remove(die)
+        named.append(die.die)
+    else:
+        if named and len(named) < len(state.rules.dice.names):
+            shown = " ".join(numbers)
+            return UsageError(
+                f"`keep` names the dice ({state.rules.dice.names[0]} to "
+                f"{state.rules.dice.names[-1]}), not the numbers they show: your {shown} "
+                f"{'is' if len(named) == 1 else 'are'} {', '.join(named)}.",
+                hint=f"keep {','.join(sorted(named))}",
+            )
+    names = state.rules.dice.names
+    message = exc.message.replace("to reroll", "to keep")
+    return UsageError(message, hint=f"keep {names[0]},{names[1]}" if state.dice else "roll")

@@ -23,7 +23,7 @@ from bot.review import review_reply
 from bot.words import plural
 from engine import GameState
 from engine.numbers import read_number
-from engine.review import Hint, KeepChoice, keep_text
+from engine.review import Hint, KeepChoice, choice_command, keep_text
 from storage.model import StoredGame, Who
 
 if TYPE_CHECKING:
@@ -116,7 +116,10 @@ class Reviews:
         move = f"`{self.prefix}{_typed(state, best)}`"
         lines = [f"**Hint:** {move} — {_advice(state, best)} (worth {best.value:.1f}; {how})."]
         if best.others:
-            others = ", ".join(f"{command} {value:.1f}" for command, value in best.others)
+            others = ", ".join(
+                f"`{self.prefix}{_typed(state, Hint(best.command, value, choice))}` {value:.1f}"
+                for choice, value in best.others
+            )
             lines.append(f"Next best: {others}.")
         lines.append(
             f"-# Logged (roll log #{row_id}): moderators see it, and the game's review marks "
@@ -202,7 +205,7 @@ def _typed(state: GameState, best: Hint) -> str:
         if not choice.dice:
             return "roll " + ",".join(state.rules.dice.names)
         return "keep " + ",".join(d.die for d in sorted(choice.dice, key=lambda d: d.die))
-    return best.command
+    return choice_command(state.rules, choice)
 
 
 def _advice(state: GameState, best: Hint) -> str:

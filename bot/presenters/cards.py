@@ -228,14 +228,15 @@ class CardPresenter(Presenter):
             )
         elif state.rules.continuous:
             what = (
-                f"`{self.prefix}discard 7h,Kd [from discard 1]`, `{self.prefix}declare <hand>` to "
-                f"put your cards down and score, or `{self.prefix}stay` to pass."
+                f"`{self.prefix}discard <cards>` (yours: `{self.prefix}hand`), "
+                f"`{self.prefix}declare <hand>` to put your cards down and score, or "
+                f"`{self.prefix}stay` to pass."
             )
         else:
             seat = state.seat(player)
             what = (
                 f"turn {seat.round_turns + 1} of {state.turns_per_round}: `{self.prefix}discard "
-                f"7h,Kd [from discard 1]` or `{self.prefix}stay`."
+                f"<cards>` (yours: `{self.prefix}hand`) or `{self.prefix}stay`."
             )
         buttons = CardButtons(game.id, game.version, hands)
         return turn_reply(outcome, player, what, buttons, self.clock())

@@ -19,6 +19,7 @@ from bot.discord_bot import RollkeeperBot
 from bot.presenters import PRESENTERS, Presenter
 from bot.presenters import dice as dice_words
 from engine.kinds import KINDS
+from engine.rules import PRESETS
 from storage.families import FAMILIES
 from storage.service import GameService, Where, Who, utc_now
 
@@ -126,7 +127,11 @@ async def test_help_shows_each_command_as_declared(service: GameService) -> None
         assert f"`!{entry.usage}`: {entry.summary}" in shown
         for spelling in (entry.name, *entry.aliases):
             (one,) = await desk.text_command(caller, f"help {spelling}")
-            assert one.text == f"`!{entry.usage}`: {entry.summary}"
+            first, *more = one.text.splitlines()
+            assert first == f"`!{entry.usage}`: {entry.summary}"
+            # A spelling that is also a variant's name (`card`) says where its rules are.
+            variant = next((p.name for p in PRESETS if spelling in (p.name, *p.aliases)), None)
+            assert more == ([f"The {variant} game itself: `!rules {variant}`."] if variant else [])
 
 
 def test_discord_is_told_each_slash_command_as_declared(tmp_path: Path) -> None:

@@ -336,3 +336,30 @@ async def test_refusals_say_it_plainly(table: Player) -> None:
     await table.ok(ANN, "start solo")
     (verified,) = await table.ok(MOD, "mod verify")
     assert "1 game replayed" in verified.text
+
+
+async def test_keep_by_the_numbers_shown_points_at_the_dice_showing_them(table: Player) -> None:
+    """`keep` names dice; `keep 3 3` (the faces) is refused with the keep that holds those
+    two 3s, which then works; a refusal to keep never hints at rerolling the kept dice."""
+    await table.ok(ANN, "new classic order=join")
+    await table.ok(BO, "join")
+    await table.ok(ANN, "start")
+    await table.ok(ANN, "roll", [6, 1, 3, 3, 5])
+    reply = await table.refused(ANN, "keep 3 3")
+    assert "not the numbers they show: your 3 3 are d3, d4" in reply.text
+    assert reply.text.endswith("Try `!keep d3,d4`.")
+    reply = await table.refused(ANN, "keep 6 6")  # one 6 only: not the faces either
+    assert "name each die to keep once" not in reply.text and "roll d3,d4" not in reply.text
+    assert "There is no die `6` here" in reply.text
+    kept = await table.ok(ANN, "keep d3,d4", [2, 2, 2])
+    assert "Ann rolled d1,d2,d5 and got D1 = 2, D2 = 2, D5 = 2" in text(kept)  # the 3s stay
+
+
+async def test_help_card_names_the_command_and_where_the_card_games_rules_are(
+    table: Player,
+) -> None:
+    (reply,) = await table.ok(ANN, "help card")
+    assert reply.text.startswith("`!card")  # the scorecard command it names
+    assert reply.text.endswith("The card game itself: `!rules card`.")
+    (rules,) = await table.ok(ANN, "rules card")
+    assert "7" in text([rules]) and "joker" in text([rules]).lower()

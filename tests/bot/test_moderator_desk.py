@@ -113,6 +113,8 @@ async def test_the_log_pages_back_ten_rows_at_a_time(desk: Desk, dice: QueueDice
     assert rest.embeds[0].footer == ""
     (gypsy,) = await text(desk, MOD, "mod log 1 Gypsy")
     assert gypsy.embeds[0].title == "Roll log: Yahtzee Game 1, Gypsy"
+    (worded,) = await text(desk, MOD, "mod log game 1 Gypsy")  # as `review game 1` says it
+    assert worded.embeds == gypsy.embeds
     assert len(gypsy.embeds[0].description.splitlines()) == 6
     assert all("Gypsy" in line for line in gypsy.embeds[0].description.splitlines())
     (none,) = await text(desk, MOD, "mod log 1 Nobody")
@@ -245,9 +247,13 @@ async def test_export_of_a_game_with_committed_dice_attaches_the_fairness_file(
     await text(desk, GYPSY, "new classic order=join")
     await text(desk, GYPSY, "start solo")
     await text(desk, GYPSY, "roll")
-    await text(desk, MOD, "mod end testing")
+    over = await text(desk, MOD, "mod end testing")
+    told = "\n".join(r.text for r in over)
+    assert "a moderator's `!mod export 1` gives the fairness file" in told  # one that works
     (reply,) = await text(desk, MOD, "mod export 1")
     names = [f.filename for f in reply.files]
     assert names == ["game-1.jsonl", "game-1.csv", "game-1-fairness.jsonl"]
+    (here,) = await text(desk, MOD, "mod export")  # the channel's last game, now it is over
+    assert [f.filename for f in here.files] == names
     fairness = reply.files[2].data.decode()
     assert fairness.endswith("\n") and verify_export(fairness.splitlines()).ok

@@ -92,10 +92,14 @@ async def test_a_review_is_refused_while_the_game_runs_and_shown_after(desk: Des
     assert [a.filename for a in shown.files] == ["review.png"]
     assert shown.files[0].data.startswith(b"\x89PNG")
 
-    # While the next game runs here, `review` shows the last finished one; that one by number
-    # is refused.
+    # While the next game runs here, no review is posted over it: `review` says so and names
+    # the finished game, which `review game 1` (its hint) then shows; game 2 is refused.
     await open_game(desk, "", ANN, BO)
-    (last,) = await say(desk, BO, "review")
+    (over_play,) = await say(desk, BO, "review")
+    assert over_play.refusal and over_play.private and not over_play.embeds
+    assert "Yahtzee Game 2 is still running" in over_play.text
+    assert "Try `!review game 1`" in over_play.text
+    (last,) = await say(desk, BO, "review game 1")
     assert last.embeds[0].title.startswith("Review of Yahtzee Game 1")
     (running,) = await say(desk, BO, "review game 2")
     assert "still running" in running.text
@@ -150,6 +154,10 @@ async def test_a_hint_is_the_best_move_logged_verified_and_marked(
     assert after.private and "optimal play" in after.text and "Logged" in after.text
     advised = re.search(r"`!((?:keep|score|roll) [^`]*)`", after.text)
     assert advised is not None
+    offered = re.findall(r"`!([^`]*)`", after.text)
+    assert len(offered) == 3  # the best and the next two, each a command to type
+    for command in offered:
+        assert await desk.preview(caller(ANN, WHERE), command) is None, command
     (log,) = await say(desk, MOD, "mod log 1 Ann")  # moderators see both, newest first
     assert re.search(
         r"\*\*Ann\*\* Hint turn 1, roll 1: .* \(expected \d+\.\d\): D1 = .*\n.*"
