@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from dataclasses import replace
 
-from bot.replies import Attachment, Embed, Field, Reply
+from bot.replies import Attachment, Embed, Field, Reply, escape
 from engine.review import (
     Choice,
     Decision,
@@ -202,7 +203,7 @@ def review_chart(game: GameReview, colours: Sequence[str] = PLAYER_COLOURS) -> b
         xs = [0.0, *(step_position(s) for s in p.steps)]
         ys = [p.start_ev, *(s.expected for s in p.steps)]
         line_axes.plot(
-            xs, ys, drawstyle="steps-post", linewidth=2.5, color=colours[i], label=p.name
+            xs, ys, drawstyle="steps-post", linewidth=2.5, color=colours[i], label=_plain(p.name)
         )
     line_axes.set_xlabel("turn")
     line_axes.set_ylabel("expected final score")
@@ -226,7 +227,7 @@ def review_chart(game: GameReview, colours: Sequence[str] = PLAYER_COLOURS) -> b
         color=LOSS_COLOUR,
         label="lost to decisions",
     )
-    bar_axes.set_yticks(list(positions), [p.name for p in players])
+    bar_axes.set_yticks(list(positions), [_plain(p.name) for p in players])
     bar_axes.invert_yaxis()
     bar_axes.axvline(0, color="black", linewidth=0.8)
     bar_axes.set_xlabel("points")
@@ -237,7 +238,14 @@ def review_chart(game: GameReview, colours: Sequence[str] = PLAYER_COLOURS) -> b
     return buffer.getvalue()
 
 
+def _plain(name: str) -> str:
+    """A name as matplotlib prints it literally (a `$` would start its maths)."""
+    return name.replace("$", r"\$")
+
+
 def review_reply(game: GameReview, chart: bool = True) -> Reply:
-    """The message a finished game's review is: the embed, with the chart attached."""
+    """The message a finished game's review is: the embed (names escaped: no nickname becomes
+    a link or a heading), with the chart attached."""
     files = (Attachment("review.png", review_chart(game)),) if chart else ()
-    return Reply(embeds=(review_embed(game),), files=files)
+    shown = replace(game, players=tuple(replace(p, name=escape(p.name)) for p in game.players))
+    return Reply(embeds=(review_embed(shown),), files=files)

@@ -40,7 +40,7 @@ from engine.game import (
     Scored,
     TurnSkipped,
 )
-from engine.rules import Rules
+from engine.rules import LATE_OPTIONS, Rules
 from engine.scoring import (
     Placement,
     Scorecard,
@@ -424,7 +424,11 @@ def review_data(game: GameReview) -> dict[str, object]:
     rules = game.rules
     return {
         "variant": rules.preset,
-        "options": {k: v for k, v in rules.options if k not in ("order", "hints")},
+        "options": {
+            k: v
+            for k, v in rules.options
+            if k not in ("order", "hints") and LATE_OPTIONS.get(k) != v
+        },
         "exact": game.exact,
         "players": [
             {
@@ -480,5 +484,13 @@ def best_move(
         return Hint("roll", start)
     ranked = advisor.options(card, dice, MAX_ROLLS - rolls_used)
     first, *rest = ranked
-    others = tuple((o.choice, o.value) for o in rest[:2])
+    # The next best *different* moves: keeping d3 or d4 when both show a 4 is one move.
+    seen = {choice_command(rules, first.choice)}
+    distinct: list[tuple[Choice, float]] = []
+    for option in rest:
+        command = choice_command(rules, option.choice)
+        if command not in seen and len(distinct) < 2:
+            seen.add(command)
+            distinct.append((option.choice, option.value))
+    others = tuple(distinct)
     return Hint(choice_command(rules, first.choice), first.value, first.choice, others)

@@ -174,6 +174,15 @@ _SWITCH = ("off", "on")
 # Hints need a value for every choice: the dice presets have one (exact or estimated).
 _HINTS = _OptionSpec("hints", _SWITCH, "off")
 
+# Classic's free joker: `upper` (Verhoeff's convention, the published 254.5896: joker values
+# only once the matching upper box is filled) or `anywhere` (joker values whenever the Yahtzee
+# box is filled: the rule classic games with joker=free were played under before November
+# 2026; migration 10 marks those games so they replay as they were played).
+_FREE_JOKER = _OptionSpec("free_joker", ("upper", "anywhere"), "upper")
+# Options added after games were already stored: left out of a snapshot at their default, so
+# an older game's snapshot (which never had them) still equals its replay (engine/codec.py).
+LATE_OPTIONS: dict[str, str] = {_HINTS.name: _HINTS.default, _FREE_JOKER.name: _FREE_JOKER.default}
+
 PRESETS: tuple[Preset, ...] = (
     Preset(
         "classic",
@@ -181,6 +190,7 @@ PRESETS: tuple[Preset, ...] = (
         "Classic Yahtzee, official rules: 13 boxes, forced joker, Yahtzee bonus.",
         (
             _OptionSpec("joker", ("forced", "free", "none"), "forced"),
+            _FREE_JOKER,
             _BONUS,
             _ORDER,
             _HINTS,
@@ -347,7 +357,9 @@ def _build(preset: str, chosen: dict[str, str]) -> Rules:
     # Classic's free joker is Verhoeff's (the published 254.5896): joker values only once the
     # matching upper box is filled too. The forced joker never needs it (the upper box takes
     # the Yahtzee while it is open).
-    needs_upper = base.joker_needs_upper or (preset == "classic" and joker is JokerMode.FREE)
+    needs_upper = base.joker_needs_upper or (
+        preset == "classic" and joker is JokerMode.FREE and chosen["free_joker"] == "upper"
+    )
     return replace(
         base,
         rounds=int(chosen.get("rounds", "1")),

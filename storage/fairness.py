@@ -21,7 +21,7 @@ from engine.fairdice import EXPORT_FORMAT, SCHEME
 from storage import rolllog
 from storage.db import Database
 from storage.rolllog import LogQuery, LogRow
-from storage.vocabulary import Act, deck_orders, randomness, reshuffled_pile
+from storage.vocabulary import ROLLS, Act, deck_orders, randomness, reshuffled_pile
 
 MIN_EXPECTED = 5.0  # below this many expected per face, a chi-square test says little
 
@@ -135,7 +135,7 @@ def tally(rows: Iterable[LogRow], scope: str) -> FairnessReport:
     painted_rolls: Counter[str] = Counter()
     count = 0
     for row in rows:
-        if not row.action.endswith("roll"):
+        if row.action not in ROLLS:
             continue
         count += 1
         for (die, face, colour), sides in zip(row.faces, _sides(row), strict=True):

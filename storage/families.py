@@ -1,7 +1,7 @@
 """The storage side of each game family (engine.kinds): how its events become roll-log rows and
 how a game of it is written as a record. Found by the engine's kind, so the service, the audit
 and the exports never test a state's type; a family added to the engine needs its entry here
-(tests/test_house.py checks that every kind has one).
+(tests/bot/test_commands.py checks that every kind has one).
 """
 
 from __future__ import annotations

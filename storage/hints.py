@@ -14,6 +14,7 @@ from engine import GameState, Phase, RulesError
 from storage import rolllog
 from storage.logrows import base_entry
 from storage.model import StoredGame, Where, Who, timestamp
+from storage.played import VALUED, valued
 from storage.rolllog import LogRow
 from storage.store import Context, GameStore
 from storage.vocabulary import Act, hint_text
@@ -45,12 +46,13 @@ def check_hint(game: StoredGame | None, who: Who) -> HintAsked:
             hint=WITH_HINTS,
         )
     state = game.state
-    if not isinstance(state, GameState):
+    if not valued(game):
         raise HintRefusedError(
-            "Card games have no hints (nor reviews) yet: only the dice games do, when started "
-            f"with `{WITH_HINTS}`.",
+            f"{state.rules.title} games have no hints (nor reviews) yet: only "
+            f"{', '.join(VALUED)} games do, when started with `{WITH_HINTS}`.",
             hint="status",
         )
+    assert isinstance(state, GameState)  # valued: a dice game
     if not state.rules.hints:
         preset = state.rules.preset
         raise HintRefusedError(

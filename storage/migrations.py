@@ -347,6 +347,18 @@ MIGRATION_9 = [
     """,
 ]
 
+# 10: classic's joker=free became Verhoeff's convention (joker values only once the matching
+# upper box is filled). Games stored before played the free joker anywhere: they keep that
+# rule (`free_joker=anywhere`, engine/rules.py), so they replay, verify and export as played.
+MIGRATION_10 = [
+    """
+    UPDATE games
+    SET options = json_set(options, '$.free_joker', 'anywhere'),
+        snapshot = json_set(snapshot, '$.options.free_joker', 'anywhere')
+    WHERE preset = 'classic' AND json_extract(options, '$.joker') = 'free'
+    """,
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -357,4 +369,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_7,
     MIGRATION_8,
     MIGRATION_9,
+    MIGRATION_10,
 ]

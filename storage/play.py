@@ -285,7 +285,7 @@ class Play:
         the same dice."""
         async with self.store.lock(where.channel_id):
             game, target = await self.check_void(where, roll_id)
-            again = tuple(d for d in target.dice.split(",") if d)  # the dice it threw
+            again = tuple(die for die, _, _ in target.faces)  # the dice it threw
             return await self.road.commit(game, where, moderator, VoidRoll(again), reason, roll_id)
 
     async def _latest_live_roll(self, game_id: int) -> int | None:

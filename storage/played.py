@@ -6,11 +6,20 @@ the review's values (numpy) stay in storage/reviews.py, loaded when a review is 
 from __future__ import annotations
 
 from engine import GameState, Phase, RulesError
+from engine.kinds import DICE_GAMES
 from storage.model import StoredGame, Who
 from storage.store import GAME_SELECT, GameStore, game_from_row
 
 # `stats` reviews at most this many of a player's games (the most recent).
 STATS_GAMES = 100
+# The variants the review has values for: classic exactly (storage/solver.py), the others by
+# estimate (storage/estimates.py). A new dice preset is refused politely until it has some.
+VALUED = ("classic", "triple", "painted", "painted-pyz")
+
+
+def valued(game: StoredGame) -> bool:
+    """Whether the review (and so a hint) has values for this game's variant."""
+    return DICE_GAMES.owns(game.state) and game.state.rules.preset in VALUED
 
 
 class NotReviewableError(RulesError):
@@ -20,12 +29,13 @@ class NotReviewableError(RulesError):
 def check_reviewable(game: StoredGame) -> StoredGame:
     """The game itself, when it can be reviewed: a dice game that is over."""
     state = game.state
-    if not isinstance(state, GameState):
+    if not valued(game):
         raise NotReviewableError(
-            f"{game.title} is a card game, and card games are not reviewed yet: only the dice "
-            "games are.",
+            f"{game.title} can't be reviewed: {state.rules.title} games are not reviewed yet "
+            f"(only {', '.join(VALUED)}).",
             hint="games",
         )
+    assert isinstance(state, GameState)  # valued: a dice game
     if state.phase is Phase.LOBBY:
         raise NotReviewableError(
             f"{game.title} hasn't started yet: there is nothing to review.",
@@ -46,9 +56,10 @@ def check_reviewable(game: StoredGame) -> StoredGame:
 
 def _scored(game: StoredGame) -> bool:
     state = game.state
-    return isinstance(state, GameState) and any(
-        v is not None for seat in state.seats for sheet in seat.card for v in sheet.scores
-    )
+    if not DICE_GAMES.owns(state):
+        return False
+    assert isinstance(state, GameState)  # for the type checker: the kind said so
+    return any(v is not None for seat in state.seats for sheet in seat.card for v in sheet.scores)
 
 
 async def game_to_review(store: GameStore, guild_id: str, channel_id: str,
@@ -64,10 +75,11 @@ async def game_to_review(store: GameStore, guild_id: str, channel_id: str,
             "this server.",
             hint="games",
         )
-    if not game.state.is_over and game.state.phase is not Phase.LOBBY:
-        # A game in play: no review is posted over it (finished games by number only).
+    if not game.state.is_over:
         finished = await _last_finished(store, channel_id)
-        if finished is not None:
+        if finished is not None and game.state.phase is Phase.LOBBY:
+            return check_reviewable(finished)  # the next game's lobby: the last one is shown
+        if finished is not None:  # a game in play: no review is posted over it
             raise NotReviewableError(
                 f"{game.title} is still running: reviews come after the end. The last "
                 f"finished game here is {finished.title}.",
@@ -89,11 +101,13 @@ async def games_played(
     """The finished dice games of this server `who` played in, newest first (at most
     `limit`)."""
     sql = (
-        f"{GAME_SELECT} WHERE g.guild_id = ? AND g.phase = 'over' AND g.preset != 'card' "
+        f"{GAME_SELECT} WHERE g.guild_id = ? AND g.phase = 'over' "
+        f"AND g.preset IN ({', '.join('?' * len(VALUED))}) "
         "AND EXISTS (SELECT 1 FROM json_each(g.names) WHERE key = ?) "
         "ORDER BY g.id DESC LIMIT ?"
     )
-    async with store.db.conn.execute(sql, (guild_id, who.user_id, limit)) as cursor:
+    params = (guild_id, *VALUED, who.user_id, limit)
+    async with store.db.conn.execute(sql, params) as cursor:
         games = [game_from_row(r) for r in await cursor.fetchall()]
     return [g for g in games if _scored(g)]
 

@@ -38,6 +38,7 @@ from engine import (
     make_rules,
 )
 from engine.game import apply
+from engine.rules import LATE_OPTIONS
 from storage.cardrecords import is_card_record, replay_cards
 from storage.recordlines import RecordError as RecordError  # what `replay` raises
 from storage.recordlines import Strict, explain, load_line
@@ -200,8 +201,13 @@ def _apply(
 def header_line(rules: Rules, players: Iterable[str]) -> str:
     """The header of a record of a game with `rules` and `players` in playing order."""
     header: dict[str, Any] = {"format": FORMAT, "variant": rules.preset, "players": list(players)}
-    # Options that change no score (who starts, hints) are not the record's.
-    options = {k: v for k, v in rules.options if k not in ("rounds", "order", "hints")}
+    # Options that change no score (who starts, hints) are not the record's; nor options
+    # added later, at their default (a record reads the same as before they existed).
+    options = {
+        k: v
+        for k, v in rules.options
+        if k not in ("rounds", "order", "hints") and LATE_OPTIONS.get(k) != v
+    }
     if rules.preset == "painted":
         header["rounds"] = rules.rounds
     header["options"] = {

@@ -323,7 +323,10 @@ class LogQuery:
 
 # The first row id stamped at or after a time (one past the last row if none): a bisection
 # over the ids, which are consecutive from 1 (`audit verify` checks it) and grow with time, so
-# some 2 log2(rows) primary-key reads and no time index to keep up at every roll.
+# some 2 log2(rows) primary-key reads and no time index to keep up at every roll. A row is
+# stamped just before it waits for the write lock, so two rows written within milliseconds of
+# each other may be stamped out of order: a range's bound can fall on either side of such a
+# pair (as it could with the time index, which found the first row by time, then used ids).
 _FIRST_AT = """(
     WITH RECURSIVE span(lo, hi) AS (
         SELECT 1, (SELECT COALESCE(MAX(id), 0) + 1 FROM roll_log)

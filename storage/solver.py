@@ -394,7 +394,10 @@ def cache_dir() -> Path:
 
 def table_name(rules: Rules) -> str:
     bonus = "true" if rules.yahtzee_bonus else "false"
-    return f"classic-joker={rules.joker.value}-yahtzee_bonus={bonus}-v{TABLE_VERSION}.npy"
+    joker = rules.joker.value
+    if rules.joker is JokerMode.FREE and not rules.joker_needs_upper:
+        joker += "-anywhere"  # the free joker of games played before Verhoeff's convention
+    return f"classic-joker={joker}-yahtzee_bonus={bonus}-v{TABLE_VERSION}.npy"
 
 
 def stderr_progress(message: str) -> None:

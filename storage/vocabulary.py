@@ -48,6 +48,8 @@ class Act(StrEnum):
 
 
 ROLL_NAMES: tuple[str, str, str] = (Act.FIRST_ROLL, Act.SECOND_ROLL, Act.THIRD_ROLL)
+# Every row that throws dice (a fairness report counts their faces).
+ROLLS = frozenset({Act.FREE_ROLL, Act.START_ROLL, *ROLL_NAMES})
 
 # The rows one game action writes (besides a game's seed reveal, which `audit verify` checks
 # against the commitment); every other row of a game is written by other commands.

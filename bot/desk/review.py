@@ -97,6 +97,13 @@ class Reviews:
         state = asked.state
         seat = state.current_seat
         assert seat is not None
+        if state.turn.redo is not None:  # a voided roll: its dice are rolled again, no choice
+            again = ",".join(state.turn.redo)
+            raise UsageError(
+                f"A moderator voided your last roll: {again} are rolled again first, so there "
+                "is nothing to choose yet.",
+                hint=f"roll {again}",
+            )
         from storage.reviews import hint_for
 
         best, exact = await asyncio.to_thread(

@@ -114,3 +114,21 @@ def test_the_review_costs_nothing_at_start_up() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_names_show_as_typed_never_as_links_or_maths(painted_game: GameReview) -> None:
+    """A nickname is text in the review: no masked link or heading in the embed, and a `$` in
+    the chart is a dollar sign, not the start of matplotlib's maths (which refused it)."""
+    from dataclasses import replace
+
+    link, maths = "[Free Nitro](https://evil.test)", r"$\badcmd$ # 20$"
+    renamed = (
+        replace(painted_game.players[0], name=link),
+        replace(painted_game.players[1], name=maths),
+        *painted_game.players[2:],
+    )
+    reply = review_reply(replace(painted_game, players=renamed))
+    (embed,) = reply.embeds
+    shown = "\n".join([embed.description, *(f"{f.name}\n{f.value}" for f in embed.fields)])
+    assert link not in shown and r"\[Free Nitro\]" in shown
+    assert reply.files[0].data[:8] == b"\x89PNG\r\n\x1a\n"  # drawn, not refused

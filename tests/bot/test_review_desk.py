@@ -92,9 +92,14 @@ async def test_a_review_is_refused_while_the_game_runs_and_shown_after(desk: Des
     assert [a.filename for a in shown.files] == ["review.png"]
     assert shown.files[0].data.startswith(b"\x89PNG")
 
-    # While the next game runs here, no review is posted over it: `review` says so and names
-    # the finished game, which `review game 1` (its hint) then shows; game 2 is refused.
-    await open_game(desk, "", ANN, BO)
+    # The next game's lobby: `review` still shows the last finished game.
+    await say(desk, ANN, "new classic order=join")
+    (in_lobby,) = await say(desk, BO, "review")
+    assert in_lobby.embeds[0].title.startswith("Review of Yahtzee Game 1")
+    await say(desk, BO, "join")
+    await say(desk, ANN, "start")
+    # While it runs, no review is posted over it: `review` says so and names the finished
+    # game, which `review game 1` (its hint) then shows; game 2 is refused.
     (over_play,) = await say(desk, BO, "review")
     assert over_play.refusal and over_play.private and not over_play.embeds
     assert "Yahtzee Game 2 is still running" in over_play.text
@@ -112,7 +117,11 @@ async def test_card_games_and_lobbies_are_not_reviewed(desk: Desk) -> None:
     await say(desk, MOD, "mod end make room")
     for text in ("review", "review game 1"):
         (card,) = await say(desk, ANN, text)
-        assert card.refusal and "card game" in card.text and "not reviewed yet" in card.text
+        assert (
+            card.refusal
+            and "Card Yahtzee games are not reviewed" in card.text
+            and "not reviewed yet" in card.text
+        )
     await say(desk, ANN, "new classic")
     (lobby,) = await say(desk, ANN, "review game 2")
     assert lobby.refusal and "hasn't started" in lobby.text
@@ -255,3 +264,22 @@ async def test_stats_add_up_the_reviews_of_this_servers_games(
     assert "proficiency test" in shown.embeds[0].description
     (unknown,) = await say(desk, ANN, "stats Nobody")
     assert unknown.refusal and "Nobody" in unknown.text
+
+
+async def test_after_a_void_the_hint_is_the_roll_the_void_calls_for(desk: Desk) -> None:
+    """A voided roll's dice are rolled again, whatever anyone would keep: the hint says so
+    (and is a command the bot accepts), and nothing is logged for it."""
+    await open_game(desk, "hints=on", ANN, BO)
+    (rolled,) = await say(desk, ANN, "roll")
+    roll_id = int(rolled.text.rsplit("Roll #", 1)[1])
+    await say(desk, ANN, "roll d4,d5")
+    await say(desk, MOD, f"mod void {roll_id + 1} lag")
+    (hint,) = await say(desk, ANN, "hint")
+    assert hint.refusal and "voided" in hint.text and hint.text.endswith("Try `!roll d4,d5`.")
+    rows = await desk.service.db.conn.execute_fetchall(
+        "SELECT count(*) FROM roll_log WHERE action = 'Hint'"
+    )
+    assert list(rows) == [(0,)]
+    await say(desk, ANN, "roll d4,d5")
+    (after,) = await say(desk, ANN, "hint")
+    assert not after.refusal and "**Hint:**" in after.text

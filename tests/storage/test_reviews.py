@@ -27,8 +27,18 @@ from engine import (
     scorecard_total,
     show,
 )
+from engine.dice import DieFace
 from engine.kinds import next_action
-from engine.review import Advisor, KeepChoice, PlayerReview, ScoreChoice, review, review_data
+from engine.review import (
+    Advisor,
+    KeepChoice,
+    PlayerReview,
+    ScoreChoice,
+    best_move,
+    choice_command,
+    review,
+    review_data,
+)
 from engine.scoring import place, placements
 from storage.estimates import estimate_oracle
 from storage.records import event_line, header_line
@@ -306,3 +316,18 @@ def test_each_decision_is_after_a_roll_of_that_turn() -> None:
     assert [(d.turn, d.roll) for d in player.decisions] == rolls
     keeps = [d for d in player.decisions if isinstance(d.chosen, KeepChoice)]
     assert all(d.kind == "keep" for d in keeps)
+
+
+def test_a_hints_next_best_moves_are_different_moves() -> None:
+    """Keeping d4 or d5 when both show a 4 is one move: the hint's next best are the next
+    different ones, each with its own value, never the best again under other dice names."""
+    rules = classic()
+    filled = ("ones", "twos", "fives", "sixes", "three_of_a_kind", "four_of_a_kind", "yahtzee")
+    card = card_with(rules, dict.fromkeys(filled, 0))
+    mask, _, _ = position(rules, card)
+    advisor = Advisor(rules, ClassicOracle(rules, build_table(rules, filled=mask, workers=1)))
+    faces = [DieFace(f"d{n}", face, None) for n, face in enumerate((1, 2, 3, 4, 4), start=1)]
+    hint = best_move(advisor, card, tuple(faces), 1)
+    moves = [hint.command, *(choice_command(rules, choice) for choice, _ in hint.others)]
+    assert len(hint.others) == 2 and len(set(moves)) == 3, moves
+    assert hint.value >= hint.others[0][1] >= hint.others[1][1]

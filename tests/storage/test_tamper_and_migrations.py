@@ -239,3 +239,55 @@ async def test_games_in_play_before_deadlines_carry_on_after_the_upgrade(db_path
         assert (await verify(db)).ok
     finally:
         await db.close()
+
+
+async def test_games_stored_by_the_last_release_still_verify_and_keep_their_rules(
+    db_path: Path,
+) -> None:
+    """A file as the release before `hints` and Verhoeff's free joker left it (schema 9): its
+    snapshots never had those options, and a classic joker=free game scored a joker full house
+    with its fives open. After the upgrade every game verifies, and that game keeps its 25."""
+    queue = QueueDice()
+    db = await Database.open(db_path)
+    service = GameService(db, queue, FakeClock())
+    free, forced = Where("g", "free"), Where("g", "forced")
+    await service.new_game(free, ANN, "classic", {"joker": "free", "free_joker": "anywhere"})
+    await service.new_game(forced, ANN, "classic", {})
+    for where in (free, forced):
+        await service.play(where, ANN, Start())
+        queue.push([5, 5, 5, 5, 5])
+        await service.play(where, ANN, Roll(ANN.user_id))
+        await service.play(where, ANN, Score(ANN.user_id, "yahtzee"))
+    queue.push([5, 5, 5, 5, 5])
+    await service.play(free, ANN, Roll(ANN.user_id))
+    scored = await service.play(free, ANN, Score(ANN.user_id, "full_house"))
+    assert scored.game.state.seats[0].card[0].scores[8] == 25  # the old rule: a joker anywhere
+    await db.close()
+    old = sqlite3.connect(db_path, isolation_level=None)  # as the last release stored them
+    old.execute(
+        "UPDATE games SET options = json_remove(options, '$.hints', '$.free_joker'), "
+        "snapshot = json_remove(snapshot, '$.options.hints', '$.options.free_joker')"
+    )
+    old.execute("DROP TRIGGER apply_action_insert")  # migration 9's, as it was before it
+    for statement in MIGRATIONS[4]:
+        if "apply_action_insert" in statement and "CREATE TRIGGER" in statement:
+            old.execute(statement)
+    old.execute("CREATE INDEX roll_log_by_time ON roll_log (at)")
+    old.execute("PRAGMA user_version = 8")
+    old.close()
+    db = await Database.open(db_path)
+    try:
+        assert await db.version() == LATEST
+        report = await verify(db)
+        assert report.ok, report.problem
+        service = GameService(db, queue, FakeClock())
+        game = await service.game_here("free")
+        assert game is not None and game.state.rules.joker_needs_upper is False
+        assert game.state.seats[0].card[0].scores[8] == 25
+        queue.push([5, 5, 5, 5, 5])  # and it plays on under the rule it was played with
+        await service.play(free, ANN, Roll(ANN.user_id))
+        again = await service.play(free, ANN, Score(ANN.user_id, "large_straight"))
+        assert again.game.state.seats[0].card[0].scores[10] == 40
+        assert (await verify(db)).ok
+    finally:
+        await db.close()
