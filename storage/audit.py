@@ -34,7 +34,7 @@ from engine import (
 )
 from engine.codec import SnapshotError
 from engine.fairdice import HmacDice, commitment, draw, game_key
-from engine.kinds import action_from_data, to_snapshot
+from engine.kinds import DICE_GAMES, action_from_data, to_snapshot
 from storage import rolllog
 from storage.db import Database, connect_readonly
 from storage.families import action_entries, family_of
@@ -186,7 +186,7 @@ def _verify_game(reader: sqlite3.Connection, game_row: Sequence[Any]) -> bool | 
     final = check.game.state
     if to_snapshot(final) != json.loads(snapshot):
         raise _Bad("its stored state differs from replaying its actions")
-    _compare_rows(rows, check.expected, commit is not None, check.legacy)
+    _compare_rows(rows, check.expected, commit is not None, check.legacy, _last_old_row(reader))
     revealed = any(r.action == Act.SEED_REVEAL for r in rows)
     if commit is not None and final.is_over and not revealed:
         raise _Bad("it is over but its seed was never revealed")
@@ -242,6 +242,24 @@ def _replay_action(
     for new_row, old_row in zip(now, then, strict=True):
         if old_row.turn_label != new_row.turn_label:
             check.legacy[id(new_row)] = old_row.turn_label
+    _legacy_turns(check, before, now)
+
+
+def _legacy_turns(check: _Replaying, before: StoredGame, rows: Sequence[LogEntry]) -> None:
+    """Releases before November 2026 numbered a dice player's turns by the turns they had
+    taken, skipped ones included (now: by the boxes they have filled, so a skipped turn is
+    played again under its number). A row written then carries the old number: accepted."""
+    state = before.state
+    if not DICE_GAMES.owns(state):
+        return
+    taken = {seat.player: seat.turns for seat in state.seats}
+    for row in rows:
+        player = row.user_id if row.user_id in taken else state.current_player
+        if row.turn_label is None or player is None or id(row) in check.legacy:
+            continue
+        old = before.turn_label(taken[player] + 1)
+        if old != row.turn_label:
+            check.legacy[id(row)] = old
 
 
 def _position(state: AnyState) -> tuple[str, int, int, str] | None:
@@ -329,15 +347,28 @@ def _game_key(
     return game_key(seed, player_seeds)
 
 
+def _last_old_row(reader: sqlite3.Connection) -> int:
+    """The last row an older release wrote (migration 10 marked the head when it upgraded
+    the file): only rows up to it may carry an older release's turn labels."""
+    try:
+        found = reader.execute("SELECT last_id FROM upgraded WHERE release = '2026-11-21'")
+    except sqlite3.OperationalError:  # a file from before migration 10: every row is old
+        return 1 << 62
+    row = found.fetchone()
+    return int(row[0]) if row else 0
+
+
 def _compare_rows(
     rows: Sequence[LogRow],
     expected: Sequence[LogEntry],
     derived: bool,
     legacy: dict[int, str | None],
+    last_old: int,
 ) -> None:
     """Every row an action writes must be the row the replay produces, in order: who, which
     action and turn, which dice and faces, and (for committed games) how they were drawn.
-    `legacy`: the turn label an older release gave an expected row, also accepted."""
+    `legacy`: the turn label an older release gave an expected row, also accepted for rows
+    that release wrote (up to `last_old`)."""
     stored = [r for r in rows if r.action in ACTION_ROWS]
     rolls = {r.id: r for r in stored if r.action in ROLL_NAMES}
     for row, want in zip(stored, expected, strict=False):
@@ -352,7 +383,7 @@ def _compare_rows(
                 f"action {want.game_seq}: the roll log shows {shown} but the game drew {drew} "
                 f"(row {row.id})"
             )
-        if id(want) in legacy and row.turn_label == legacy[id(want)]:
+        if id(want) in legacy and row.id <= last_old and row.turn_label == legacy[id(want)]:
             fields.remove("turn_label")
         for name in fields:
             if getattr(row, name) != getattr(want, name):

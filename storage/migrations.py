@@ -351,6 +351,15 @@ MIGRATION_9 = [
 # upper box is filled). Games stored before played the free joker anywhere: they keep that
 # rule (`free_joker=anywhere`, engine/rules.py), so they replay, verify and export as played.
 MIGRATION_10 = [
+    # The last row the release before wrote: rows up to it may carry that release's turn
+    # labels (turns counted with skips; card rows labelled by the round after them), and
+    # `audit verify` accepts those labels for them only.
+    "CREATE TABLE upgraded (release TEXT PRIMARY KEY, last_id INTEGER NOT NULL)",
+    """
+    INSERT INTO upgraded (release, last_id)
+    SELECT '2026-11-21', COALESCE(MAX(id), 0) FROM roll_log
+    """,
+    _APPEND_ONLY.format(table="upgraded", verb="update", event="UPDATE"),
     """
     UPDATE games
     SET options = json_set(options, '$.free_joker', 'anywhere'),

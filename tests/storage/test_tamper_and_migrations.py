@@ -273,6 +273,7 @@ async def test_games_stored_by_the_last_release_still_verify_and_keep_their_rule
         if "apply_action_insert" in statement and "CREATE TRIGGER" in statement:
             old.execute(statement)
     old.execute("CREATE INDEX roll_log_by_time ON roll_log (at)")
+    old.execute("DROP TABLE upgraded")  # migration 10's, with its trigger
     old.execute("PRAGMA user_version = 8")
     old.close()
     db = await Database.open(db_path)
