@@ -116,12 +116,15 @@ class Reviews:
 
     def _hint_words(self, state: GameState, best: Hint, exact: bool, row_id: int) -> str:
         how = (
-            "optimal play's expected final score"
+            "with optimal play from here"
             if exact
             else f"an estimate: {state.rules.title} has no exact solution"
         )
         move = f"`{self.prefix}{_typed(state, best)}`"
-        lines = [f"**Hint:** {move} — {_advice(state, best)} (worth {best.value:.1f}; {how})."]
+        lines = [
+            f"**Hint:** {move} — {_advice(state, best)}: about {best.value:.1f} points "
+            f"expected at the end ({how})."
+        ]
         if best.others:
             others = ", ".join(
                 f"`{self.prefix}{_typed(state, Hint(best.command, value, choice))}` {value:.1f}"
@@ -178,9 +181,9 @@ class Reviews:
             return Embed(title, text, (), 0x8E44AD).fitted()
         per = record.loss / record.decisions if record.decisions else 0.0
         verdict = (
-            "expert play (0.2 or less, by the published proficiency test)"
+            "expert play: 0.2 or less, by the published proficiency test"
             if per <= EXPERT
-            else "above 0.2, the published proficiency test's mark for expert play"
+            else "expert play is 0.2 or less, by the published proficiency test"
         )
         estimated = (
             f"\n-# {plural(record.estimated, 'game')} of another variant than classic: "
@@ -194,7 +197,7 @@ class Reviews:
             Field("Lost per decision", f"{per:.2f} points"),
             Field("Luck so far", f"{_signed(record.luck)} points"),
         )
-        text = f"Points lost per decision: {per:.2f}, {verdict}.{estimated}"
+        text = f"**{per:.2f}** points lost per decision ({verdict}).{estimated}"
         return Embed(title, text, fields, 0x8E44AD, "Finished dice games in this server").fitted()
 
 

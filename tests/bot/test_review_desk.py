@@ -161,6 +161,7 @@ async def test_a_hint_is_the_best_move_logged_verified_and_marked(
     await say(desk, ANN, "roll")
     (after,) = await say(desk, ANN, "hint")
     assert after.private and "optimal play" in after.text and "Logged" in after.text
+    assert "points expected at the end" in after.text
     advised = re.search(r"`!((?:keep|score|roll) [^`]*)`", after.text)
     assert advised is not None
     offered = re.findall(r"`!([^`]*)`", after.text)
