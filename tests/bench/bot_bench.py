@@ -101,7 +101,7 @@ async def drive(
     )
     await fake.ready()
     await asyncio.sleep(1.0)
-    setup = ["!new classic order=join", "!start"]
+    setup = ["!new classic order=join", "!start solo"]
     for user, channel in zip(users, channels, strict=True):
         for text in setup:
             await fake.say(user.name, text, channel)
