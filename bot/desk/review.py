@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 EXPERT = 0.2  # points lost per decision: expert play by the published proficiency test
 KEPT_REVIEWS = 256  # finished games' reviews kept in memory (they never change)
+KEPT_CHARTS = 32  # and the last answers to `review`, chart included (some 60 KB each)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,7 @@ class Reviews:
         self.prefix = context.prefix
         self.cache = cache  # None: $ROLLKEEPER_CACHE or the user's cache (storage/solver.py)
         self._kept: OrderedDict[int, tuple[GameReview, dict[str, str]]] = OrderedDict()
+        self._shown: OrderedDict[int, Reply] = OrderedDict()  # reviews with their charts
         self._drawing = asyncio.Lock()  # one chart at a time (matplotlib)
 
     # ---- review ------------------------------------------------------------------------------
@@ -68,11 +70,18 @@ class Reviews:
     async def review(self, caller: Caller, game: int | None = None) -> list[Reply]:
         """A finished game's review: the embed with its chart attached."""
         found = await self.service.game_to_review(caller.where, game)
-        reviewed, _ = await self._reviewed(found)
-        async with self._drawing:
-            reply = await asyncio.to_thread(review_reply, reviewed)
-        embed = replace(reply.embeds[0], title=f"Review of {found.title}: {reviewed.rules.title}")
-        return [replace(reply, embeds=(embed.fitted(),))]
+        shown = self._shown.get(found.id)  # a finished game's review never changes
+        if shown is None:
+            reviewed, _ = await self._reviewed(found)
+            async with self._drawing:  # one chart at a time (0.3 s of CPU each)
+                reply = await asyncio.to_thread(review_reply, reviewed)
+            title = f"Review of {found.title}: {reviewed.rules.title}"
+            shown = replace(reply, embeds=(replace(reply.embeds[0], title=title).fitted(),))
+            self._shown[found.id] = shown
+            while len(self._shown) > KEPT_CHARTS:
+                self._shown.popitem(last=False)
+        self._shown.move_to_end(found.id)
+        return [shown]
 
     async def _reviewed(self, game: StoredGame) -> tuple[GameReview, dict[str, str]]:
         """A finished game's review and its players' names by id (kept: it never changes)."""

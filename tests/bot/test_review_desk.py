@@ -284,3 +284,25 @@ async def test_after_a_void_the_hint_is_the_roll_the_void_calls_for(desk: Desk) 
     await say(desk, ANN, "roll d4,d5")
     (after,) = await say(desk, ANN, "hint")
     assert not after.refusal and "**Hint:**" in after.text
+
+
+async def test_a_finished_games_review_is_drawn_once(
+    desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asking again (or by number) shows the same review without drawing the chart again."""
+    from bot.desk import review as room
+
+    drawn: list[int] = []
+    draw = room.review_reply
+
+    def counting(*args: object, **kwargs: object) -> Reply:
+        drawn.append(1)
+        return draw(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(room, "review_reply", counting)
+    await open_game(desk, "", ANN, BO)
+    await play_out(desk.service)
+    (first,) = await say(desk, ANN, "review")
+    (again,) = await say(desk, BO, "review game 1")
+    assert again.embeds == first.embeds and again.files == first.files
+    assert len(drawn) == 1
