@@ -5,12 +5,23 @@ from __future__ import annotations
 
 from bot.caller import Caller, UsageError
 from bot.desk.context import Context, read_options
-from bot.desk.declare import CommandTable
+from bot.desk.declare import CommandTable, Group
 from bot.desk.lobby import variant_choices
 from bot.replies import Embed, Field, Reply, clip, code
 from engine import PRESETS, AnyRules, RulesError, find_preset, make_game_rules
 from engine.suggest import close_names
 
+# The line each room of the desk has in `help` (a room without one is listed by its name).
+ROOM_TITLES = {
+    "Lobby": "Tables",
+    "Play": "Dice",
+    "Views": "Look",
+    "Fairness": "Fairness",
+    "Reviews": "Reviews and hints",
+    "Cards": "Card game",
+    "Pacing": "You",
+    "Guide": "Help",
+}
 
 class Guide:
     def __init__(self, context: Context, commands: CommandTable) -> None:
@@ -42,13 +53,20 @@ class Guide:
         )
 
     def _every_command(self) -> Embed:
+        """Every command by name, a line per room of the desk (phone-sized: what each does
+        is one `help <command>` away), and the variants."""
         p = self.context.prefix
-        lines = [f"`{p}{e.usage}`: {e.summary}" for e in self.commands.entries]
-        variants = "\n".join(f"**{pr.name}**: {pr.summary}" for pr in PRESETS)
+        rooms: dict[str, list[str]] = {}
+        for entry in self.commands.entries:
+            room = "Moderators" if isinstance(entry, Group) else entry.room.__name__
+            rooms.setdefault(ROOM_TITLES.get(room, room), []).append(f"`{p}{entry.name}`")
+        lines = [f"**{title}:** {' '.join(names)}" for title, names in rooms.items()]
+        lines.append(f"`{p}help <command>` says what one does, like `{p}help score`.")
+        variants = ", ".join(pr.name for pr in PRESETS)
         return Embed(
             "rollkeeper commands",
             "\n".join(lines),
-            (Field("Variants", variants),),
+            (Field("Variants", f"{variants}: `{p}rules <variant>`"),),
             0x5865F2,
             "Every command is also a slash command: /roll, /score, ...",
         ).fitted()

@@ -123,8 +123,9 @@ async def test_help_shows_each_command_as_declared(service: GameService) -> None
     caller = Caller(Where("g", "c"), Who("1", "Ann"))
     (listing,) = await desk.text_command(caller, "help")
     shown = listing.embeds[0].description
+    assert len(shown.splitlines()) <= 12  # a line per room: a phone screen, not four
     for entry in COMMANDS.entries:
-        assert f"`!{entry.usage}`: {entry.summary}" in shown
+        assert f"`!{entry.name}`" in shown
         for spelling in (entry.name, *entry.aliases):
             (one,) = await desk.text_command(caller, f"help {spelling}")
             first, *more = one.text.splitlines()
