@@ -23,6 +23,7 @@ ROOM_TITLES = {
     "Guide": "Help",
 }
 
+
 class Guide:
     def __init__(self, context: Context, commands: CommandTable) -> None:
         self.context = context
