@@ -23,7 +23,7 @@ from engine.game import (
     Seat,
     Turn,
 )
-from engine.rules import LATE_OPTIONS, make_rules
+from engine.rules import kept_options, make_rules
 from engine.scoring import Sheet
 
 SNAPSHOT_VERSION = 1
@@ -34,7 +34,7 @@ def dice_snapshot(state: GameState) -> dict[str, Any]:
     return {
         "v": SNAPSHOT_VERSION,
         "preset": state.rules.preset,
-        "options": {k: v for k, v in state.rules.options if LATE_OPTIONS.get(k) != v},
+        "options": kept_options(state.rules.options),
         "phase": state.phase.value,
         "current": state.current,
         "rolls": [list(r) for r in state.turn.rolls],
@@ -100,7 +100,7 @@ def card_snapshot(state: CardState) -> dict[str, Any]:
     return {
         "v": SNAPSHOT_VERSION,
         "preset": CARD_PRESET,
-        "options": {k: v for k, v in state.rules.options if LATE_OPTIONS.get(k) != v},
+        "options": kept_options(state.rules.options),
         "phase": state.phase.value,
         "current": state.current,
         "dealer": state.dealer,

@@ -40,7 +40,7 @@ from engine.game import (
     Scored,
     TurnSkipped,
 )
-from engine.rules import LATE_OPTIONS, Rules
+from engine.rules import Rules, kept_options
 from engine.scoring import (
     Placement,
     Scorecard,
@@ -424,11 +424,7 @@ def review_data(game: GameReview) -> dict[str, object]:
     rules = game.rules
     return {
         "variant": rules.preset,
-        "options": {
-            k: v
-            for k, v in rules.options
-            if k not in ("order", "hints") and LATE_OPTIONS.get(k) != v
-        },
+        "options": kept_options(rules.options, leave_out=("order", "hints")),
         "exact": game.exact,
         "players": [
             {

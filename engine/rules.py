@@ -6,7 +6,7 @@ moderator may change any documented option of a preset, nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
@@ -182,6 +182,15 @@ _FREE_JOKER = _OptionSpec("free_joker", ("upper", "anywhere"), "upper")
 # Options added after games were already stored: left out of a snapshot at their default, so
 # an older game's snapshot (which never had them) still equals its replay (engine/codec.py).
 LATE_OPTIONS: dict[str, str] = {_HINTS.name: _HINTS.default, _FREE_JOKER.name: _FREE_JOKER.default}
+
+
+def kept_options(
+    options: Iterable[tuple[str, str]], leave_out: Collection[str] = ()
+) -> dict[str, str]:
+    """The options a snapshot, record or review writes down: all but `leave_out`, and the
+    options added later only when they are not at their default (see `LATE_OPTIONS`)."""
+    return {k: v for k, v in options if k not in leave_out and LATE_OPTIONS.get(k) != v}
+
 
 PRESETS: tuple[Preset, ...] = (
     Preset(

@@ -110,9 +110,10 @@ def verify_file(path: Path | str, head: tuple[int, str] | None = None) -> Verify
             "SELECT id, guild_id, channel_id, number, preset, options, snapshot, names, "
             "created_at, commitment, player_seeds FROM games ORDER BY id"
         ).fetchall()
+        last_old = _last_old_row(reader)
         for game_row in games:
             try:
-                opened = _verify_game(reader, game_row)
+                opened = _verify_game(reader, game_row, last_old)
             except _Bad as bad:
                 return VerifyReport(chain.rows, checked, GameProblem(int(game_row[0]), str(bad)))
             checked += 1
@@ -162,9 +163,10 @@ class _Replaying:
     positions: dict[int, tuple[str, int, int, str]] = field(default_factory=dict)
 
 
-def _verify_game(reader: sqlite3.Connection, game_row: Sequence[Any]) -> bool | None:
+def _verify_game(reader: sqlite3.Connection, game_row: Sequence[Any], last_old: int) -> bool | None:
     """Raises `_Bad`; returns True when every draw was checked against the revealed seed,
-    False when the seed is still sealed (an open game), None for a game without one."""
+    False when the seed is still sealed (an open game), None for a game without one.
+    `last_old`: the last row an older release wrote (see `_last_old_row`)."""
     (game_id, guild, channel, number, preset, options, snapshot, names_text, created_at,
      commit, player_seeds_text) = game_row  # fmt: skip
     rows = rolllog.rows_for_game_sync(reader, int(game_id))
@@ -186,7 +188,7 @@ def _verify_game(reader: sqlite3.Connection, game_row: Sequence[Any]) -> bool | 
     final = check.game.state
     if to_snapshot(final) != json.loads(snapshot):
         raise _Bad("its stored state differs from replaying its actions")
-    _compare_rows(rows, check.expected, commit is not None, check.legacy, _last_old_row(reader))
+    _compare_rows(rows, check.expected, commit is not None, check.legacy, last_old)
     revealed = any(r.action == Act.SEED_REVEAL for r in rows)
     if commit is not None and final.is_over and not revealed:
         raise _Bad("it is over but its seed was never revealed")

@@ -38,7 +38,7 @@ from engine import (
     make_rules,
 )
 from engine.game import apply
-from engine.rules import LATE_OPTIONS
+from engine.rules import kept_options
 from storage.cardrecords import is_card_record, replay_cards
 from storage.recordlines import RecordError as RecordError  # what `replay` raises
 from storage.recordlines import Strict, explain, load_line
@@ -203,11 +203,7 @@ def header_line(rules: Rules, players: Iterable[str]) -> str:
     header: dict[str, Any] = {"format": FORMAT, "variant": rules.preset, "players": list(players)}
     # Options that change no score (who starts, hints) are not the record's; nor options
     # added later, at their default (a record reads the same as before they existed).
-    options = {
-        k: v
-        for k, v in rules.options
-        if k not in ("rounds", "order", "hints") and LATE_OPTIONS.get(k) != v
-    }
+    options = kept_options(rules.options, leave_out=("rounds", "order", "hints"))
     if rules.preset == "painted":
         header["rounds"] = rules.rounds
     header["options"] = {

@@ -14,7 +14,7 @@ import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from bot.caller import Caller, UsageError, user_named
 from bot.desk.context import Context
@@ -33,6 +33,8 @@ EXPERT = 0.2  # points lost per decision: expert play by the published proficien
 KEPT_REVIEWS = 256  # finished games' reviews kept in memory (they never change)
 KEPT_CHARTS = 32  # and the last answers to `review`, chart included (some 60 KB each)
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True, slots=True)
 class PlayerRecord:
@@ -45,14 +47,33 @@ class PlayerRecord:
     estimated: int  # games whose values are estimates (not classic)
 
 
+class _Recent(Generic[T]):
+    """The last `size` values used, by game id (finished games' reviews never change)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._values: OrderedDict[int, T] = OrderedDict()
+
+    def get(self, key: int) -> T | None:
+        value = self._values.get(key)
+        if value is not None:
+            self._values.move_to_end(key)
+        return value
+
+    def put(self, key: int, value: T) -> None:
+        self._values[key] = value
+        while len(self._values) > self.size:
+            self._values.popitem(last=False)
+
+
 class Reviews:
     def __init__(self, context: Context, cache: Path | None = None) -> None:
         self.context = context
         self.service = context.service
         self.prefix = context.prefix
         self.cache = cache  # None: $ROLLKEEPER_CACHE or the user's cache (storage/solver.py)
-        self._kept: OrderedDict[int, tuple[GameReview, dict[str, str]]] = OrderedDict()
-        self._shown: OrderedDict[int, Reply] = OrderedDict()  # reviews with their charts
+        self._kept: _Recent[tuple[GameReview, dict[str, str]]] = _Recent(KEPT_REVIEWS)
+        self._shown: _Recent[Reply] = _Recent(KEPT_CHARTS)  # reviews with their charts
         self._drawing = asyncio.Lock()  # one chart at a time (matplotlib)
 
     # ---- review ------------------------------------------------------------------------------
@@ -77,25 +98,19 @@ class Reviews:
                 reply = await asyncio.to_thread(review_reply, reviewed)
             title = f"Review of {found.title}: {reviewed.rules.title}"
             shown = replace(reply, embeds=(replace(reply.embeds[0], title=title).fitted(),))
-            self._shown[found.id] = shown
-            while len(self._shown) > KEPT_CHARTS:
-                self._shown.popitem(last=False)
-        self._shown.move_to_end(found.id)
+            self._shown.put(found.id, shown)
         return [shown]
 
     async def _reviewed(self, game: StoredGame) -> tuple[GameReview, dict[str, str]]:
         """A finished game's review and its players' names by id (kept: it never changes)."""
         kept = self._kept.get(game.id)
         if kept is not None:
-            self._kept.move_to_end(game.id)
             return kept
         from storage.reviews import review_game
 
         reviewed, name = await review_game(self.service.db, game, self.cache)
         names = {player: name(player) for player in game.names}
-        self._kept[game.id] = (reviewed, names)
-        while len(self._kept) > KEPT_REVIEWS:
-            self._kept.popitem(last=False)
+        self._kept.put(game.id, (reviewed, names))
         return reviewed, names
 
     # ---- hint --------------------------------------------------------------------------------

@@ -7,6 +7,12 @@ from pathlib import Path
 from typing import Any
 
 
+def pct(samples: list[float], q: float) -> float:
+    """The `q` quantile of `samples` (nearest rank; NaN when there are none)."""
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
 def report(results: dict[str, Any], out: str) -> None:
     """Print the figures as a flat table (nested keys joined by dots) and write them as JSON."""
     print(f"{'measure':55} {'value':>12}")

@@ -30,13 +30,8 @@ import aiosqlite
 import discord
 
 from engine import make_rules
-from tests.bench import report
+from tests.bench import pct, report
 from tests.e2e.fakediscord import FakeDiscord, User
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
 
 
 class FloorBot(discord.Client):

@@ -24,7 +24,7 @@ from bot.config import Config
 from bot.desk import Caller, Desk
 from storage.db import Database
 from storage.service import GameService, Where, Who
-from tests.bench import report
+from tests.bench import pct, report
 
 FRAME_HEADER = 24
 
@@ -33,11 +33,6 @@ def wal_frames(path: Path, page_size: int) -> int:
     wal = path.with_name(path.name + "-wal")
     size = wal.stat().st_size if wal.exists() else 0
     return max(0, size - 32) // (page_size + FRAME_HEADER)
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def rolls(games: int, turns: int, folder: Path) -> dict[str, float]:

@@ -30,12 +30,7 @@ from storage import rolllog
 from storage.db import Database, Durability
 from storage.rolllog import GENESIS, LogQuery, canonical
 from storage.service import GameService, Where, Who, timestamp
-from tests.bench import report
-
-
-def pct(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+from tests.bench import pct, report
 
 
 async def command_latency(path: Path, durability: Durability, commands: int) -> dict[str, float]:
