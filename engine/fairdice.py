@@ -41,23 +41,36 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-SCHEME = "rk-hmac/1"
+SCHEME = "rk-hmac/2"  # what new games and free-roll days use
+SCHEME_1 = "rk-hmac/1"  # games and days from before 2026-11-27
+SCHEMES = (SCHEME_1, SCHEME)
 EXPORT_FORMAT = "rk-fairness/1"
 _WORD = 4
 _SPACE = 1 << 32
 
 
-def commitment(seed: bytes) -> str:
-    """What the bot publishes before the game: sha256(seed), hex."""
-    return hashlib.sha256(seed).hexdigest()
+def commitment(seed: bytes, label: str | None = None) -> str:
+    """What the bot publishes before the game. `rk-hmac/2` (with the game's `label`):
+    sha256(b"rk-commit/2|" + label + b"|" + seed), bound to that one game; `rk-hmac/1`
+    (no label, games from before 2026-11-27): sha256(seed)."""
+    if label is None:
+        return hashlib.sha256(seed).hexdigest()
+    return hashlib.sha256(b"rk-commit/2|" + label.encode() + b"|" + seed).hexdigest()
 
 
-def game_key(seed: bytes, player_seeds: Sequence[str] = ()) -> bytes:
-    """The HMAC key for every draw of a game: the secret seed mixed with the players' texts."""
-    message = b"rk-key/1" + b"".join(
-        len(t.encode()).to_bytes(4, "big") + t.encode() for t in player_seeds
-    )
+def game_key(seed: bytes, player_seeds: Sequence[str] = (), label: str | None = None) -> bytes:
+    """The HMAC key for every draw of a game: the secret seed mixed with the players' texts
+    (and, in `rk-hmac/2`, the game's label: the same seed in another game gives other dice)."""
+    texts = b"".join(len(t.encode()).to_bytes(4, "big") + t.encode() for t in player_seeds)
+    if label is None:
+        return hmac.new(seed, b"rk-key/1" + texts, hashlib.sha256).digest()
+    message = b"rk-key/2|" + len(label.encode()).to_bytes(4, "big") + label.encode() + texts
     return hmac.new(seed, message, hashlib.sha256).digest()
+
+
+def bound_label(scheme: str, label: str) -> str | None:
+    """The label a scheme binds its commitment and key to (None for `rk-hmac/1`)."""
+    return label if scheme == SCHEME else None
 
 
 def draw(key: bytes, label: str, event: int, index: int, sides: int) -> int:
@@ -110,20 +123,33 @@ class Verdict:
     message: str
 
 
-def verify_export(lines: Iterable[str]) -> Verdict:
-    """Recompute every draw of an export from its revealed seed; stop at the first mismatch."""
+def verify_export(lines: Iterable[str], posted: str | None = None) -> Verdict:
+    """Recompute every draw of an export from its revealed seed; stop at the first mismatch.
+    `posted`: the commitment as the bot posted it before the first roll (in `!new`'s message):
+    an export made for another seed, or for other draws, cannot then pass."""
     rows = [json.loads(line) for line in lines if line.strip()]
     if not rows or rows[0].get("format") != EXPORT_FORMAT:
         return Verdict(False, 0, f"not an {EXPORT_FORMAT} export")
     header, draws = rows[0], rows[1:]
-    if header.get("scheme") != SCHEME:
+    if header.get("scheme") not in SCHEMES:
         return Verdict(False, 0, f"unknown scheme {header.get('scheme')!r}")
+    if posted is not None and str(header.get("commitment")).lower() != posted.lower():
+        return Verdict(
+            False,
+            0,
+            f"the export's commitment {str(header.get('commitment'))[:16]}... is not the one "
+            f"posted ({posted[:16]}...)",
+        )
     if not header.get("seed"):
         return Verdict(False, 0, "the seed is not revealed yet (it is, when the game ends)")
     seed = bytes.fromhex(header["seed"])
-    if commitment(seed) != header["commitment"]:
+    bound = bound_label(header["scheme"], str(header["label"]))
+    if commitment(seed, bound) != header["commitment"]:
         return Verdict(False, 0, "the revealed seed does not match the published commitment")
-    key = game_key(seed, header.get("player_seeds") or [])
+    key = game_key(seed, header.get("player_seeds") or [], bound)
+    missing = _missing_draws(header, draws)
+    if missing is not None:
+        return Verdict(False, 0, missing)
     gap = _first_gap(draws, free=str(header["label"]).startswith("free/"))
     if gap is not None:
         return Verdict(False, 0, gap)
@@ -145,6 +171,29 @@ def verify_export(lines: Iterable[str]) -> Verdict:
         f"all {len(draws)} draws match the revealed seed "
         f"(commitment {header['commitment'][:16]}...)",
     )
+
+
+def _missing_draws(header: dict[str, object], draws: Sequence[dict[str, object]]) -> str | None:
+    """An `rk-fairness/2` header counts the draws of every event (`events`: {event: draws}),
+    and is bound to the game's log by its head: a roll, or one die of it, taken out of the
+    export shows here even when every remaining draw matches."""
+    counts = header.get("events")
+    if not isinstance(counts, dict):
+        return None
+    seen: dict[str, int] = {}
+    for row in draws:
+        key = str(row["event"])
+        seen[key] = seen.get(key, 0) + 1
+    for event, count in counts.items():
+        if seen.get(str(event), 0) != int(str(count)):
+            return (
+                f"event {event}: the log drew {count} times, the export holds "
+                f"{seen.get(str(event), 0)} (draws are missing)"
+            )
+    extra = sorted(set(seen) - {str(e) for e in counts})
+    if extra:
+        return f"event {extra[0]} is not one the log drew for"
+    return None
 
 
 def _first_gap(draws: Sequence[dict[str, object]], free: bool) -> str | None:
@@ -169,12 +218,15 @@ def _first_gap(draws: Sequence[dict[str, object]], free: bool) -> str | None:
 
 
 def main(argv: Sequence[str]) -> int:
+    posted = None
+    if len(argv) == 3 and argv[1] == "--commitment":
+        posted, argv = argv[2], argv[:1]
     if len(argv) != 1:
-        print("usage: python3 fairdice.py EXPORT.jsonl", file=sys.stderr)
+        print("usage: python3 fairdice.py EXPORT.jsonl [--commitment HEX]", file=sys.stderr)
         return 2
     try:
         with open(argv[0], encoding="utf-8") as handle:
-            verdict = verify_export(handle)
+            verdict = verify_export(handle, posted)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"cannot check {argv[0]}: {exc}", file=sys.stderr)
         return 2

@@ -58,7 +58,7 @@ def card_rows(rows: RowWriter, event: AnyEvent) -> bool:
             if rows.round_now is not None:
                 rows.round_now = number
             # The deck order stays secret until the round ends (the deck reveal below).
-            dealt = f"round {number}, dealt by {game.name(dealer)}"
+            dealt = f"round {number}, dealt by {rows.named(dealer)}"
             label = f"{game.title} Round {number}"
             deal = replace(rows.base, turn_label=label, action=Act.DEAL, dice=dealt)
             rows.add(replace(deal, randomness=rows.drawn(SHUFFLE)))
@@ -74,7 +74,7 @@ def card_rows(rows: RowWriter, event: AnyEvent) -> bool:
         case Stayed(player=player, passed=passed):
             rows.add(_move(rows, player, Act.PASS if passed else Act.STAY))
         case ShowdownBegan(hands=hands):
-            shown = "; ".join(f"{game.name(p)}: {show_all(c)}" for p, c in hands)
+            shown = "; ".join(f"{rows.named(p)}: {show_all(c)}" for p, c in hands)
             rows.add(_move(rows, None, Act.SHOWDOWN, shown))
         case HandDeclared(player=player, hand=hand, points=points):
             crossed = "crossed off " if event.crossed_off else ""

@@ -15,7 +15,7 @@ from engine import Phase, TurnStarted
 from engine.kinds import AnyEvent
 from engine.timing import DEADLINE, TURN_PING
 from storage import rolllog
-from storage.logrows import base_entry
+from storage.logrows import base_entry, pace_facts
 from storage.model import StoredGame, Where, Who, timestamp
 from storage.pace import Pace, Prefs, TurnClock, clock_data, parse_moment, plan, prefs_from_row
 from storage.store import Context, GameStore
@@ -145,6 +145,7 @@ class Clocks:
                 base_entry(game, where, moderator, now, reason),
                 action=Act.DEADLINE_CHANGED,
                 dice=pace.describe(),
+                data=json.dumps(pace_facts(replace(game, pace=pace)), separators=(",", ":")),
             )
             async with self.ctx.db.transaction() as conn:
                 await conn.execute(

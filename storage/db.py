@@ -211,11 +211,18 @@ class Database:
         self.readonly = writer is None
         self._writer = writer
         self._write_lock = asyncio.Lock()
-        # The roll log's last (id, hash), known to the only writer; None until first read and
-        # after any failed write. `staged_head` is where an uncommitted append left it: it
-        # becomes the head only when its transaction commits.
-        self.chain_head: tuple[int, str] | None = None
-        self.staged_head: tuple[int, str] | None = None
+        # Each chain's last (seq, hash) as committed, known to the only writer: read from the
+        # file when not known (at start, and after any failed write). `staged_heads` is where
+        # an uncommitted append left them: they become the heads only when it commits.
+        self.heads: dict[str, tuple[int, str]] = {}
+        self.staged_heads: dict[str, tuple[int, str]] = {}
+        # The next row id to hand out (ids are reserved as rows are chained; a failed write
+        # leaves a gap, never a reuse). None until first read.
+        self.next_id: int | None = None
+        # Pseudonyms by (guild, user), as committed (storage/people.py).
+        self.pseudonyms: dict[tuple[str, str], str] = {}
+        self.names: dict[tuple[str, str], str] = {}  # and their display names, as stored
+        self.in_transaction = False
 
     @classmethod
     async def open(
@@ -372,13 +379,14 @@ class Database:
         await self.conn.execute("PRAGMA secure_delete=OFF")
 
     def _failed(self) -> None:
-        self.chain_head = None
-        self.staged_head = None
+        self.heads.clear()
+        self.staged_heads.clear()
+        self.pseudonyms.clear()
+        self.names.clear()
 
     def _committed(self) -> None:
-        if self.staged_head is not None:
-            self.chain_head = self.staged_head
-            self.staged_head = None
+        self.heads.update(self.staged_heads)
+        self.staged_heads.clear()
 
     @contextlib.contextmanager
     def _translated(self) -> Iterator[None]:
@@ -412,13 +420,16 @@ class Database:
         async with self._write_lock:
             with self._translated():
                 await self.conn.execute("BEGIN IMMEDIATE")
+                self.in_transaction = True
                 try:
                     yield self.conn
                     await self.conn.execute("COMMIT")
                 except BaseException:
+                    self.in_transaction = False
                     self._failed()
                     # A failed COMMIT may already have rolled back (SQLITE_FULL can).
                     with contextlib.suppress(sqlite3.Error):
                         await self.conn.execute("ROLLBACK")
                     raise
+                self.in_transaction = False
                 self._committed()

@@ -3,9 +3,10 @@ the bot made for a player (a deadline's autoplay)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
-from engine import DiceRolled, RollVoided, Scored
+from engine import DiceRolled, GameState, RollVoided, Scored
 from engine.kinds import AnyEvent
 from storage import rolllog
 from storage.logrows import RowWriter
@@ -30,15 +31,26 @@ def dice_rows(rows: RowWriter, event: AnyEvent) -> bool:
         case RollVoided(turn=turn):
             label = game.turn_label(turn)
             rows.add(replace(rows.base, turn_label=label, action=Act.VOID, corrects=rows.corrects))
-        case Scored(player=player, turn=turn, placement=placement) if rows.base.reason is not None:
-            # Players' own scores live in the game's actions; one made for them (by a
-            # deadline's autoplay) is logged where moderators look.
+        case Scored(player=player, turn=turn, placement=placement) if (
+            rows.v2 or rows.base.reason is not None
+        ):
+            # Every score is a row (rk-log/2; the last release logged only a score made for a
+            # player, by a deadline's autoplay): the box, its column, the points it added and
+            # the player's total after it.
+            facts = {
+                "box": placement.box,
+                "column": placement.column,
+                "points": placement.points,
+                "bonus": placement.yahtzee_bonus,
+                "total": game.state.total(player) if isinstance(game.state, GameState) else None,
+            }
             rows.add(
                 replace(
                     rows.by(player),
                     turn_label=game.turn_label(turn),
                     action=Act.SCORE,
                     dice=f"{placement.box} {placement.points}",
+                    data=json.dumps(facts, separators=(",", ":")) if rows.v2 else None,
                 )
             )
         case _:

@@ -16,7 +16,7 @@ from storage.dicerows import dice_closing_rows, dice_rows
 from storage.logrows import Randomness, RowWriter, seating_rows
 from storage.model import StoredGame
 from storage.records import dice_record_lines
-from storage.rolllog import LogEntry
+from storage.rolllog import FORMAT, LogEntry
 
 RecordLines = Callable[[AnyState, Sequence[AnyEvent], Callable[[str], str]], list[str]]
 
@@ -63,13 +63,15 @@ def action_entries(
     randomness: Randomness,
     corrects: int | None = None,
     round_before: int | None = 0,
+    fmt: int = FORMAT,
 ) -> list[LogEntry]:
     """The rows of one action: `game` is the game after it, `base` the row every entry starts
     from (`logrows.base_entry`: who acted, where, when, why), `corrects` the roll a void
     corrects, `round_before` the round in play when it began (None: as older releases
-    labelled card rows, see storage/cardrows.py)."""
+    labelled card rows, see storage/cardrows.py), `fmt` the log format (1: the rows the last
+    release wrote, for its actions)."""
     family = family_of(game.state)
-    rows = RowWriter(game, base, randomness, corrects, round_before)
+    rows = RowWriter(game, base, randomness, corrects, round_before, fmt=fmt)
     for event in events:
         if not seating_rows(rows, event):
             family.rows(rows, event)

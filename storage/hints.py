@@ -102,4 +102,5 @@ class HintLog:
             )
             async with self.ctx.db.transaction():
                 (row,) = await rolllog.append(self.ctx.db, [entry])
+            self.store.remember(replace(again.game, hints=again.game.hints + 1))
             return row

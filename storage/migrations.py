@@ -368,6 +368,223 @@ MIGRATION_10 = [
     """,
 ]
 
+# 11: the log proves the whole game (rk-log/2). One table `log` holds every row of every chain:
+# a chain per game (`g<id>`), per channel (`c<channel>`: free rolls, watchdog flags) and per
+# server (`s<guild>`: games opened, checkpoints); the last release's global chain lives on as
+# chain `log` with its rows and hashes unchanged (every head it posted still checks). A row is
+# keyed by its chain and its place in it, so a game's rows sit together; `id` numbers every row
+# in the order it was written. Bodies name players by pseudonym and hold salted commitments of
+# free text; the readable values live beside them in the row (`user_id` ... `reason`) and may
+# only ever be erased. Every fact that decides a game is a row (storage/rolllog.py), so new
+# actions no longer go to `game_actions`: `games.legacy_seq` says up to which action a game
+# kept its actions there. `games.head_*` and `chains` hold each chain's recorded end.
+_V2 = "json_extract(body, '$.{key}')"
+_V1 = "json_extract(body, '$[{index}]')"
+
+
+def _either(key: str, index: int) -> str:
+    return f"coalesce({_V2.format(key=key)}, {_V1.format(index=index)})"
+
+
+MIGRATION_11 = [
+    f"""
+    CREATE TABLE log (
+        chain        TEXT NOT NULL,
+        seq          INTEGER NOT NULL,
+        id           INTEGER NOT NULL,
+        body         TEXT NOT NULL,
+        hash         TEXT NOT NULL,
+        salt         TEXT,
+        user_id      TEXT,
+        user_name    TEXT,
+        message_id   TEXT,
+        jump_url     TEXT,
+        reason       TEXT,
+        sealed       TEXT,
+        at           TEXT GENERATED ALWAYS AS ({_either("at", 1)}) VIRTUAL,
+        guild_id     TEXT GENERATED ALWAYS AS ({_either("guild", 2)}) VIRTUAL,
+        channel_id   TEXT GENERATED ALWAYS AS ({_either("channel", 3)}) VIRTUAL,
+        actor        TEXT GENERATED ALWAYS AS ({_either("by", 6)}) VIRTUAL,
+        game_id      INTEGER GENERATED ALWAYS AS ({_either("game", 8)}) VIRTUAL,
+        game_number  INTEGER GENERATED ALWAYS AS ({_either("number", 9)}) VIRTUAL,
+        game_seq     INTEGER GENERATED ALWAYS AS ({_either("game_seq", 10)}) VIRTUAL,
+        variant      TEXT GENERATED ALWAYS AS ({_either("variant", 11)}) VIRTUAL,
+        turn_label   TEXT GENERATED ALWAYS AS ({_either("turn", 12)}) VIRTUAL,
+        action       TEXT GENERATED ALWAYS AS ({_either("action", 13)}) VIRTUAL,
+        dice         TEXT GENERATED ALWAYS AS ({_either("dice", 14)}) VIRTUAL,
+        results      TEXT GENERATED ALWAYS AS ({_either("results", 15)}) VIRTUAL,
+        randomness   TEXT GENERATED ALWAYS AS ({_either("randomness", 16)}) VIRTUAL,
+        corrects     INTEGER GENERATED ALWAYS AS ({_either("corrects", 17)}) VIRTUAL,
+        PRIMARY KEY (chain, seq)
+    ) WITHOUT ROWID
+    """,
+    """
+    INSERT INTO log (chain, seq, id, body, hash, user_id, user_name, message_id, jump_url,
+                     reason)
+    SELECT 'log', id, id, body, hash, user_id, user_name, message_id, jump_url, reason
+    FROM roll_log ORDER BY id
+    """,
+    "CREATE UNIQUE INDEX log_by_id ON log (id)",
+    "CREATE INDEX log_by_actor ON log (actor, id)",
+    "CREATE INDEX log_old_by_game ON log (game_id, id) WHERE chain = 'log'",
+    "CREATE INDEX log_old_by_channel ON log (channel_id, id) WHERE chain = 'log'",
+    "CREATE INDEX log_old_by_guild ON log (guild_id, id) WHERE chain = 'log'",
+    "CREATE INDEX log_old_by_name ON log (user_name COLLATE NOCASE, id) WHERE chain = 'log'",
+    "DROP VIEW apply_turn",  # and its trigger: both come back below, over the new table
+    "DROP VIEW apply_action",
+    # message_rolls pointed at roll_log; the watchdog's links now name a row by its id.
+    """
+    CREATE TABLE message_links (
+        message_id  TEXT PRIMARY KEY,
+        channel_id  TEXT NOT NULL,
+        content     TEXT NOT NULL,
+        log_id      INTEGER NOT NULL,
+        seen        TEXT,
+        deleted_at  TEXT
+    ) WITHOUT ROWID
+    """,
+    """
+    INSERT INTO message_links (message_id, channel_id, content, log_id, seen, deleted_at)
+    SELECT message_id, channel_id, content, log_id, seen, deleted_at FROM message_rolls
+    """,
+    "DROP TABLE message_rolls",
+    "ALTER TABLE message_links RENAME TO message_rolls",
+    "DROP TABLE roll_log",
+    # Games: where each chain ends, and up to which action a game's actions are in the old table.
+    "ALTER TABLE games ADD COLUMN head_seq INTEGER NOT NULL DEFAULT 0",
+    f"ALTER TABLE games ADD COLUMN head_hash TEXT NOT NULL DEFAULT '{'0' * 64}'",
+    "ALTER TABLE games ADD COLUMN legacy_seq INTEGER NOT NULL DEFAULT 0",
+    "UPDATE games SET legacy_seq = version",
+    # Seeds committed from now on are bound to their game or day (engine/fairdice.py).
+    "ALTER TABLE games ADD COLUMN scheme TEXT NOT NULL DEFAULT 'rk-hmac/1'",
+    "ALTER TABLE channel_seeds ADD COLUMN scheme TEXT NOT NULL DEFAULT 'rk-hmac/1'",
+    "CREATE INDEX games_by_channel ON games (channel_id, id)",
+    """
+    CREATE TABLE chains (
+        chain     TEXT PRIMARY KEY,
+        seq       INTEGER NOT NULL,
+        hash      TEXT NOT NULL,
+        guild_id  TEXT,
+        at        TEXT
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE persons (
+        guild_id   TEXT NOT NULL,
+        user_id    TEXT NOT NULL,
+        pseudonym  TEXT NOT NULL,
+        salt       TEXT NOT NULL,
+        name       TEXT,
+        PRIMARY KEY (guild_id, user_id)
+    ) WITHOUT ROWID
+    """,
+    "CREATE UNIQUE INDEX persons_by_pseudonym ON persons (guild_id, pseudonym)",
+    """
+    INSERT INTO upgraded (release, last_id)
+    SELECT '2026-11-27', COALESCE(MAX(id), 0) FROM log
+    """,
+    """
+    CREATE TRIGGER log_no_delete BEFORE DELETE ON log
+    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
+    """,
+    # The chained columns never change; the readable ones beside them may only be erased.
+    """
+    CREATE TRIGGER log_no_update BEFORE UPDATE ON log
+    WHEN NEW.chain IS NOT OLD.chain OR NEW.seq IS NOT OLD.seq OR NEW.id IS NOT OLD.id
+      OR NEW.body IS NOT OLD.body OR NEW.hash IS NOT OLD.hash
+      OR (NEW.salt IS NOT NULL AND NEW.salt IS NOT OLD.salt)
+      OR (NEW.user_id IS NOT NULL AND NEW.user_id IS NOT OLD.user_id)
+      OR (NEW.user_name IS NOT NULL AND NEW.user_name IS NOT OLD.user_name)
+      OR (NEW.message_id IS NOT NULL AND NEW.message_id IS NOT OLD.message_id)
+      OR (NEW.jump_url IS NOT NULL AND NEW.jump_url IS NOT OLD.jump_url)
+      OR (NEW.reason IS NOT NULL AND NEW.reason IS NOT OLD.reason)
+      OR (NEW.sealed IS NOT NULL AND NEW.sealed IS NOT OLD.sealed)
+    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
+    """,
+    """
+    CREATE TRIGGER log_heads AFTER INSERT ON log
+    BEGIN
+        UPDATE games SET head_seq = NEW.seq, head_hash = NEW.hash
+        WHERE NEW.chain GLOB 'g[0-9]*' AND id = CAST(substr(NEW.chain, 2) AS INTEGER);
+        INSERT INTO chains (chain, seq, hash, guild_id, at)
+        SELECT NEW.chain, NEW.seq, NEW.hash, NEW.guild_id, NEW.at
+        WHERE NEW.chain NOT GLOB 'g[0-9]*' AND NEW.chain != 'log'
+        ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
+                                          at = excluded.at;
+    END
+    """,
+    # One statement applies an action (as in migrations 5, 6 and 9): its rows carry the move.
+    """
+    CREATE VIEW apply_action AS SELECT
+        NULL AS game_id, NULL AS seq, NULL AS at, NULL AS snapshot, NULL AS phase,
+        NULL AS names, NULL AS log_rows, NULL AS message_id, NULL AS channel_id,
+        NULL AS content, NULL AS message_log_id
+    """,
+    """
+    CREATE TRIGGER apply_action_insert INSTEAD OF INSERT ON apply_action
+    BEGIN
+        SELECT RAISE(ABORT, 'the game changed underneath this action')
+        WHERE (SELECT version FROM games WHERE id = NEW.game_id) IS NOT NEW.seq - 1;
+        UPDATE games SET snapshot = NEW.snapshot, names = NEW.names, version = NEW.seq,
+                         updated_at = NEW.at
+        WHERE id = NEW.game_id;
+        UPDATE games SET phase = NEW.phase WHERE id = NEW.game_id AND phase IS NOT NEW.phase;
+        INSERT INTO log (chain, seq, id, body, hash, salt, user_id, user_name, message_id,
+                         jump_url, reason, sealed)
+        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'),
+               json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+               json_extract(value, '$[4]'), json_extract(value, '$[5]'),
+               json_extract(value, '$[6]'), json_extract(value, '$[7]'),
+               json_extract(value, '$[8]'), json_extract(value, '$[9]'),
+               json_extract(value, '$[10]'), json_extract(value, '$[11]')
+        FROM json_each(NEW.log_rows) ORDER BY key;
+        INSERT OR IGNORE INTO message_rolls (message_id, channel_id, content, log_id)
+        SELECT NEW.message_id, NEW.channel_id, NEW.content, NEW.message_log_id
+        WHERE NEW.message_id IS NOT NULL AND NEW.message_log_id IS NOT NULL;
+    END
+    """,
+    """
+    CREATE VIEW apply_turn AS SELECT
+        NULL AS game_id, NULL AS seq, NULL AS at, NULL AS snapshot, NULL AS phase,
+        NULL AS names, NULL AS log_rows, NULL AS message_id, NULL AS channel_id,
+        NULL AS content, NULL AS message_log_id,
+        NULL AS players, NULL AS clock, NULL AS fired, NULL AS outbox
+    """,
+    """
+    CREATE TRIGGER apply_turn_insert INSTEAD OF INSERT ON apply_turn
+    BEGIN
+        INSERT INTO apply_action (game_id, seq, at, snapshot, phase, names, log_rows,
+                                  message_id, channel_id, content, message_log_id)
+        VALUES (NEW.game_id, NEW.seq, NEW.at, NEW.snapshot, NEW.phase, NEW.names,
+                NEW.log_rows, NEW.message_id, NEW.channel_id, NEW.content,
+                NEW.message_log_id);
+        DELETE FROM seats WHERE game_id = NEW.game_id AND NEW.players IS NOT NULL;
+        INSERT INTO seats (user_id, game_id)
+        SELECT value, NEW.game_id FROM json_each(NEW.players) WHERE NEW.players IS NOT NULL;
+        UPDATE reminders SET state = 'sent', done_at = NEW.at WHERE id = NEW.fired;
+        DELETE FROM reminders
+        WHERE NEW.clock IS NOT NULL AND game_id = NEW.game_id AND state = 'pending';
+        DELETE FROM turn_clocks
+        WHERE NEW.clock IS NOT NULL AND game_id = NEW.game_id
+          AND json_extract(NEW.clock, '$.player') IS NULL;
+        INSERT OR REPLACE INTO turn_clocks (game_id, player, turn_seq, started_at, due_at, misses)
+        SELECT NEW.game_id, json_extract(NEW.clock, '$.player'),
+               json_extract(NEW.clock, '$.turn_seq'), json_extract(NEW.clock, '$.started_at'),
+               json_extract(NEW.clock, '$.due_at'), json_extract(NEW.clock, '$.misses')
+        WHERE json_extract(NEW.clock, '$.player') IS NOT NULL;
+        INSERT OR IGNORE INTO reminders (game_id, turn_seq, player, kind, due_at)
+        SELECT NEW.game_id, json_extract(NEW.clock, '$.turn_seq'),
+               json_extract(NEW.clock, '$.player'), json_extract(value, '$[0]'),
+               json_extract(value, '$[1]')
+        FROM json_each(NEW.clock, '$.reminders') WHERE NEW.clock IS NOT NULL;
+        INSERT INTO outbox (created_at, channel_id, user_id, payload)
+        SELECT NEW.at, json_extract(value, '$[0]'), json_extract(value, '$[1]'),
+               json_extract(value, '$[2]')
+        FROM json_each(NEW.outbox) WHERE NEW.outbox IS NOT NULL ORDER BY key;
+    END
+    """,
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -379,4 +596,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_8,
     MIGRATION_9,
     MIGRATION_10,
+    MIGRATION_11,
 ]

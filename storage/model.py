@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
+from engine.fairdice import SCHEME_1, bound_label
 from engine.kinds import AnyEvent, AnyState
 from storage.pace import Pace, Prefs, TurnClock
 from storage.rolllog import LogRow
@@ -53,6 +54,19 @@ class StoredGame:
     player_seeds: tuple[str, ...] = ()
     pace: Pace = NO_DEADLINE
     clock: TurnClock | None = None
+    scheme: str = SCHEME_1  # how its seed was committed (engine/fairdice.py)
+    legacy_seq: int = 0  # its actions up to this one are in the old `game_actions` table
+    hints: int = 0  # hints given since its last action (the next move counts them)
+
+    @property
+    def chain(self) -> str:
+        """Its chain in the roll log."""
+        return f"g{self.id}"
+
+    @property
+    def bound(self) -> str | None:
+        """The label its commitment and key are bound to (None: an older game's scheme)."""
+        return bound_label(self.scheme, self.label)
 
     @property
     def label(self) -> str:

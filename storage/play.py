@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 
 import aiosqlite
 
@@ -26,12 +27,15 @@ from engine import (
     new_state,
 )
 from engine.errors import NotYourTurnError
-from engine.kinds import action_to_data, find_kind, to_snapshot
+from engine.fairdice import SCHEME
+from engine.kinds import AnyEvent, action_to_data, find_kind
 from storage import rolllog, selections
+from storage.families import action_entries
+from storage.logrows import base_entry, created_entry, opened_entry, with_move
 from storage.model import BOT, NO_DEADLINE, Outcome, StoredGame, Where, Who, timestamp
 from storage.pace import Pace
 from storage.road import Road
-from storage.rolllog import LogRow
+from storage.rolllog import LogEntry, LogRow
 from storage.seeds import Seeds
 from storage.store import Context, GameStore
 from storage.vocabulary import ROLL_NAMES, Act
@@ -86,17 +90,30 @@ class Play:
                 )
             state, events = apply(new_state(rules), Join(who.user_id), RecordingDice(_NoDice()))
             now = timestamp(self.ctx.clock())
-            sealed, commit = self.seeds.new_seed()
             async with self.ctx.db.transaction() as conn:
-                game = await self._insert_game(conn, where, who, state, now, sealed, commit, pace)
-                rows: list[LogRow] = []
-                if commit is not None:
-                    entry = self.seeds.commit_entry(game, where, who, now)
-                    rows = await rolllog.append(self.ctx.db, [entry])
+                game = await self._insert_game(conn, where, who, state, now, pace)
+                rows = await rolllog.append(
+                    self.ctx.db, self._opening_entries(game, where, who, now, events)
+                )
+                await rolllog.append(self.ctx.db, [opened_entry(game, where, who, now, rows[0])])
             self.store.remember(game)
             if ended is not None:
                 return Outcome(game, (*ended.events, *events), (*ended.rows, *rows))
             return Outcome(game, events, tuple(rows))
+
+    def _opening_entries(
+        self, game: StoredGame, where: Where, who: Who, now: str, events: tuple[AnyEvent, ...]
+    ) -> list[LogEntry]:
+        """A new game's first rows in its chain: its creation with every option, its
+        commitment (before any die), and its creator taking the first seat (action 1)."""
+        created = created_entry(game, where, who, now)
+        entries = [created]
+        if game.commitment is not None:
+            entries.append(self.seeds.commit_entry(replace(game, version=0), where, who, now))
+        base = base_entry(game, where, who, now, None)
+        joined = action_entries(game, base, events, lambda first, sides: None)
+        faces: list[int] | None = None if self.seeds.hides(game) else []
+        return entries + with_move(joined, base, action_to_data(Join(who.user_id)), faces)
 
     async def _insert_game(
         self,
@@ -105,11 +122,9 @@ class Play:
         who: Who,
         state: AnyState,
         now: str,
-        sealed: str | None,
-        commit: str | None,
         pace: Pace,
     ) -> StoredGame:
-        """The new game's row, its first action (the creator joining) and seat."""
+        """The new game's row and seat, and its seed: sealed, committed and bound to it."""
         async with conn.execute(
             "SELECT COALESCE(MAX(number), 0) + 1 FROM games WHERE guild_id = ?", (where.guild_id,)
         ) as cursor:
@@ -119,9 +134,8 @@ class Play:
         rules = state.rules
         cursor = await conn.execute(
             "INSERT INTO games (guild_id, channel_id, number, preset, options, phase, "
-            "snapshot, names, version, created_by, created_at, updated_at, seed, "
-            "commitment, deadline, policy, drop_after) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "snapshot, names, version, created_by, created_at, updated_at, deadline, policy, "
+            "drop_after, scheme) VALUES (?, ?, ?, ?, ?, ?, '{}', ?, 1, ?, ?, ?, ?, ?, ?, ?)",
             (
                 where.guild_id,
                 where.channel_id,
@@ -129,31 +143,30 @@ class Play:
                 rules.preset,
                 json.dumps(dict(rules.options)),
                 state.phase.value,
-                json.dumps(to_snapshot(state)),
                 json.dumps(names),
                 who.user_id,
                 now,
                 now,
-                sealed,
-                commit,
                 int(pace.deadline.total_seconds()) if pace.deadline else None,
                 pace.policy.value,
                 pace.drop_after,
+                SCHEME,
             ),
         )
         game_id = int(cursor.lastrowid or 0)
+        sealed, commit = self.seeds.new_seed(f"g{game_id}")
+        game = StoredGame(
+            game_id, where.guild_id, where.channel_id, number, state, names, 1, now, commit,
+            pace=pace, scheme=SCHEME,
+        )  # fmt: skip
         await conn.execute(
-            "INSERT INTO game_actions (game_id, seq, at, actor_id, action, faces) "
-            "VALUES (?, 1, ?, ?, ?, '[]')",
-            (game_id, now, who.user_id, json.dumps(action_to_data(Join(who.user_id)))),
+            "UPDATE games SET seed = ?, commitment = ?, snapshot = ? WHERE id = ?",
+            (sealed, commit, self.seeds.snapshot_text(game), game_id),
         )
         await conn.execute(
             "INSERT INTO seats (user_id, game_id) VALUES (?, ?)", (who.user_id, game_id)
         )
-        return StoredGame(
-            game_id, where.guild_id, where.channel_id, number, state, names, 1, now, commit,
-            pace=pace,
-        )  # fmt: skip
+        return game
 
     async def check_new_game(
         self, where: Where, who: Who, preset: str, options: dict[str, object]

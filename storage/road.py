@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from engine import AnyAction, RecordingDice, apply
-from engine.kinds import action_to_data, to_snapshot
+from engine.kinds import action_to_data
 from storage import rolllog
 from storage.clocks import Clocks
 from storage.families import action_entries, family_of
-from storage.logrows import base_entry
+from storage.logrows import base_entry, with_move
 from storage.model import Announce, Outcome, Outgoing, StoredGame, Where, Who, timestamp
 from storage.rolllog import LogEntry, LogRow
 from storage.seeds import Seeds
@@ -24,15 +24,15 @@ from storage.store import Context, GameStore
 from storage.vocabulary import ROLL_NAMES
 
 _COLUMNS = (
-    "game_id, seq, at, actor_id, action, faces, snapshot, phase, names, log_rows, message_id, "
-    "channel_id, content, message_log_id"
+    "game_id, seq, at, snapshot, phase, names, log_rows, message_id, channel_id, content, "
+    "message_log_id"
 )
 # Most actions (a roll) take the lean road; turn changes and the bot's own moves also move
-# the clock, the seats, the reminders or the outbox (migrations 5 and 6).
-_APPLY_ACTION = f"INSERT INTO apply_action ({_COLUMNS}) VALUES ({', '.join('?' * 14)})"
+# the clock, the seats, the reminders or the outbox (migrations 5, 6 and 11).
+_APPLY_ACTION = f"INSERT INTO apply_action ({_COLUMNS}) VALUES ({', '.join('?' * 11)})"
 _APPLY_TURN = (
     f"INSERT INTO apply_turn ({_COLUMNS}, players, clock, fired, outbox) "
-    f"VALUES ({', '.join('?' * 18)})"
+    f"VALUES ({', '.join('?' * 15)})"
 )
 
 
@@ -40,7 +40,7 @@ _APPLY_TURN = (
 class Commit:
     """Everything one action writes, as the one statement's parameters."""
 
-    lean: tuple[object, ...]  # the action, snapshot, log rows and the message that made it
+    lean: tuple[object, ...]  # the snapshot, the log rows (the move among them), the message
     turn: tuple[object, ...]  # players, clock, the reminder fired, messages owed (or Nones)
 
     @property
@@ -56,12 +56,10 @@ def build_commit(
     old: StoredGame,
     new: StoredGame,
     where: Where,
-    who: Who,
-    action: AnyAction,
-    faces: list[int],
     now: str,
     rows: Sequence[LogRow],
     turn: tuple[str | None, str | None, int | None, Sequence[Outgoing]],
+    snapshot: str,
 ) -> Commit:
     """The statement's parameters for an action (pure). `turn`: the seated players when they
     changed, the new clock, the reminder this action carries out, the messages owed."""
@@ -76,13 +74,10 @@ def build_commit(
         old.id,
         new.version,
         now,
-        who.user_id,
-        json.dumps(action_to_data(action)),
-        json.dumps(faces),
-        json.dumps(to_snapshot(new.state)),
+        snapshot,
         new.state.phase.value,
         json.dumps(new.names),
-        json.dumps([[r.id, rolllog.body_of(r), r.hash] for r in rows], ensure_ascii=False),
+        json.dumps([rolllog.stored(r) for r in rows], ensure_ascii=False),
         where.message_id,
         where.channel_id,
         where.content or (rolled.dice if rolled else None),
@@ -132,24 +127,21 @@ class Road:
         `automatic`: the bot acted because a deadline passed (a missed turn)."""
         done = await self._apply(game, where, who, action, reason, corrects, automatic)
         db = self.ctx.db
+        snapshot = self.seeds.snapshot_text(done.game)
         while True:
-            # Chained after the head as it is now, and the messages rendered, outside the
-            # write lock; if another channel's write moved the head meanwhile, again. (Only the
-            # lock's holder may set the remembered head: a read out here can be overtaken.)
-            head = db.chain_head or await rolllog.read_head(db)
-            rows = tuple(rolllog.chain_after(head, done.entries))
+            # Chained after the game's chain as it is now, and the messages rendered, outside
+            # the write lock; if another write moved the chain meanwhile, again. (Only the
+            # lock's holder may set the remembered heads: a read out here can be overtaken.)
+            rows = tuple(self._hide(done, await rolllog.prepare(db, done.entries)))
             outcome = Outcome(done.game, done.events, rows, done.hushed)  # type: ignore[arg-type]
             outgoing = announce(outcome) if announce is not None else []
             turn = (done.players, done.clock_json, fired, outgoing)
-            commit = build_commit(
-                game, done.game, where, who, action, done.faces, done.now, rows, turn
-            )
+            commit = build_commit(game, done.game, where, done.now, rows, turn, snapshot)
             async with db.writing() as conn:
-                if await rolllog.head(db) != head:
+                if not await rolllog.unmoved(db, rows):
                     continue
                 await conn.execute(commit.statement, commit.parameters)
-                if rows:
-                    db.staged_head = (rows[-1].id, rows[-1].hash)
+                rolllog.stage(db, rows)
             break
         self.store.remember(done.game)
         if outgoing or (
@@ -157,6 +149,14 @@ class Road:
         ):
             self.ctx.wakeup.set()
         return outcome
+
+    def _hide(self, done: _Applied, rows: list[LogRow]) -> list[LogRow]:
+        """A card game's faces decide cards nobody may see yet: kept beside its move's row
+        under the seal key, never in the body, until the seed is revealed."""
+        if not rows or not self.seeds.hides(done.game):
+            return rows
+        sealed = self.seeds.seal_text(json.dumps(done.faces))
+        return [replace(rows[0], sealed=sealed), *rows[1:]]
 
     async def _apply(
         self,
@@ -177,21 +177,24 @@ class Road:
             who.user_id in state.players or who.user_id in game.names
         ):
             names = {**game.names, who.user_id: who.name}
-        updated = replace(game, state=state, names=names, version=game.version + 1)
+        updated = replace(game, state=state, names=names, version=game.version + 1, hints=0)
         clock_json, clock, hushed = await self.clocks.next_clock(
             game, updated, events, who, automatic
         )
         updated = replace(updated, clock=clock)
+        base = base_entry(updated, where, who, now, reason)
         entries = action_entries(
             updated,
-            base_entry(updated, where, who, now, reason),
+            base,
             events,
             lambda first, sides: self.seeds.randomness(
-                updated.label, updated.version, first, updated.commitment, sides
+                updated.label, updated.version, first, updated.commitment, sides, updated.scheme
             ),
             corrects,
             family_of(game.state).round_of(game.state),
         )
+        shown = None if self.seeds.hides(updated) else recording.faces
+        entries = with_move(entries, base, action_to_data(action), shown, game.hints)
         if state.is_over and game.commitment is not None:
             entries.append(await self.seeds.reveal_entry(updated, where, who, now))
         players = None

@@ -1,8 +1,14 @@
-"""The roll log: every roll the bot makes, append-only and hash-chained.
+"""The roll log (rk-log/2): every fact that decides a game, append-only and hash-chained.
 
-Each row's `hash` is SHA-256 over its canonical content, which includes the previous row's
-hash; changing, removing or inserting any row breaks the chain at that row. Corrections are
-new rows that reference the row they correct (`corrects`), with a reason.
+Rows live in chains: one per game (`g<id>`), one per channel (`c<channel>`: free rolls and
+watchdog flags) and one per server (`s<guild>`: games opened). Each row's `hash` is SHA-256
+over its body, which begins with its chain, its place in it (`seq`), its id and the previous
+row's hash; changing, removing or inserting any row breaks its chain at that row. A game's
+chain holds its creation with every option, every move (the action and the faces it drew),
+the rows moderators read (rolls, scores, voids, ...), its seed reveal and its end, so replaying
+the chain gives the game. Bodies name people by pseudonym and hold salted commitments of free
+text (storage/people.py). Corrections are new rows that reference the row they correct
+(`corrects`), with a reason. The last release's global chain is kept as chain `log`.
 """
 
 from __future__ import annotations
@@ -10,17 +16,24 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import multiprocessing
+import re
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, fields
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import aiosqlite
 
 from storage.db import Database, connect_readonly
+from storage.people import (
+    commit_text,
+    is_pseudonym,
+    pseudonyms,
+    remember_names,
+    row_salt,
+    short,
+)
 
 T = TypeVar("T")
 
@@ -33,7 +46,9 @@ FREE_ROLL = "Free roll"
 
 @dataclass(frozen=True, slots=True)
 class LogEntry:
-    """What is known of a roll (or a correction) before it is written."""
+    """What is known of a row before it is written. `data`: structured facts as compact JSON
+    (a game move, a game's options, final totals); `chain`: where it goes, when not its
+    game's chain (`g<id>`) or, outside games, its channel's (`c<channel>`)."""
 
     at: str
     guild_id: str
@@ -53,20 +68,60 @@ class LogEntry:
     randomness: str | None = None
     corrects: int | None = None
     reason: str | None = None
+    data: str | None = None
+    chain: str | None = None
+
+    @property
+    def chain_name(self) -> str:
+        if self.chain is not None:
+            return self.chain
+        return f"g{self.game_id}" if self.game_id is not None else f"c{self.channel_id}"
 
 
 @dataclass(frozen=True, slots=True)
 class LogRow(LogEntry):
-    """A written row: its id and its place in the chain."""
+    """A written row: its id, its place in its chain and its hash. `actor` is who its body
+    names (a pseudonym; the user id in the old format); `salt` opens its commitments (None
+    once erased); `sealed` holds what a card game keeps hidden, under the seal key."""
 
     id: int = 0
     prev_hash: str = GENESIS
     hash: str = ""
+    seq: int = 0
+    actor: str = ""
+    salt: str | None = None
+    sealed: str | None = None
+    body: str = ""
 
     @property
     def faces(self) -> list[tuple[str, int, str | None]]:
         return [(d, int(f), c) for d, f, c in json.loads(self.results)]
 
+    @property
+    def head(self) -> str:
+        """`<chain>#<seq>:<hash>`, as posted (the old global chain: `<id>:<hash>`)."""
+        if self.chain_name == LEGACY_CHAIN:
+            return f"{self.id}:{self.hash}"
+        return f"{self.chain_name}#{self.seq}:{self.hash}"
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """`data` as a dict ({} when none)."""
+        found = json.loads(self.data) if self.data else {}
+        return found if isinstance(found, dict) else {}
+
+
+# What a row shows readers (exports, `audit log --json`), in this order.
+ALL_COLUMNS = (
+    "id", "chain", "seq", "at", "guild_id", "channel_id", "message_id", "jump_url", "user_id",
+    "user_name", "actor", "game_id", "game_number", "game_seq", "variant", "turn_label",
+    "action", "dice", "results", "randomness", "corrects", "reason", "data", "prev_hash",
+    "hash",
+)  # fmt: skip
+LEGACY_CHAIN = "log"  # the last release's one global chain, kept as it was written
+FORMAT = 2
+
+# ---- the last release's rows (rk-log/1): kept, verified, never written again --------------
 
 # The hashed columns, in a fixed order. Never reorder: old rows were hashed this way.
 CHAIN_COLUMNS: tuple[str, ...] = (
@@ -91,112 +146,325 @@ CHAIN_COLUMNS: tuple[str, ...] = (
     "reason",
     "prev_hash",
 )
-ALL_COLUMNS = (*CHAIN_COLUMNS, "hash")
 
 
 def canonical(values: Sequence[Any]) -> str:
-    """A row's canonical content: a compact JSON array of its `CHAIN_COLUMNS`, `results` as a
-    nested array. This exact text is stored as the row's `body` and hashed."""
+    """An old row's canonical content: a compact JSON array of its `CHAIN_COLUMNS`, `results`
+    as a nested array. This exact text is stored as the row's `body` and hashed."""
     return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
 
 
 def row_hash(values: Sequence[Any]) -> str:
-    """SHA-256 (hex) of a row's canonical content (UTF-8)."""
+    """SHA-256 (hex) of an old row's canonical content (UTF-8)."""
     return hashlib.sha256(canonical(values).encode()).hexdigest()
-
-
-def _hashed(column: str, value: Any) -> Any:
-    return json.loads(value) if column == "results" else value
 
 
 def encode_results(results: Sequence[tuple[str, int, str | None]]) -> str:
     return json.dumps([list(r) for r in results], separators=(",", ":"))
 
 
+# ---- rk-log/2 ----------------------------------------------------------------------------
+
+# The keys of a body, in their fixed order (README, "The log format").
+BODY_KEYS = (
+    "v", "chain", "seq", "id", "prev", "at", "guild", "channel", "by", "name", "msg", "game",
+    "number", "game_seq", "variant", "turn", "action", "dice", "results", "randomness",
+    "corrects", "reason", "data",
+)  # fmt: skip
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_TOKEN = re.compile(r"@\{([^{}]+)\}")
+
+
+def mention(user_id: str) -> str:
+    """How a row's text names a person: `@{id}`; the body holds `@{pseudonym}` instead, and
+    readers show the name (storage.people)."""
+    return "@{" + user_id + "}"
+
+
+def named(text: str, name: Callable[[str], str]) -> str:
+    """`text` with each `@{...}` replaced by `name(...)`."""
+    return _TOKEN.sub(lambda m: name(m[1]), text)
+
+
+def body_of(row: LogRow, who: Mapping[str, str]) -> str:
+    """The hashed body of a row: `who` maps each user id it names to a pseudonym."""
+    salt = row.salt or ""
+    message = None
+    if row.message_id is not None:
+        message = commit_text(salt, "msg", f"{row.message_id}\n{row.jump_url or ''}")
+    data = json.loads(row.data) if row.data else None
+    values = (
+        FORMAT, row.chain_name, row.seq, row.id, row.prev_hash, row.at, row.guild_id,
+        row.channel_id, who.get(row.user_id, row.user_id),
+        commit_text(salt, "name", row.user_name) if row.user_name else None, message,
+        row.game_id, row.game_number, row.game_seq, row.variant, row.turn_label, row.action,
+        named(row.dice, lambda u: mention(who.get(u, u))), json.loads(row.results),
+        row.randomness, row.corrects,
+        commit_text(salt, "reason", row.reason) if row.reason is not None else None,
+        pseudonymous(data, who),
+    )  # fmt: skip
+    return (
+        "{" + ",".join(f'"{k}":{_compact(v)}' for k, v in zip(BODY_KEYS, values, strict=True)) + "}"
+    )
+
+
+def pseudonymous(data: Any, who: Mapping[str, str]) -> Any:
+    """Structured facts with each person named by pseudonym: a move's `player` and `by`, the
+    keys of `totals`, the entries of `order` and `winners`."""
+    if not isinstance(data, dict):
+        return data
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in ("player", "by", "creator") and isinstance(value, str):
+            out[key] = who.get(value, value)
+        elif key in ("players", "winners", "order") and isinstance(value, list):
+            out[key] = [who.get(v, v) if isinstance(v, str) else v for v in value]
+        elif key == "totals" and isinstance(value, dict):
+            out[key] = {who.get(k, k): v for k, v in value.items()}
+        else:
+            out[key] = pseudonymous(value, who)
+    return out
+
+
+def _people_in(data: str | None) -> set[str]:
+    """The user ids structured facts name (see `pseudonymous`)."""
+    if not data:
+        return set()
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in ("player", "by", "creator") and isinstance(item, str):
+                    found.add(item)
+                elif key in ("players", "winners", "order") and isinstance(item, list):
+                    found.update(v for v in item if isinstance(v, str))
+                elif key == "totals" and isinstance(item, dict):
+                    found.update(item)
+                else:
+                    walk(item)
+
+    walk(json.loads(data))
+    return found
+
+
+def chain_rows(
+    heads: Mapping[str, tuple[int, str]],
+    first_id: int,
+    entries: Sequence[LogEntry],
+    who: Mapping[str, str],
+    names: Mapping[str, str] | None = None,
+) -> list[LogRow]:
+    """`entries` as the rows that follow each chain's head (`heads`: chain -> (seq, hash);
+    a chain not there starts at 1), numbered from `first_id`. Pure, but for the rows' salts.
+    The rows' texts show people by `names` (user id -> name); their bodies by pseudonym."""
+    names = names or {}
+    tips = dict(heads)
+    rows = []
+    for number, entry in enumerate(entries, start=first_id):
+        chain = entry.chain_name
+        seq, prev = tips.get(chain, (0, GENESIS))
+        values = {name: getattr(entry, name) for name in _ENTRY_FIELDS}
+        values["chain"] = chain
+        row = LogRow(**values, id=number, prev_hash=prev, seq=seq + 1, salt=row_salt())
+        body = body_of(row, who)
+        digest = hashlib.sha256(body.encode()).hexdigest()
+        actor = who.get(entry.user_id, entry.user_id)
+        dice = named(entry.dice, lambda u: names.get(u, u))
+        rows.append(replace(row, hash=digest, body=body, actor=actor, dice=dice))
+        tips[chain] = (seq + 1, digest)
+    return rows
+
+
 _ENTRY_FIELDS = tuple(f.name for f in fields(LogEntry))  # all plain values: no deep copy
 
 
-async def head(db: Database) -> tuple[int, str]:
-    """The log's last (id, hash) as committed: remembered by the only writer, read from the
-    file when not known (at start, and after a failed write). Call under the write lock (a
-    read outside it may see another coroutine's uncommitted rows, or be overtaken by them)."""
-    if db.chain_head is None:
-        db.chain_head = await read_head(db)
-    return db.chain_head
+def stored(row: LogRow) -> tuple[object, ...]:
+    """A row as the log table stores it (the order the apply statement reads)."""
+    return (
+        row.chain_name, row.seq, row.id, row.body, row.hash, row.salt, row.user_id,
+        row.user_name, row.message_id, row.jump_url, row.reason, row.sealed,
+    )  # fmt: skip
 
 
-async def read_head(db: Database) -> tuple[int, str]:
-    """The head as the file has it now; remembers nothing."""
-    async with db.conn.execute("SELECT last_id, last_hash FROM log_head") as cursor:
+INSERT = (
+    "INSERT INTO log (chain, seq, id, body, hash, salt, user_id, user_name, message_id, "
+    "jump_url, reason, sealed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+async def heads(db: Database, chains: Iterable[str]) -> dict[str, tuple[int, str]]:
+    """Each chain's last (seq, hash) as committed (or staged in the open transaction).
+    Call under the write lock to write after them; a read outside it may be overtaken."""
+    found: dict[str, tuple[int, str]] = {}
+    for chain in chains:
+        if chain in db.staged_heads:
+            found[chain] = db.staged_heads[chain]
+        elif chain in db.heads:
+            found[chain] = db.heads[chain]
+        else:
+            found[chain] = db.heads[chain] = await read_head(db, chain)
+    return found
+
+
+async def read_head(db: Database, chain: str) -> tuple[int, str]:
+    """A chain's last (seq, hash) as the file has it now; remembers nothing."""
+    sql = "SELECT seq, hash FROM log WHERE chain = ? ORDER BY seq DESC LIMIT 1"
+    async with db.conn.execute(sql, (chain,)) as cursor:
         found = await cursor.fetchone()
     return (int(found[0]), str(found[1])) if found else (0, GENESIS)
 
 
-async def chain(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
-    """Give `entries` their ids and hashes after the log's current head, without writing.
-    Call under the database's write lock, and stage the new head (`db.staged_head`) once they
-    are written: it becomes the head when the write commits, and is dropped if it fails."""
-    return chain_after(db.staged_head or await head(db), entries)
+async def reserve_ids(db: Database, count: int) -> int:
+    """The first of `count` new row ids, never handed out again (a failed write leaves a
+    gap: ids order the log, each chain's `seq` proves it whole)."""
+    if db.next_id is None:
+        async with db.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM log") as cursor:
+            found = await cursor.fetchone()
+        if db.next_id is None:
+            db.next_id = int(found[0]) if found else 1
+    first = db.next_id
+    db.next_id += count
+    return first
 
 
-def chain_after(after: tuple[int, str], entries: Sequence[LogEntry]) -> list[LogRow]:
-    """`entries` as the rows that would follow the row `after` (its id and hash)."""
-    last_id, prev = after
-    rows = []
+async def prepare(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
+    """`entries` chained after the heads as known now, ready to write: the caller checks
+    under the write lock that the heads have not moved (`unmoved`) and stages them."""
+    if not entries:
+        return []
+    by_guild: dict[str, set[str]] = {}
+    names: dict[str, dict[str, str]] = {}
     for entry in entries:
-        last_id += 1
-        values: dict[str, Any] = {name: getattr(entry, name) for name in _ENTRY_FIELDS}
-        values.update(id=last_id, prev_hash=prev)
-        body = canonical([_hashed(c, values[c]) for c in CHAIN_COLUMNS])
-        prev = hashlib.sha256(body.encode()).hexdigest()
-        rows.append(LogRow(**values, hash=prev))
-    return rows
+        by_guild.setdefault(entry.guild_id, set()).add(entry.user_id)
+        by_guild[entry.guild_id].update(_TOKEN.findall(entry.dice))
+        by_guild[entry.guild_id].update(_people_in(entry.data))
+        if entry.user_name:
+            names.setdefault(entry.guild_id, {})[entry.user_id] = entry.user_name
+    who: dict[str, str] = {}
+    for guild, users in by_guild.items():
+        who.update(await pseudonyms(db, guild, users))
+        await remember_names(db, guild, names.get(guild, {}))
+    tips = await heads(db, {e.chain_name for e in entries})
+    shown = {u: n for (g, u), n in db.names.items() if g in by_guild}
+    first = await reserve_ids(db, len(entries))
+    return chain_rows(tips, first, entries, who, shown)
 
 
-def body_of(row: LogRow) -> str:
-    """The stored (and hashed) body of a chained row."""
-    return canonical([_hashed(c, getattr(row, c)) for c in CHAIN_COLUMNS])
+async def unmoved(db: Database, rows: Sequence[LogRow]) -> bool:
+    """True if every chain `rows` follow still ends where they were chained after."""
+    firsts: dict[str, LogRow] = {}
+    for row in rows:
+        firsts.setdefault(row.chain_name, row)
+    tips = await heads(db, firsts)
+    return all(tips[c] == (r.seq - 1, r.prev_hash) for c, r in firsts.items())
+
+
+def stage(db: Database, rows: Sequence[LogRow]) -> None:
+    for row in rows:
+        db.staged_heads[row.chain_name] = (row.seq, row.hash)
 
 
 async def append(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
-    """Chain and insert `entries`. Call inside `db.transaction()`; the `log_head` row follows by
-    trigger, and the head moves for the next append once the transaction commits."""
-    rows = await chain(db, entries)
-    await db.conn.executemany(
-        "INSERT INTO roll_log (id, body, hash) VALUES (?, ?, ?)",
-        [(r.id, body_of(r), r.hash) for r in rows],
-    )
-    if rows:
-        db.staged_head = (rows[-1].id, rows[-1].hash)
+    """Chain and insert `entries`. Call inside `db.transaction()`; the chains' heads move for
+    the next append once the transaction commits."""
+    rows = await prepare(db, entries)
+    await db.conn.executemany(INSERT, [stored(r) for r in rows])
+    stage(db, rows)
     return rows
 
 
-ROW_SELECT = "SELECT body, hash FROM roll_log"
-_GAME_ROWS = f"{ROW_SELECT} WHERE game_id = ? ORDER BY id"
+ROW_SELECT = (
+    "SELECT body, hash, chain, seq, salt, user_id, user_name, message_id, jump_url, reason, "
+    "sealed FROM log"
+)
+# A game's rows, oldest first: those the old global chain holds, then its own chain.
+_GAME_ROWS = (
+    f"SELECT * FROM (SELECT 0 AS part, * FROM ({ROW_SELECT} WHERE chain = 'log' AND "
+    f"game_id = ?1) UNION ALL SELECT 1, * FROM ({ROW_SELECT} WHERE chain = 'g' || ?1)) "
+    "ORDER BY part, seq"
+)
 
-
-# Where each of LogRow's fields (but `hash`) sits in a body, and one reusable compact encoder:
-# a log page of 50 rows is read in half the time of a dict and keywords per row.
-_BODY_ORDER = tuple(CHAIN_COLUMNS.index(f.name) for f in fields(LogRow) if f.name != "hash")
-_RESULTS_AT = CHAIN_COLUMNS.index("results")
-_compact = json.JSONEncoder(separators=(",", ":")).encode
+_SELECTED = ROW_SELECT.removeprefix("SELECT ").split(" FROM ")[0].split(", ")
+# Where each of the old format's fields sits in its body.
+_OLD_AT = {name: CHAIN_COLUMNS.index(name) for name in CHAIN_COLUMNS}
 
 
 def row_from_record(record: Sequence[Any]) -> LogRow:
-    """A `LogRow` from a `ROW_SELECT` result: the stored body parsed once (cheaper than
-    reading twenty generated columns), `results` back in its JSON text form."""
-    values = json.loads(record[0])
+    """A `LogRow` from a `ROW_SELECT` result: the stored body parsed once, `results` back in
+    its JSON text form, the readable values from beside the body."""
+    if len(record) > len(_SELECTED):
+        record = record[1:]  # a part number first (see _GAME_ROWS)
+    body, digest, chain, seq, salt, user_id, user_name, message_id, jump_url, reason, sealed = (
+        record
+    )
+    values = json.loads(body)
+    if isinstance(values, list):
+        return _old_row(values, str(body), str(digest), int(seq))
+    data = values["data"]
+    by = str(values["by"])
+    return LogRow(
+        at=values["at"],
+        guild_id=values["guild"],
+        channel_id=values["channel"],
+        user_id=user_id if user_id is not None else by,
+        user_name=user_name if user_name is not None else _forgotten(by),
+        action=values["action"],
+        dice=values["dice"],
+        results=_compact(values["results"]),
+        message_id=message_id,
+        jump_url=jump_url,
+        game_id=values["game"],
+        game_number=values["number"],
+        game_seq=values["game_seq"],
+        variant=values["variant"],
+        turn_label=values["turn"],
+        randomness=values["randomness"],
+        corrects=values["corrects"],
+        reason=reason,
+        data=None if data is None else _compact(data),
+        chain=str(chain),
+        id=values["id"],
+        prev_hash=values["prev"],
+        hash=str(digest),
+        seq=int(seq),
+        actor=by,
+        salt=salt,
+        sealed=sealed,
+        body=str(body),
+    )
+
+
+def _forgotten(by: str) -> str:
+    return by if not is_pseudonym(by) else f"forgotten ({short(by)})"
+
+
+def _old_row(values: list[Any], body: str, digest: str, seq: int) -> LogRow:
     if len(values) != len(CHAIN_COLUMNS):
         raise ValueError(f"a roll log body has {len(values)} values, not {len(CHAIN_COLUMNS)}")
-    values[_RESULTS_AT] = _compact(values[_RESULTS_AT])
-    args = [values[i] for i in _BODY_ORDER]
-    args.append(record[1])  # hash
-    return LogRow(*args)
+    fields_ = {name: values[i] for name, i in _OLD_AT.items()}
+    fields_["results"] = _compact(fields_["results"])
+    return LogRow(
+        **fields_,
+        hash=digest,
+        chain=LEGACY_CHAIN,
+        seq=seq,
+        actor=str(fields_["user_id"]),
+        body=body,
+    )
+
+
+def readable(row: LogRow, name: Callable[[str], str]) -> LogRow:
+    """`row` with the people its text names (`@{...}`) shown by `name` (an id or pseudonym
+    to a display name)."""
+    if "@{" not in row.dice:
+        return row
+    return replace(row, dice=named(row.dice, name))
 
 
 @dataclass(frozen=True, slots=True)
 class ChainProblem:
-    row: int
+    row: int | str
     reason: str
 
     def __str__(self) -> str:
@@ -207,18 +475,11 @@ class ChainProblem:
 class ChainReport:
     rows: int
     problem: ChainProblem | None
-
-
-PARALLEL_FROM = 200_000  # rows; below this one thread is quicker than starting processes
+    chains: int = 0
 
 
 async def verify_chain(db: Database) -> ChainReport:
-    """Walk the whole log in id order; the first row whose hash, link or id is wrong is named.
-
-    The walk reads its own connections (WAL lets it read while the bot writes) off the event
-    loop; SQLite builds each row's canonical text, Python only hashes it, and a large log is
-    split by id range across the machine's cores.
-    """
+    """Walk every chain (see `verify_chain_file`) on its own connection, off the event loop."""
     return await asyncio.to_thread(verify_chain_file, str(db.path))
 
 
@@ -226,85 +487,111 @@ def _reader(path: str | Path) -> sqlite3.Connection:
     return connect_readonly(path)
 
 
-def _verify_range(path: str, first: int, stop: int, prev: str) -> tuple[int, ChainProblem | None]:
-    """Check rows `first` <= id < `stop`, the row before `first` having hash `prev`.
-
-    Each stored body must hash to the row's `hash`, start with the row's id and end with the
-    previous row's hash; bytes are compared as stored, nothing is re-encoded.
-    """
+def verify_chain_file(path: str) -> ChainReport:
+    """Every chain, row by row in its order: each stored body hashes to its row's hash and
+    begins with the row's own place (format, chain, seq, id) and the previous row's hash;
+    sequence numbers run 1, 2, 3, ... with none missing; each chain ends where its recorded
+    end says (a truncated tail is caught); no row id is used twice. The old global chain
+    (`log`) is checked as it was written: ids 1, 2, 3, ..., the previous hash at the end."""
     reader = _reader(path)
     try:
         walk = reader.execute(
-            "SELECT id, CAST(body AS BLOB), CAST(hash AS BLOB) FROM roll_log "
-            "WHERE id >= ? AND id < ? ORDER BY id",
-            (first, stop),
+            "SELECT chain, seq, id, CAST(body AS BLOB), CAST(hash AS BLOB) FROM log "
+            "ORDER BY chain, seq"
         )
-        expected, count = first, 0
-        before = prev.encode()
+        ends: dict[str, tuple[int, bytes]] = {}
+        count = 0
+        chain, expected, before = "", 1, GENESIS.encode()
         sha256 = hashlib.sha256
         while records := walk.fetchmany(50_000):
-            for row_id, body, digest in records:
-                if row_id != expected:
-                    return count, ChainProblem(expected, f"is missing (the next row is {row_id})")
-                if sha256(body).hexdigest().encode() != digest:
-                    return count, ChainProblem(
-                        expected, "its content does not match its hash (edited)"
+            for name, seq, row_id, body, digest in records:
+                if name != chain:
+                    if chain:
+                        ends[chain] = (expected - 1, before)
+                    chain, expected, before = name, 1, GENESIS.encode()
+                where = row_id if name == LEGACY_CHAIN else f"{name}#{expected}"
+                if seq != expected:
+                    return ChainReport(
+                        count, ChainProblem(where, f"is missing (the next row is {name}#{seq})")
                     )
-                if body[-66:-2] != before or not body.startswith(b"[%d," % expected):
-                    return count, ChainProblem(
-                        expected,
-                        f"its previous-hash does not match row {expected - 1}'s hash "
-                        "(one of the two was rewritten)",
+                if sha256(body).hexdigest().encode() != digest:
+                    return ChainReport(
+                        count, ChainProblem(where, "its content does not match its hash (edited)")
+                    )
+                if not _links(name, seq, row_id, body, before):
+                    return ChainReport(
+                        count,
+                        ChainProblem(
+                            where,
+                            f"its previous-hash does not match row {name}#{seq - 1}'s hash, or "
+                            "its body names another place (one of the two was rewritten)",
+                        ),
                     )
                 before = digest
                 expected += 1
                 count += 1
+        if chain:
+            ends[chain] = (expected - 1, before)
+        problem = _recorded_ends(reader, ends) or _unique_ids(reader, count)
     finally:
         reader.close()
-    if expected != stop:
-        return count, ChainProblem(expected, "is missing")
-    return count, None
+    return ChainReport(count, problem, len(ends))
 
 
-def verify_chain_file(path: str) -> ChainReport:
-    reader = _reader(path)
-    try:
-        last = reader.execute("SELECT max(id) FROM roll_log").fetchone()[0] or 0
-        head = reader.execute("SELECT last_id, last_hash FROM log_head").fetchone()
-        middle = last // 2 + 1
-        before_middle = reader.execute(
-            "SELECT hash FROM roll_log WHERE id = ?", (middle - 1,)
-        ).fetchone()
-        last_hash = reader.execute("SELECT hash FROM roll_log WHERE id = ?", (last,)).fetchone()
-    finally:
-        reader.close()
-    if last >= PARALLEL_FROM and before_middle is not None:
-        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
-            halves = [
-                pool.submit(_verify_range, path, 1, middle, GENESIS),
-                pool.submit(_verify_range, path, middle, last + 1, before_middle[0]),
-            ]
-            results = [h.result() for h in halves]
-    else:
-        results = [_verify_range(path, 1, last + 1, GENESIS)]
-    count = 0
-    for checked, problem in results:
-        count += checked
-        if problem is not None:
-            return ChainReport(count, problem)
-    end_hash = last_hash[0] if last_hash else GENESIS
-    if head is not None and (int(head[0]), str(head[1])) != (last, end_hash):
-        recorded = int(head[0])
-        if recorded > last:
-            problem = ChainProblem(last + 1, f"is missing: the log ended at row {recorded}")
-        elif recorded < last:
-            problem = ChainProblem(
-                recorded + 1, "was added behind the bot's back (after the log's recorded end)"
+def _links(chain: str, seq: int, row_id: int, body: bytes, prev: bytes) -> bool:
+    if chain == LEGACY_CHAIN:
+        return seq == row_id and body[-66:-2] == prev and body.startswith(b"[%d," % row_id)
+    head = f'{{"v":2,"chain":{_compact(chain)},"seq":{seq},"id":{row_id},"prev":"'
+    return body.startswith(head.encode() + prev + b'",')
+
+
+def _recorded_ends(
+    reader: sqlite3.Connection, ends: dict[str, tuple[int, bytes]]
+) -> ChainProblem | None:
+    """Each chain must end where the file recorded its end: the old chain at `log_head`, a
+    game's at its `games` row, the others in `chains`."""
+    recorded: dict[str, tuple[int, str]] = {}
+    old = reader.execute("SELECT last_id, last_hash FROM log_head").fetchone()
+    if old is not None and (int(old[0]) or LEGACY_CHAIN in ends):
+        recorded[LEGACY_CHAIN] = (int(old[0]), str(old[1]))
+    for game_id, seq, digest in reader.execute(
+        "SELECT id, head_seq, head_hash FROM games WHERE head_seq > 0"
+    ):
+        recorded[f"g{game_id}"] = (int(seq), str(digest))
+    for chain, seq, digest in reader.execute("SELECT chain, seq, hash FROM chains"):
+        recorded[str(chain)] = (int(seq), str(digest))
+    for chain, (seq, digest) in sorted(recorded.items()):
+        last, last_hash = ends.get(chain, (0, GENESIS.encode()))
+        label = _labeller(chain)
+        if seq > last:
+            return ChainProblem(label(last + 1), f"is missing: the chain ended at {label(seq)}")
+        if seq < last:
+            return ChainProblem(
+                label(seq + 1), "was added behind the bot's back (after its chain's recorded end)"
             )
-        else:
-            problem = ChainProblem(recorded, "its hash differs from the log's recorded end")
-        return ChainReport(count, problem)
-    return ChainReport(count, None)
+        if digest.encode() != last_hash:
+            return ChainProblem(label(seq), "its hash differs from its chain's recorded end")
+    for chain, (last, _) in sorted(ends.items()):
+        if chain not in recorded and last:
+            return ChainProblem(f"{chain}#1", "belongs to a chain the file has no record of")
+    return None
+
+
+def _labeller(chain: str) -> Callable[[int], str]:
+    """How a row of `chain` is named: `g17#5`, or an old row by its id."""
+    if chain == LEGACY_CHAIN:
+        return str
+    return lambda n: f"{chain}#{n}"
+
+
+def _unique_ids(reader: sqlite3.Connection, rows: int) -> ChainProblem | None:
+    found = reader.execute("SELECT count(DISTINCT id) FROM log").fetchone()
+    if int(found[0]) != rows:
+        dup = reader.execute(
+            "SELECT id FROM log GROUP BY id HAVING count(*) > 1 ORDER BY id LIMIT 1"
+        ).fetchone()
+        return ChainProblem(int(dup[0]) if dup else 0, "its id is used by two rows")
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,20 +609,19 @@ class LogQuery:
 
 
 # The first row id stamped at or after a time (one past the last row if none): a bisection
-# over the ids, which are consecutive from 1 (`audit verify` checks it) and grow with time, so
-# some 2 log2(rows) primary-key reads and no time index to keep up at every roll. A row is
-# stamped just before it waits for the write lock, so two rows written within milliseconds of
-# each other may be stamped out of order: a range's bound can fall on either side of such a
-# pair (as it could with the time index, which found the first row by time, then used ids).
-_FIRST_AT = """(
+# over the ids, which grow with time (a failed write leaves a gap: the probe takes the first id
+# at or after the middle), so some 2 log2(rows) index reads and no time index to keep up at
+# every roll. A row is stamped just before it waits for the write lock, so two rows written
+# within milliseconds of each other may be stamped out of order: a range's bound can fall on
+# either side of such a pair.
+_PROBE = "(SELECT at FROM log WHERE id >= (lo + hi) / 2 ORDER BY id LIMIT 1)"
+_FIRST_AT = f"""(
     WITH RECURSIVE span(lo, hi) AS (
-        SELECT 1, (SELECT COALESCE(MAX(id), 0) + 1 FROM roll_log)
+        SELECT 1, (SELECT COALESCE(MAX(id), 0) + 1 FROM log)
         UNION ALL
         SELECT
-            CASE WHEN (SELECT at FROM roll_log WHERE id = (lo + hi) / 2) >= ?
-                 THEN lo ELSE (lo + hi) / 2 + 1 END,
-            CASE WHEN (SELECT at FROM roll_log WHERE id = (lo + hi) / 2) >= ?
-                 THEN (lo + hi) / 2 ELSE hi END
+            CASE WHEN {_PROBE} >= ? THEN lo ELSE (lo + hi) / 2 + 1 END,
+            CASE WHEN {_PROBE} >= ? THEN (lo + hi) / 2 ELSE hi END
         FROM span WHERE lo < hi
     )
     SELECT lo FROM span WHERE lo >= hi
@@ -345,25 +631,33 @@ _FIRST_AT = """(
 def _query_sql(q: LogQuery) -> tuple[str, list[object]]:
     """Newest first, at most `q.limit` rows (page back with `before_id`).
 
-    Ids grow with time, so a date range becomes an id range (a bisection of the ids) and
-    every filter is served by an `(x, id)` index: the cost follows `limit`, not the log's size.
+    A game's rows are its chain (and, for games older than the chains, the old chain's rows
+    that name it); a channel's are its chain and its games'; a person's are found by their
+    pseudonyms (and, in the old chain, their id or name). Ids grow with time, so a date range
+    becomes an id range.
     """
     where: list[str] = []
     params: list[object] = []
     if q.game_id is not None:
-        where.append("game_id = ?")
-        params.append(q.game_id)
+        where.append("(chain = 'g' || ? OR (chain = 'log' AND game_id = ?))")
+        params.extend([q.game_id, q.game_id])
     if q.user is not None:
-        if (
-            q.user.isascii() and q.user.isdigit() and len(q.user) >= 15
-        ):  # a Discord user id (a snowflake)
-            where.append("user_id = ?")
+        if q.user.isascii() and q.user.isdigit() and len(q.user) >= 15:  # a Discord user id
+            where.append(
+                "actor IN (SELECT pseudonym FROM persons WHERE user_id = ? UNION SELECT ?)"
+            )
         else:
-            where.append("user_name = ? COLLATE NOCASE")
-        params.append(q.user)
+            where.append(
+                "(actor IN (SELECT pseudonym FROM persons WHERE name = ? COLLATE NOCASE) OR "
+                "(chain = 'log' AND user_name = ? COLLATE NOCASE))"
+            )
+        params.extend([q.user, q.user])
     if q.channel_id is not None:
-        where.append("channel_id = ?")
-        params.append(q.channel_id)
+        where.append(
+            "(chain = 'c' || ? OR chain IN (SELECT 'g' || id FROM games WHERE channel_id = ?) "
+            "OR (chain = 'log' AND channel_id = ?))"
+        )
+        params.extend([q.channel_id] * 3)
     if q.guild_id is not None:
         where.append("guild_id = ?")
         params.append(q.guild_id)
@@ -398,12 +692,53 @@ def iter_query(reader: sqlite3.Connection, q: LogQuery) -> Iterator[LogRow]:
     """`query_sync`, one row at a time: a count over 200,000 rows keeps none of them alive
     (and gives the collector nothing big to walk)."""
     sql, params = _query_sql(q)
-    return (row_from_record(r) for r in reader.execute(sql, params))
+    names = _Names(reader)
+    return (names.shown(row_from_record(r)) for r in reader.execute(sql, params))
 
 
 def rows_for_game_sync(reader: sqlite3.Connection, game_id: int) -> list[LogRow]:
     """Every row of one game, oldest first."""
-    return [row_from_record(r) for r in reader.execute(_GAME_ROWS, (game_id,))]
+    names = _Names(reader)
+    return [names.shown(row_from_record(r)) for r in reader.execute(_GAME_ROWS, (game_id,))]
+
+
+_PERSON = "SELECT name, user_id FROM persons WHERE guild_id = ? AND pseudonym = ?"
+
+
+def _person_name(found: Sequence[Any] | None, pseudo: str) -> str:
+    if found is None:
+        return _forgotten(pseudo)
+    return str(found[0] or found[1])
+
+
+class _Names:
+    """Shows the people a row's text names (`@{pseudonym}`) by their latest names."""
+
+    def __init__(self, reader: sqlite3.Connection) -> None:
+        self.reader = reader
+        self.known: dict[tuple[str, str], str] = {}
+
+    def shown(self, row: LogRow) -> LogRow:
+        if "@{" not in row.dice:
+            return row
+        return replace(row, dice=named(row.dice, lambda p: self.name(row.guild_id, p)))
+
+    def name(self, guild: str, pseudo: str) -> str:
+        if (guild, pseudo) not in self.known:
+            found = self.reader.execute(_PERSON, (guild, pseudo)).fetchone()
+            self.known[(guild, pseudo)] = _person_name(found, pseudo)
+        return self.known[(guild, pseudo)]
+
+
+async def shown(conn: aiosqlite.Connection, row: LogRow) -> LogRow:
+    """`row` with the people its text names shown by name (see `_Names`)."""
+    if "@{" not in row.dice:
+        return row
+    names: dict[str, str] = {}
+    for pseudo in set(_TOKEN.findall(row.dice)):
+        async with conn.execute(_PERSON, (row.guild_id, pseudo)) as cursor:
+            names[pseudo] = _person_name(await cursor.fetchone(), pseudo)
+    return replace(row, dice=named(row.dice, lambda p: names.get(p, p)))
 
 
 async def in_thread(db: Database, work: Callable[[sqlite3.Connection], T]) -> T:
@@ -425,12 +760,13 @@ async def in_thread(db: Database, work: Callable[[sqlite3.Connection], T]) -> T:
 async def rows_for_game(conn: aiosqlite.Connection, game_id: int) -> AsyncIterator[LogRow]:
     """Every row of one game, oldest first, streamed."""
     async with conn.execute(_GAME_ROWS, (game_id,)) as cursor:
-        async for record in cursor:
-            yield row_from_record(record)
+        records = await cursor.fetchall()
+    for record in records:
+        yield await shown(conn, row_from_record(record))
 
 
 async def get(conn: aiosqlite.Connection, row_id: int) -> LogRow | None:
     sql = f"{ROW_SELECT} WHERE id = ?"
     async with conn.execute(sql, (row_id,)) as cursor:
         record = await cursor.fetchone()
-    return None if record is None else row_from_record(record)
+    return None if record is None else await shown(conn, row_from_record(record))

@@ -24,8 +24,11 @@ import os
 import secrets
 from pathlib import Path
 
+from engine.fairdice import commitment as commit_to
+
 ENV_KEY = "ROLLKEEPER_SEAL_KEY"
 _PREFIX = "rk-seal/1:"
+_PREFIX_2 = "rk-seal/2:"
 _KEY_BYTES = 32
 
 
@@ -63,13 +66,45 @@ class SealKey:
         sealed = bytes(a ^ b for a, b in zip(seed, self._pad(nonce), strict=True))
         return f"{_PREFIX}{nonce.hex()}:{sealed.hex()}"
 
+    def seal_text(self, text: str) -> str:
+        """Any text sealed (hidden card information): `rk-seal/2:<nonce>:<ciphertext>:<tag>`,
+        the ciphertext XOR SHAKE-256(key + nonce), the tag HMAC-SHA256 over nonce and
+        ciphertext (a changed byte is refused, never read as other cards)."""
+        nonce = secrets.token_bytes(16)
+        plain = text.encode()
+        stream = hashlib.shake_256(b"rk-seal/2" + self._secret + nonce).digest(len(plain))
+        sealed = bytes(a ^ b for a, b in zip(plain, stream, strict=True))
+        tag = hmac.new(self._secret, b"rk-seal-tag/2" + nonce + sealed, hashlib.sha256)
+        return f"{_PREFIX_2}{nonce.hex()}:{sealed.hex()}:{tag.hexdigest()[:32]}"
+
+    def unseal_text(self, text: str, what: str) -> str:
+        try:
+            nonce_hex, sealed_hex, tag = text.removeprefix(_PREFIX_2).split(":")
+            nonce, sealed = bytes.fromhex(nonce_hex), bytes.fromhex(sealed_hex)
+        except ValueError:
+            raise SealKeyError(f"{what} is not sealed text: the database was altered") from None
+        check = hmac.new(self._secret, b"rk-seal-tag/2" + nonce + sealed, hashlib.sha256)
+        if not text.startswith(_PREFIX_2) or not hmac.compare_digest(check.hexdigest()[:32], tag):
+            raise SealKeyError(
+                f"{what} does not open with the seal key ({self.origin}): the key is not the "
+                "one it was sealed with, or the database was altered"
+            )
+        stream = hashlib.shake_256(b"rk-seal/2" + self._secret + nonce).digest(len(sealed))
+        return bytes(a ^ b for a, b in zip(sealed, stream, strict=True)).decode()
+
+    @staticmethod
+    def is_sealed_text(text: str) -> bool:
+        return text.startswith(_PREFIX_2)
+
     @staticmethod
     def is_sealed(text: str) -> bool:
         return text.startswith(_PREFIX)
 
-    def unseal(self, text: str, commitment: str | None, what: str) -> bytes:
+    def unseal(
+        self, text: str, commitment: str | None, what: str, label: str | None = None
+    ) -> bytes:
         """The seed sealed in `text`; refuses (never guesses) if it does not match the
-        commitment published for it."""
+        commitment published for it (`label`: the one an `rk-hmac/2` commitment binds)."""
         if not self.is_sealed(text):
             raise SealKeyError(f"{what}'s seed is not sealed: the database was altered")
         nonce_hex, _, sealed_hex = text[len(_PREFIX) :].partition(":")
@@ -80,7 +115,7 @@ class SealKey:
         if len(sealed) != _KEY_BYTES:
             raise SealKeyError(f"{what}'s sealed seed is malformed")
         seed = bytes(a ^ b for a, b in zip(sealed, self._pad(nonce), strict=True))
-        if commitment is not None and hashlib.sha256(seed).hexdigest() != commitment:
+        if commitment is not None and commit_to(seed, label) != commitment:
             raise SealKeyError(
                 f"{what}'s seed does not match its commitment: the seal key ({self.origin}) "
                 "is not the one it was sealed with"

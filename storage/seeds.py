@@ -14,8 +14,9 @@ from datetime import UTC
 import aiosqlite
 
 from engine import DiceSource, Phase, Refusal, RulesError
-from engine.fairdice import SCHEME, HmacDice, commitment, game_key
+from engine.fairdice import SCHEME, HmacDice, bound_label, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
+from engine.kinds import CARD_GAMES, to_snapshot
 from storage import rolllog
 from storage.logrows import base_entry, derivation, plain_entry
 from storage.model import StoredGame, Where, Who, timestamp
@@ -60,11 +61,13 @@ class Seeds:
             raise RuntimeError("the service needs a database opened to write (with its key)")
         return self.ctx.db.seal
 
-    def _unseal(self, sealed: str, commit: str | None, what: str) -> bytes:
+    def _unseal(
+        self, sealed: str, commit: str | None, what: str, label: str | None = None
+    ) -> bytes:
         """A seed out of its seal, checked against its commitment; a seed that does not match
         is refused (never a silently different die)."""
         try:
-            return self._seal.unseal(sealed, commit, what)
+            return self._seal.unseal(sealed, commit, what, label)
         except SealKeyError as exc:
             log.error("cannot unseal a seed: %s", exc)
             raise SealedSeedError(
@@ -73,25 +76,48 @@ class Seeds:
             ) from None
 
     def randomness(
-        self, label: str, event: int, first: int, commit: str | None, sides: list[int]
+        self,
+        label: str,
+        event: int,
+        first: int,
+        commit: str | None,
+        sides: list[int],
+        scheme: str = SCHEME,
     ) -> str:
         """How a row's dice were produced: the derivation inputs, or the injected source."""
         if self.ctx.dice is not None:
             return self.ctx.randomness
-        return derivation(label, event, first, commit, sides)
+        return derivation(label, event, first, commit, sides, scheme)
 
     # ---- games ---------------------------------------------------------------------------
 
-    def new_seed(self) -> tuple[str | None, str | None]:
-        """A new game's seed, sealed, and its commitment (none with injected dice)."""
+    def hides(self, game: StoredGame) -> bool:
+        """A committed card game's draws decide cards nobody may see yet: its moves' faces
+        never go into the log's bodies (they follow from the seed once it is revealed), and
+        while it is open its snapshot and faces are kept sealed."""
+        return game.commitment is not None and CARD_GAMES.owns(game.state)
+
+    def seal_text(self, text: str) -> str:
+        return self._seal.seal_text(text)
+
+    def snapshot_text(self, game: StoredGame) -> str:
+        """The snapshot as stored: sealed for an open card game (hands, stock), else plain."""
+        text = json.dumps(to_snapshot(game.state))
+        if self.hides(game) and not game.state.is_over:
+            return self._seal.seal_text(text)
+        return text
+
+    def new_seed(self, label: str) -> tuple[str | None, str | None]:
+        """A new game's seed, sealed, and its commitment bound to the game's `label` (none
+        with injected dice)."""
         if self.ctx.dice is not None:
             return None, None
         seed = self.ctx.seeds()
-        return self._seal.seal(seed), commitment(seed)
+        return self._seal.seal(seed), commitment(seed, label)
 
     def commit_entry(self, game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:
         """The row that publishes a new game's commitment, before any die."""
-        info = {"scheme": SCHEME, "label": game.label, "commitment": game.commitment}
+        info = {"scheme": game.scheme, "label": game.label, "commitment": game.commitment}
         return replace(
             base_entry(game, where, who, now, None), action=Act.COMMIT, randomness=json.dumps(info)
         )
@@ -102,7 +128,7 @@ class Seeds:
             return self.ctx.dice
         key = self._keys.get(game.id)
         if key is None:
-            key = game_key(await self._game_seed(game), game.player_seeds)
+            key = game_key(await self._game_seed(game), game.player_seeds, game.bound)
             if game.state.phase is not Phase.LOBBY:  # seeds can no longer be added
                 self._keys[game.id] = key
         return HmacDice(key, game.label, event)
@@ -114,12 +140,12 @@ class Seeds:
             row = await cursor.fetchone()
         if row is None or row[0] is None:
             raise RuntimeError(f"game {game.id} has no seed")
-        return self._unseal(row[0], game.commitment, game.title)
+        return self._unseal(row[0], game.commitment, game.title, game.bound)
 
     async def reveal_entry(self, game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:
         """The game is over: its seed goes into the log for anyone to check."""
         info = {
-            "scheme": SCHEME,
+            "scheme": game.scheme,
             "label": game.label,
             "commitment": game.commitment,
             "seed": (await self._game_seed(game)).hex(),
@@ -152,7 +178,7 @@ class Seeds:
             game = await self.check_seed(where, who, text)
             text = " ".join(text.split())
             seeds = [*game.player_seeds, text]
-            info = {"scheme": SCHEME, "label": game.label, "player_seeds": seeds}
+            info = {"scheme": game.scheme, "label": game.label, "player_seeds": seeds}
             entry = replace(
                 base_entry(game, where, who, timestamp(self.ctx.clock()), None),
                 action=Act.PLAYER_SEED,
@@ -182,11 +208,11 @@ class Seeds:
             async with self.ctx.db.transaction() as conn:
                 entries: list[LogEntry] = []
                 source: DiceSource | None = self.ctx.dice
-                commit, event = None, 0
+                commit, event, scheme = None, 0, SCHEME
                 if source is None:
                     entries = await self._rotate_channel_seed(conn, where.channel_id, day, base)
-                    seed, commit, event = await self._day_seed(conn, where.channel_id, day)
-                    source = HmacDice(game_key(seed), label, event)
+                    seed, commit, event, scheme = await self._day_seed(conn, where.channel_id, day)
+                    source = HmacDice(game_key(seed, (), bound_label(scheme, label)), label, event)
                 result = roll_free(roll, source)
                 sides = [_sides_of(f.die) for f in result.faces]
                 faces = [(f.die, f.face, f.colour) for f in result.faces]
@@ -194,7 +220,7 @@ class Seeds:
                     replace(
                         base,
                         dice=roll.text,
-                        randomness=self.randomness(label, event, 0, commit, sides),
+                        randomness=self.randomness(label, event, 0, commit, sides, scheme),
                         results=rolllog.encode_results(faces),
                     )
                 )
@@ -208,16 +234,20 @@ class Seeds:
 
     async def _day_seed(
         self, conn: aiosqlite.Connection, channel_id: str, day: str
-    ) -> tuple[bytes, str, int]:
-        """A channel's seed of the day, its commitment and how many rolls it has made."""
+    ) -> tuple[bytes, str, int, str]:
+        """A channel's seed of the day, its commitment, how many rolls it has made and the
+        scheme it was committed under."""
         async with conn.execute(
-            "SELECT seed, commitment, rolls FROM channel_seeds WHERE channel_id = ? AND day = ?",
+            "SELECT seed, commitment, rolls, scheme FROM channel_seeds "
+            "WHERE channel_id = ? AND day = ?",
             (channel_id, day),
         ) as cursor:
             found = await cursor.fetchone()
         assert found is not None
-        commit = str(found[1])
-        return self._unseal(found[0], commit, f"the free rolls of {day}"), commit, int(found[2])
+        commit, scheme = str(found[1]), str(found[3])
+        label = bound_label(scheme, f"free/{channel_id}/{day}")
+        seed = self._unseal(found[0], commit, f"the free rolls of {day}", label)
+        return seed, commit, int(found[2]), scheme
 
     async def _rotate_channel_seed(
         self, conn: aiosqlite.Connection, channel_id: str, day: str, base: LogEntry
@@ -225,16 +255,22 @@ class Seeds:
         """Make sure today's channel seed exists (committed in the log); reveal older ones."""
         entries = []
         async with conn.execute(
-            "SELECT day, seed, commitment FROM channel_seeds WHERE channel_id = ? AND day < ? "
-            "AND revealed = 0",
+            "SELECT day, seed, commitment, scheme FROM channel_seeds WHERE channel_id = ? "
+            "AND day < ? AND revealed = 0",
             (channel_id, day),
         ) as cursor:
             stale = await cursor.fetchall()
-        for old_day, old_seed, old_commit in stale:
-            revealed = self._unseal(old_seed, old_commit, f"the free rolls of {old_day}")
+        for old_day, old_seed, old_commit, old_scheme in stale:
+            old_label = f"free/{channel_id}/{old_day}"
+            revealed = self._unseal(
+                old_seed,
+                old_commit,
+                f"the free rolls of {old_day}",
+                bound_label(old_scheme, old_label),
+            )
             info = {
-                "scheme": SCHEME,
-                "label": f"free/{channel_id}/{old_day}",
+                "scheme": old_scheme,
+                "label": old_label,
                 "commitment": old_commit,
                 "seed": revealed.hex(),
             }
@@ -244,17 +280,14 @@ class Seeds:
                 (channel_id, old_day),
             )
         seed = self.ctx.seeds()
+        label = f"free/{channel_id}/{day}"
         created = await conn.execute(
-            "INSERT OR IGNORE INTO channel_seeds (channel_id, day, seed, commitment) "
-            "VALUES (?, ?, ?, ?)",
-            (channel_id, day, self._seal.seal(seed), commitment(seed)),
+            "INSERT OR IGNORE INTO channel_seeds (channel_id, day, seed, commitment, scheme) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (channel_id, day, self._seal.seal(seed), commitment(seed, label), SCHEME),
         )
         if created.rowcount:
-            info = {
-                "scheme": SCHEME,
-                "label": f"free/{channel_id}/{day}",
-                "commitment": commitment(seed),
-            }
+            info = {"scheme": SCHEME, "label": label, "commitment": commitment(seed, label)}
             entries.append(replace(base, action=Act.COMMIT, randomness=json.dumps(info)))
         return entries
 

@@ -23,6 +23,7 @@ from engine.kinds import from_snapshot
 from storage.db import Database
 from storage.model import StoredGame, utc_now
 from storage.pace import Pace, Policy, clock_from_row
+from storage.seal import SealKey
 
 CACHED_GAMES = 20_000  # open games kept in memory (least recently used ones are dropped)
 
@@ -55,19 +56,21 @@ class Context:
 GAME_SELECT = (
     "SELECT g.id, g.guild_id, g.channel_id, g.number, g.snapshot, g.names, g.version, "
     "g.created_at, g.commitment, g.player_seeds, g.deadline, g.policy, g.drop_after, "
-    "c.player, c.turn_seq, c.started_at, c.due_at, c.misses "
+    "c.player, c.turn_seq, c.started_at, c.due_at, c.misses, g.scheme, g.legacy_seq, "
+    "(SELECT count(*) FROM log WHERE chain = 'g' || g.id AND game_seq = g.version "
+    "AND action = 'Hint') "
     "FROM games g LEFT JOIN turn_clocks c ON c.game_id = g.id"
 )
 
 
-def game_from_row(row: Sequence[Any]) -> StoredGame:
-    """A `GAME_SELECT` row as a game."""
+def game_from_row(row: Sequence[Any], seal: SealKey | None = None) -> StoredGame:
+    """A `GAME_SELECT` row as a game; an open card game's sealed snapshot opens with `seal`."""
     return StoredGame(
         id=int(row[0]),
         guild_id=str(row[1]),
         channel_id=str(row[2]),
         number=int(row[3]),
-        state=from_snapshot(json.loads(row[4])),
+        state=from_snapshot(json.loads(open_snapshot(str(row[4]), seal, int(row[0])))),
         names=dict(json.loads(row[5])),
         version=int(row[6]),
         created_at=str(row[7]),
@@ -79,7 +82,26 @@ def game_from_row(row: Sequence[Any]) -> StoredGame:
             int(row[12]),
         ),
         clock=clock_from_row(row[13:18]),
+        scheme=str(row[18]),
+        legacy_seq=int(row[19]),
+        hints=int(row[20]),
     )
+
+
+def open_snapshot(text: str, seal: SealKey | None, game_id: int) -> str:
+    """A snapshot as text: an open card game's is sealed (its hands and stock), and needs the
+    key."""
+    if not SealKey.is_sealed_text(text):
+        return text
+    if seal is None:
+        raise SealedGameError(
+            f"Game {game_id}'s cards are sealed: reading them needs the bot's seal key."
+        )
+    return seal.unseal_text(text, f"game {game_id}'s cards")
+
+
+class SealedGameError(RulesError):
+    """An open card game's hidden cards were asked for without the seal key."""
 
 
 class GameStore:
@@ -114,7 +136,7 @@ class GameStore:
             row = await cursor.fetchone()
         if row is None:
             return None
-        game = game_from_row(row)
+        game = game_from_row(row, self.db.seal)
         self.remember(game)
         return game
 
@@ -151,7 +173,7 @@ class GameStore:
         sql = f"{GAME_SELECT} WHERE g.channel_id = ? ORDER BY g.id DESC LIMIT 1"
         async with self.db.conn.execute(sql, (channel_id,)) as cursor:
             row = await cursor.fetchone()
-        return None if row is None else game_from_row(row)
+        return None if row is None else game_from_row(row, self.db.seal)
 
     async def game_by_number(self, guild_id: str, number: int) -> StoredGame:
         sql = f"{GAME_SELECT} WHERE g.guild_id = ? AND g.number = ?"
@@ -159,13 +181,13 @@ class GameStore:
             row = await cursor.fetchone()
         if row is None:
             raise NoSuchGameError(f"There is no game {number} in this server.", hint="games")
-        return game_from_row(row)
+        return game_from_row(row, self.db.seal)
 
     async def games_in(self, guild_id: str, limit: int = 25) -> list[StoredGame]:
         """The server's games, open ones first, newest first."""
         sql = f"{GAME_SELECT} WHERE g.guild_id = ? ORDER BY g.phase = 'over', g.id DESC LIMIT ?"
         async with self.db.conn.execute(sql, (guild_id, limit)) as cursor:
-            return [game_from_row(r) for r in await cursor.fetchall()]
+            return [game_from_row(r, self.db.seal) for r in await cursor.fetchall()]
 
     async def my_games(self, user_id: str, limit: int = 50) -> list[StoredGame]:
         """Every open game a player sits in, in every server: the soonest deadline first."""
@@ -175,4 +197,4 @@ class GameStore:
             "ORDER BY c.due_at IS NULL, c.due_at, g.id LIMIT ?"
         )
         async with self.db.conn.execute(sql, (user_id, limit)) as cursor:
-            return [game_from_row(r) for r in await cursor.fetchall()]
+            return [game_from_row(r, self.db.seal) for r in await cursor.fetchall()]

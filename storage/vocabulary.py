@@ -42,6 +42,14 @@ class Act(StrEnum):
     DECK_REVEAL = "Deck reveal"
     HINT = "Hint"  # the best move, given to the player to move (a game with hints=on)
     DEADLINE_PASSED = "Deadline passed"
+    # rk-log/2: every fact that decides a game is a row.
+    CREATED = "Game created"  # a game's first row: its variant, options, place and pace
+    OPENED = "Game opened"  # the server's chain names each game it opened
+    JOIN = "Join"
+    LEAVE = "Leave"
+    START = "Start"  # the lobby closed; the order of play
+    MOVE = "Move"  # an action that wrote no other row (a keep, a card turn ended)
+    GAME_OVER = "Game over"  # final totals and winners
     DEADLINE_CHANGED = "Deadline changed"
     MESSAGE_EDITED = "Message edited"
     MESSAGE_DELETED = "Message deleted"
@@ -72,6 +80,11 @@ ACTION_ROWS = frozenset(
         Act.DECK_REVEAL,
         Act.KICK,
         Act.END,
+        Act.JOIN,
+        Act.LEAVE,
+        Act.START,
+        Act.MOVE,
+        Act.GAME_OVER,
     }
 )
 
