@@ -573,6 +573,12 @@ def _recorded_ends(
             return ChainProblem(label(seq), "its hash differs from its chain's recorded end")
     for chain, (last, _) in sorted(ends.items()):
         if chain not in recorded and last:
+            if chain.startswith("g") and chain[1:].isdigit():
+                return ChainProblem(
+                    f"{chain}#1",
+                    f"its game {chain[1:]} is not in the games table (deleted behind the bot's "
+                    "back)",
+                )
             return ChainProblem(f"{chain}#1", "belongs to a chain the file has no record of")
     return None
 

@@ -276,6 +276,7 @@ class _Audit:
     sealed: int = 0
     opened: dict[int, LogRow] = field(default_factory=dict)  # game id -> its `Game opened` row
     seeds: dict[str, str] = field(default_factory=dict)  # revealed seed -> what it served
+    commitments: dict[str, int] = field(default_factory=dict)  # commitment -> its game
     games_seen: set[int] = field(default_factory=set)
 
     def servers(self) -> None:
@@ -358,6 +359,13 @@ def _verify_game(audit: _Audit, game_row: Sequence[Any], last_old: int) -> bool 
     )  # fmt: skip
     if int(legacy_seq) == 0:
         _check_created(audit, game, game_row, mine)
+    if commit is not None:
+        earlier = audit.commitments.setdefault(str(commit), int(game_id))
+        if earlier != int(game_id):
+            raise _Bad(
+                f"its commitment {str(commit)[:16]}... is game {earlier}'s: a seed was moved "
+                "from one game to another"
+            )
     _check_pace(game_row, mine)
     key = _game_key(rows, game, commit, player_seeds, audit.seeds)
     check = _Replaying(game, key, _reasons(rows), audit.people)
