@@ -111,19 +111,18 @@ def _audit(args: argparse.Namespace) -> int:
     return code
 
 
-def _head(text: str) -> tuple[int, str]:
-    """`--head 1234:3f2a9c...`: a log head as a game-over message shows it."""
-    row, _, digest = text.partition(":")
-    if not (row.isascii() and row.isdigit() and len(row) < 19) or not digest:
+def _head(text: str) -> tuple[str, int, str]:
+    """`--head g17#52:3f2a9c...` (a game's head as its game-over message shows it) or
+    `--head 1234:3f2a9c...` (a head the last release posted)."""
+    from storage.verify import parse_head
+
+    head = parse_head(text)
+    if head is None:
         raise argparse.ArgumentTypeError(
-            f"`{text[:40]}` is not a log head: use ROW:HASH as a game-over message shows it, "
-            "e.g. 1234:3f2a9c0d1e2b4a5c"
+            f"`{text[:40]}` is not a log head: use CHAIN#SEQ:HASH as a game-over message shows "
+            "it (at least 16 hex digits), e.g. g17#52:3f2a9c0d1e2b4a5c"
         )
-    try:
-        bytes.fromhex(digest if len(digest) % 2 == 0 else digest + "0")
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"`{digest[:40]}` is not a hash (hex digits)") from None
-    return int(row), digest.lower()
+    return head
 
 
 async def _audit_verify(args: argparse.Namespace) -> int:
@@ -154,7 +153,9 @@ async def _audit_verify(args: argparse.Namespace) -> int:
         "checked once revealed."
     )
     if args.head is not None:
-        print(f"The log still reaches the published head #{args.head[0]}.")
+        chain, seq, _ = args.head
+        place = f"#{seq}" if chain == "log" else f"{chain}#{seq}"
+        print(f"The log still reaches the published head {place}.")
     return 0
 
 

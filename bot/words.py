@@ -66,13 +66,16 @@ def game_over_headline(game: StoredGame, ended: GameEnded, outcome: Outcome) -> 
 
 
 def log_head(outcome: Outcome) -> str:
-    """The roll log's head as the game ends, posted where the file cannot reach: anyone who
-    later rewrites the log and recomputes the chain no longer reaches this id and hash, and
-    `rollkeeper audit verify --head ID:HASH` says so."""
-    if not outcome.rows:
+    """The game's chain head as the game ends, posted where the file cannot reach: anyone who
+    later rewrites the game's log and recomputes its chain no longer reaches this place and
+    hash, and `rollkeeper audit verify --head g17#52:HASH` (or the standalone checker on the
+    game's log export) says so."""
+    chain = f"g{outcome.game.id}"
+    mine = [r for r in outcome.rows if r.chain_name == chain]
+    if not mine:
         return ""
-    head = f"{outcome.rows[-1].id}:{outcome.rows[-1].hash[:16]}"
-    return f"\n-# 🔗 Roll log head {head} (moderators: `rollkeeper audit verify --head {head}`)"
+    head = f"{chain}#{mine[-1].seq}:{mine[-1].hash[:16]}"
+    return f"\n-# 🔗 Game log head {head} (check: `rollkeeper audit verify --head {head}`)"
 
 
 def seed_reveal(outcome: Outcome, prefix: str, what: str = "Dice") -> str:

@@ -302,12 +302,13 @@ class Play:
             return await self.road.commit(game, where, moderator, VoidRoll(again), reason, roll_id)
 
     async def _latest_live_roll(self, game_id: int) -> int | None:
-        placeholders = ",".join("?" * len(ROLL_NAMES))
+        rolls = ", ".join(f"'{name}'" for name in ROLL_NAMES)
+        game_rows = "(chain = 'g' || :game OR (chain = 'log' AND game_id = :game))"
         sql = (
-            f"SELECT id FROM roll_log WHERE game_id = ? AND action IN ({placeholders}) "
-            f"AND id NOT IN (SELECT corrects FROM roll_log WHERE game_id = ? "
+            f"SELECT id FROM log WHERE {game_rows} AND action IN ({rolls}) "
+            f"AND id NOT IN (SELECT corrects FROM log WHERE {game_rows} "
             f"AND action = '{Act.VOID}' AND corrects IS NOT NULL) ORDER BY id DESC LIMIT 1"
         )
-        async with self.ctx.db.conn.execute(sql, (game_id, *ROLL_NAMES, game_id)) as cursor:
+        async with self.ctx.db.conn.execute(sql, {"game": game_id}) as cursor:
             row = await cursor.fetchone()
         return None if row is None else int(row[0])

@@ -125,14 +125,11 @@ __all__ = [
 
 async def hints_given(conn: aiosqlite.Connection, game_id: int) -> list[tuple[str, int, int, str]]:
     """Every hint of a game as (player id, turn, roll, dice shown), from its `Hint` rows."""
-    sql = f"{rolllog.ROW_SELECT} WHERE game_id = ? AND action = ? ORDER BY id"
     found = []
-    async with conn.execute(sql, (game_id, Act.HINT.value)) as cursor:
-        async for record in cursor:
-            row = rolllog.row_from_record(record)
-            at = hint_position(row)
-            if at is not None:
-                found.append((row.user_id, *at, row.results))
+    async for row in rolllog.rows_for_game(conn, game_id):
+        at = hint_position(row) if row.action == Act.HINT else None
+        if at is not None:
+            found.append((row.user_id, *at, row.results))
     return found
 
 

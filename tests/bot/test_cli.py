@@ -56,7 +56,7 @@ def played(tmp_path: Path) -> Path:
 def test_audit_verify_says_ok_and_what_it_could_check(played: Path) -> None:
     result = cli("audit", "verify", "--db", str(played), cwd=played.parent)
     assert result.returncode == 0, result.stderr
-    assert "OK: 2 log rows chained and 1 game replayed" in result.stdout
+    assert "OK: 7 log rows chained and 1 game replayed" in result.stdout
     assert "0 revealed seeds checked" in result.stdout and "1 still sealed" in result.stdout
 
 
@@ -158,7 +158,7 @@ def test_the_audit_tools_read_a_read_only_file(tmp_path: Path, played: Path) -> 
         logged = cli("audit", "log", "--db", str(copy), cwd=tmp_path)
         refused = cli("console", "--db", str(copy), cwd=tmp_path, stdin="Ann: !status\n")
     assert verified.returncode == 0, verified.stderr
-    assert "OK: 2 log rows" in verified.stdout
+    assert "OK: 7 log rows" in verified.stdout
     assert logged.returncode == 0 and "First roll" in logged.stdout, logged.stderr
     assert refused.returncode == 2 and "is read-only" in one_line(refused)
     assert copy.read_bytes() == before  # nothing wrote to it

@@ -221,11 +221,11 @@ def test_make_run_without_a_token_starts_the_console(tmp_path: Path) -> None:
 def test_the_seed_appears_in_no_message_before_the_game_ends(tmp_path: Path) -> None:
     """A whole game in the console with production dice: the commitment is posted first, the
     seed only in the game-over message, and it matches the commitment."""
-    import hashlib
     import re
     import sqlite3
 
     from engine import make_rules
+    from engine.fairdice import commitment
     from storage.seal import SealKey
 
     db = tmp_path / "fair.sqlite3"
@@ -248,9 +248,9 @@ def test_the_seed_appears_in_no_message_before_the_game_ends(tmp_path: Path) -> 
     before, _, after = result.stdout.partition("is over")
     assert seed not in before and seed in after
     commit = re.search(r"Dice commitment: `([0-9a-f]{64})`", before)
-    assert commit and commit.group(1) == hashlib.sha256(bytes.fromhex(seed)).hexdigest()
+    assert commit and commit.group(1) == commitment(bytes.fromhex(seed), "g1")
     assert "Ann added a seed: `my lucky socks`" in before
-    head = re.search(r"Roll log head (\d+:[0-9a-f]{16})", after)
+    head = re.search(r"Game log head (g1#\d+:[0-9a-f]{16})", after)
     assert head, after  # the log's end, posted where the file cannot rewrite it
     verified = subprocess.run(
         [sys.executable, "-m", "bot.cli", "audit", "verify", "--db", str(db), "--head", head[1]],

@@ -101,13 +101,14 @@ async def test_the_log_pages_back_ten_rows_at_a_time(desk: Desk, dice: QueueDice
             await text(desk, player, "roll 1 2")
             await text(desk, player, "roll 3")
             await text(desk, player, f"score {box}")
-    # 12 rolls; Gypsy's are 6 of them.
+    # 12 rolls and 4 scores after the game's first rows (created, two joins, the start; row 3
+    # is the server's, opening the game).
     (page,) = await text(desk, MOD, "mod log 1")
     embed = page.embeds[0]
     assert embed.title == "Roll log: Yahtzee Game 1"
     lines = embed.description.splitlines()
-    assert len(lines) == 10 and lines[0].startswith("`#12`")
-    assert embed.footer == "Older: !mod log 1 before=3"
+    assert len(lines) == 10 and lines[0].startswith("`#21`") and "Score ones" in lines[0]
+    assert embed.footer == "Older: !mod log 1 before=12"
     (rest,) = await text(desk, MOD, "mod log 1 before=3")
     assert [line.split()[0] for line in rest.embeds[0].description.splitlines()] == ["`#2`", "`#1`"]
     assert rest.embeds[0].footer == ""
@@ -115,7 +116,9 @@ async def test_the_log_pages_back_ten_rows_at_a_time(desk: Desk, dice: QueueDice
     assert gypsy.embeds[0].title == "Roll log: Yahtzee Game 1, Gypsy"
     (worded,) = await text(desk, MOD, "mod log game 1 Gypsy")  # as `review game 1` says it
     assert worded.embeds == gypsy.embeds
-    assert len(gypsy.embeds[0].description.splitlines()) == 6
+    # Her rows: the game's creation and her seat, the start, 6 rolls, 2 scores: a page of 10.
+    assert len(gypsy.embeds[0].description.splitlines()) == 10
+    assert gypsy.embeds[0].footer == "Older: !mod log 1 Gypsy before=2"
     assert all("Gypsy" in line for line in gypsy.embeds[0].description.splitlines())
     (none,) = await text(desk, MOD, "mod log 1 Nobody")
     assert none.text == "No rolls match."
@@ -128,7 +131,7 @@ async def test_verify_says_what_it_checked(desk: Desk, dice: QueueDice) -> None:
     await text(desk, GYPSY, "roll")
     (ok,) = await text(desk, MOD, "mod verify")
     assert ok.private and ok.text == (
-        "✅ The roll log verifies: 1 row chained, 1 game replayed. 0 revealed seeds checked "
+        "✅ The roll log verifies: 6 rows chained, 1 game replayed. 0 revealed seeds checked "
         "against every draw; 0 still sealed (checked once revealed)."
     )
 
@@ -221,7 +224,10 @@ async def test_mod_log_takes_a_mention_and_says_privately_when_nothing_matches(
     (mine,) = await text(desk, MOD, f"mod log 1 <@{GYPSY.who.user_id}>")
     assert mine.embeds[0].title == "Roll log: Yahtzee Game 1, Gypsy"  # the name, not the id
     assert "**Gypsy** First roll" in mine.embeds[0].description
-    (none,) = await text(desk, MOD, f"mod log 1 <@{SECOND.who.user_id}>")
+    (seated,) = await text(desk, MOD, f"mod log 1 <@{SECOND.who.user_id}>")
+    assert "**Second** Join" in seated.embeds[0].description  # seats are rows too
+    assert "First roll" not in seated.embeds[0].description
+    (none,) = await text(desk, MOD, "mod log 1 <@100000000000000099>")
     assert none.private and none.text == "No rolls match."
 
 

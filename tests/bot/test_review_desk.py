@@ -4,12 +4,11 @@ points ROLLKEEPER_CACHE there), so nothing here builds a table."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
 import re
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,10 +19,10 @@ from bot.replies import Reply
 from engine import GameState, RandomDice
 from engine.autoplay import dice_next_action
 from engine.review import review_data
-from storage.audit import export_record, verify
-from storage.db import Database
+from storage.audit import export_record, verify, verify_file
 from storage.reviews import review_record
 from storage.service import GameService, Where, Who
+from tests.storage.forge import Body, bodies, raw, write_chain
 
 WHERE = Where("guild", "chan")
 ANN = Who("100000000000000001", "Ann")
@@ -146,7 +145,7 @@ async def test_hints_only_in_games_that_ask_and_only_for_the_player_to_move(desk
     (other,) = await say(desk, BO, "hint")
     assert other.refusal and "only for the player to move" in other.text and "Ann" in other.text
     rows = await desk.service.db.conn.execute_fetchall(
-        "SELECT count(*) FROM roll_log WHERE action = 'Hint'"
+        "SELECT count(*) FROM log WHERE action = 'Hint'"
     )
     assert list(rows) == [(0,)], "a refused hint is not logged"
 
@@ -198,34 +197,48 @@ async def test_a_hint_is_the_best_move_logged_verified_and_marked(
     # A hint row rewritten to another player (as someone framing them would), with the whole
     # chain rehashed after it so the chain itself still holds: verify names the row.
     await service.db.close()
-    forged = tamper_hint(db_path, lambda body: body.__setitem__(6, BO.user_id))
-    db = await Database.open(forged, migrate=False)
-    try:
-        problem = str((await verify(db)).problem)
-    finally:
-        await db.close()
-    assert re.match(r"game 1: row \d+ \(Hint\) does not fit the game at action \d+", problem)
+    bo = sqlite3.connect(db_path).execute(
+        "SELECT pseudonym FROM persons WHERE user_id = ?", (BO.user_id,)
+    )
+    framed = bo.fetchone()[0]
+
+    def frame(rows: list[Body]) -> list[Body]:
+        last_hint(rows)["by"] = framed
+        return rows
+
+    framing = tamper(db_path, frame)
+    conn = raw(framing)  # the readable user id beside the body too
+    conn.execute(
+        "UPDATE log SET user_id = ?, user_name = NULL WHERE id = "
+        "(SELECT max(id) FROM log WHERE action = 'Hint')",
+        (BO.user_id,),
+    )
+    conn.close()
+    problem = str(verify_file(framing).problem)
+    assert re.match(r"game 1: row g1#\d+:\w+ \(Hint\) does not fit the game at action", problem)
+    # A hint row deleted (a player hiding that they were helped) or copied, the chain rehashed:
+    # the move after it counts the hints it followed.
+    deleted = tamper(db_path, lambda rows: [b for b in rows if b is not last_hint(rows)])
+    assert "hint(s) came before action" in str(verify_file(deleted).problem)
+
+    def double(rows: list[Body]) -> list[Body]:
+        at = rows.index(last_hint(rows))
+        return [*rows[: at + 1], {**rows[at], "id": 9999}, *rows[at + 1 :]]
+
+    assert "a hint row was removed or added" in str(verify_file(tamper(db_path, double)).problem)
 
 
-def tamper_hint(path: Path, change: object) -> Path:
-    """A copy of the log with its last hint row changed by `change(body)` and every row from
-    there rehashed."""
-    copy = path.with_name("forged-hint.sqlite3")
+def last_hint(rows: list[Body]) -> Body:
+    return [b for b in rows if b["action"] == "Hint"][-1]
+
+
+def tamper(path: Path, change: Callable[[list[Body]], list[Body]]) -> Path:
+    """A copy of the log with the game's chain changed by `change(rows)` and rehashed (as
+    someone with the file and the project's code could)."""
+    copy = path.with_name(f"forged-{len(list(path.parent.iterdir()))}.sqlite3")
     shutil.copy(path, copy)
-    conn = sqlite3.connect(copy, isolation_level=None)
-    conn.execute("DROP TRIGGER roll_log_no_update")
-    bodies = [json.loads(b) for (b,) in conn.execute("SELECT body FROM roll_log ORDER BY id")]
-    hint = [b for b in bodies if b[13] == "Hint"][-1]
-    change(hint)  # type: ignore[operator]
-    previous = "0" * 64
-    for body in bodies:
-        body[-1] = previous
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-        previous = hashlib.sha256(text.encode()).hexdigest()
-        conn.execute(
-            "UPDATE roll_log SET body = ?, hash = ? WHERE id = ?", (text, previous, body[0])
-        )
-    conn.execute("UPDATE log_head SET last_hash = ?", (previous,))
+    conn = raw(copy)
+    write_chain(conn, "g1", change(bodies(conn, "g1")))
     conn.close()
     return copy
 
@@ -278,7 +291,7 @@ async def test_after_a_void_the_hint_is_the_roll_the_void_calls_for(desk: Desk) 
     (hint,) = await say(desk, ANN, "hint")
     assert hint.refusal and "voided" in hint.text and hint.text.endswith("Try `!roll d4,d5`.")
     rows = await desk.service.db.conn.execute_fetchall(
-        "SELECT count(*) FROM roll_log WHERE action = 'Hint'"
+        "SELECT count(*) FROM log WHERE action = 'Hint'"
     )
     assert list(rows) == [(0,)]
     await say(desk, ANN, "roll d4,d5")

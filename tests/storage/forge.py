@@ -69,12 +69,12 @@ def record_end(conn: sqlite3.Connection, chain: str, seq: int, digest: str) -> N
             "UPDATE games SET head_seq = ?, head_hash = ? WHERE id = ?", (seq, digest, chain[1:])
         )
     else:
-        conn.execute(
-            "UPDATE chains SET seq = ?, hash = ? WHERE chain = ?", (seq, digest, chain)
-        )
+        conn.execute("UPDATE chains SET seq = ?, hash = ? WHERE chain = ?", (seq, digest, chain))
 
 
-def rewrite(path: Path, chain: str, edit: Callable[[list[Body], sqlite3.Connection], list[Body]]) -> None:
+def rewrite(
+    path: Path, chain: str, edit: Callable[[list[Body], sqlite3.Connection], list[Body]]
+) -> None:
     """Let `edit` change a chain's bodies (and anything else it touches), then re-chain."""
     conn = raw(path)
     try:
