@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from engine import Join, Roll, Score, Start, make_rules
 from engine.freeroll import parse_free_roll
 from storage.service import GameService, Where, Who
 from tests.conftest import FakeClock, QueueDice
+from tests.storage.forge import raw
 
 WHERE = Where("guild", "chan", message_id="55", jump_url="https://discord.com/channels/1/2/55")
 GYPSY = Who("100000000000000001", "Gypsy")
@@ -48,14 +48,17 @@ async def test_verify_log_and_export(
 
     ok = rollkeeper("audit", "verify", "--db", db)
     assert ok.returncode == 0, ok.stderr
-    assert ok.stdout.startswith("OK: 8 log rows chained and 1 game replayed")
+    # The game's 14 rows (its creation, 2 seats, 4 start rolls, the start, 3 rolls and 3
+    # scores), the server's row that opened it, and the free roll in another channel.
+    assert ok.stdout.startswith("OK: 16 log rows chained and 1 game replayed")
 
     table = rollkeeper("audit", "log", "--db", db, "--game", "1").stdout
     lines = table.splitlines()
     assert lines[0].split()[:4] == ["id", "time", "(UTC)", "who"]
-    assert len(lines) == 1 + 7  # 4 start rolls + 3 first rolls, newest first
-    assert "Painted Game 1 Turn 2" in lines[1] and "PY1 = Red 1, PY2 = Red 2" in lines[1]
-    assert "Start roll" in lines[-1]
+    assert len(lines) == 1 + 14  # newest first
+    assert "Painted Game 1 Turn 2" in lines[1] and "Score" in lines[1]
+    assert "First roll" in lines[2] and "PY1 = Red 1, PY2 = Red 2" in lines[2]
+    assert "Game created" in lines[-1]
 
     by_user = json.loads(
         rollkeeper(
@@ -73,10 +76,11 @@ async def test_verify_log_and_export(
         ).stdout
     )
     assert [(r["action"], r["turn_label"]) for r in by_user] == [
-        ("First roll", "Painted Game 1 Turn 1")
+        ("Score", "Painted Game 1 Turn 1"),
+        ("First roll", "Painted Game 1 Turn 1"),
     ]
-    assert by_user[0]["results"][0] == {"die": "py1", "face": 1, "colour": "red"}
-    assert by_user[0]["jump_url"] == WHERE.jump_url
+    assert by_user[1]["results"][0] == {"die": "py1", "face": 1, "colour": "red"}
+    assert by_user[1]["jump_url"] == WHERE.jump_url
 
     record = tmp_path / "game1.jsonl"
     assert (
@@ -88,7 +92,7 @@ async def test_verify_log_and_export(
 
     csv_text = rollkeeper("audit", "export", "--db", db, "--game", "1", "--format", "csv").stdout
     assert csv_text.splitlines()[0].startswith("id,at,guild_id")
-    assert len(csv_text.splitlines()) == 1 + 7
+    assert len(csv_text.splitlines()) == 1 + 14
 
 
 async def test_verify_fails_naming_the_row(
@@ -96,14 +100,16 @@ async def test_verify_fails_naming_the_row(
 ) -> None:
     await build(service, dice, clock)
     await service.db.close()
-    conn = sqlite3.connect(db_path, isolation_level=None)
-    conn.execute("DROP TRIGGER roll_log_no_update")
-    conn.execute("UPDATE roll_log SET body = json_set(body, '$[15][0][1]', 20) WHERE id = 8")
+    conn = raw(db_path)
+    conn.execute(
+        "UPDATE log SET body = json_set(body, '$.results[0][1]', 20) "
+        "WHERE chain = 'g1' AND action = 'First roll'"
+    )
     conn.close()
     bad = rollkeeper("audit", "verify", "--db", str(db_path))
     assert bad.returncode == 1
     assert bad.stdout.strip() == (
-        "FAILED: roll log row 8: its content does not match its hash (edited)"
+        "FAILED: roll log row g1#9: its content does not match its hash (edited)"
     )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from storage.records import RecordError, replay
 from storage.rolllog import LogQuery, query
 from storage.service import GameService, Where, Who
 from tests.conftest import QueueDice
+from tests.storage.forge import Body, rewrite
 
 WHERE = Where("g", "c")
 ANN, BO, CY = Who("1", "Ann"), Who("2", "Bo"), Who("3", "Cy")
@@ -107,15 +107,19 @@ async def test_a_rewritten_shuffle_fails_the_audit(
     reveal = next(r for r in rows if r.action == "Deck reveal")
     assert reveal.dice.split() == list(DECK)
     assert (await audit.verify(service.db)).problem is None
-    # Someone rewrites the draws of the deal: the replayed deck no longer matches.
-    raw = sqlite3.connect(db_path)
-    faces = [1] * 33
-    raw.execute("DROP TRIGGER game_actions_no_update")  # whoever holds the file can
-    raw.execute("UPDATE game_actions SET faces = ? WHERE seq = 3", (json.dumps(faces),))
-    raw.commit()
-    raw.close()
+
+    # Someone rewrites the draws of the deal in its move and re-chains the game: the replayed
+    # deck no longer matches the rows.
+    def redeal(rows: list[Body]) -> list[Body]:
+        (start,) = [
+            b for b in rows if (b["data"] or {}).get("move", {}).get("action") == {"type": "start"}
+        ]
+        start["data"]["move"]["faces"] = [1] * 33  # a deck order of the forger's choosing
+        return rows
+
+    rewrite(db_path, "g1", lambda rows, conn: redeal(rows))
     report = await audit.verify(service.db)
-    assert report.problem is not None and "game" in str(report.problem)
+    assert str(report.problem).startswith("game 1: ")
 
 
 def test_replay_reads_card_records_and_names_the_bad_line(tmp_path: Path) -> None:

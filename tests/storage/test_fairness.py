@@ -111,9 +111,10 @@ async def all_text(service: GameService) -> str:
 
 async def test_a_game_commits_first_reveals_at_the_end_and_verifies(fair: GameService) -> None:
     outcome = await fair.new_game(WHERE, BOB, "classic", {"order": "join"})
-    (commit_row,) = outcome.rows
-    assert outcome.game.commitment == commitment(SEED) == hashlib.sha256(SEED).hexdigest()
-    assert commit_row.action == "Commit"
+    created, commit_row, joined = outcome.rows
+    assert outcome.game.commitment == commitment(SEED, "g1")
+    assert commitment(SEED, "g1") == hashlib.sha256(b"rk-commit/2|g1|" + SEED).hexdigest()
+    assert (created.action, commit_row.action, joined.action) == ("Game created", "Commit", "Join")
     with pytest.raises(SeedRefusedError, match="Join the game"):
         await fair.add_seed(WHERE, ANN, "not seated")
     await fair.add_seed(WHERE, BOB, "Bob's seed")
@@ -126,7 +127,7 @@ async def test_a_game_commits_first_reveals_at_the_end_and_verifies(fair: GameSe
         assert rolled.rows[0].faces == [
             (
                 f"d{i + 1}",
-                draw(game_key(SEED, ["Bob's seed"]), "g1", rolled.game.version, i, 6),
+                draw(game_key(SEED, ["Bob's seed"], "g1"), "g1", rolled.game.version, i, 6),
                 None,
             )
             for i in range(5)
@@ -183,7 +184,7 @@ async def test_free_roll_seeds_rotate_daily_and_are_revealed(
     assert [json.loads(r.randomness or "")["label"] for r in reveals] == [label]
     verdict = verify_export(await fairness_export(fair.db, label))
     assert verdict.ok and verdict.checked == 4, verdict.message
-    assert first.faces[0][1] == draw(game_key(SEED), label, 0, 0, 6)
+    assert first.faces[0][1] == draw(game_key(SEED, (), label), label, 0, 0, 6)
 
 
 async def test_reports_count_faces_and_colours(fair: GameService) -> None:

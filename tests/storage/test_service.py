@@ -39,7 +39,7 @@ async def start_pyz(service: GameService, dice: QueueDice) -> None:
 
 
 async def count_rows(service: GameService) -> int:
-    async with service.db.conn.execute("SELECT COUNT(*) FROM roll_log") as cursor:
+    async with service.db.conn.execute("SELECT COUNT(*) FROM log") as cursor:
         row = await cursor.fetchone()
     assert row is not None
     return int(row[0])
@@ -70,12 +70,18 @@ async def test_rolls_are_logged_in_the_forums_words(service: GameService, dice: 
     assert row2.jump_url == HERE.jump_url and row2.randomness == "scripted (tests)"
     starts = await rolllog.query(service.db, LogQuery(limit=10))
     assert [r.action for r in reversed(starts)] == [
+        "Game created",
+        "Join",
+        "Game opened",  # in the server's chain
+        "Join",
         "Start roll",
         "Start roll",
+        "Start",
         "First roll",
         "Second roll",
     ]
-    assert [r.user_name for r in reversed(starts)][:2] == ["Gypsy", "Second"]
+    assert [r.user_name for r in reversed(starts)][4:6] == ["Gypsy", "Second"]
+    assert [r.chain_name for r in reversed(starts)][1:4] == ["g1", "sguild-1", "g1"]
 
 
 async def test_refusals_write_nothing(service: GameService, dice: QueueDice) -> None:
@@ -163,7 +169,9 @@ async def test_export_replays_to_the_same_scores(service: GameService, dice: Que
     assert replayed.rolls_used == 1  # a game in progress, mid-turn
     csv_text = await export_csv(service.db.conn, game.id)
     assert "PY1 = Red 1, PY2 = Yellow 1" in csv_text
-    assert csv_text.count("\n") == 1 + 2 + 4  # header, start rolls, rolls
+    # The header; the game's creation, two seats, two start rolls and the start; 4 rolls and
+    # 3 scores.
+    assert csv_text.count("\n") == 1 + 6 + 7
 
 
 async def test_concurrent_commands_in_many_channels(
@@ -186,7 +194,9 @@ async def test_concurrent_commands_in_many_channels(
 
     await asyncio.gather(*(one_game(n) for n in range(20)))
     report = await verify(service.db)
-    assert report.ok and report.games == 20 and report.rows == 60
+    # Each game: its creation, its seat, its start and 3 rolls and scores, and the server's
+    # row that opened it; 20 game chains and the server's.
+    assert report.ok and report.games == 20 and report.rows == 200 and report.chains == 21
     game = await service.require_game_here("c7")
     assert game.state.total(f"{7:018d}") == 30 + 30 + 50
 
