@@ -1,33 +1,33 @@
-"""`audit verify` on the roll log as it is: both halves of the parallel walk real servers run
-(the threshold lowered here, never in the product), a row rewritten with its own hash
-recomputed (only the previous-hash link or the log's recorded end can tell), and free rolls,
-which no game replay covers."""
+"""`audit verify` on the roll log as it is: every chain walked, a row rewritten with its own
+hash recomputed (only the previous-hash link or the chain's recorded end can tell), the
+documented body byte for byte, and free rolls, which no game replay covers."""
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import re
 import shutil
 import sqlite3
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from engine import EndGame, Join, Roll, Score, Start
 from engine.cards import DECK, rolls_for
 from engine.freeroll import parse_free_roll
-from storage import rolllog
 from storage.audit import verify
 from storage.db import Database
 from storage.service import GameService, Where, Who
 from tests.conftest import QueueDice
+from tests.storage.forge import Body, encode, move, raw, rewrite
 
 WHERE = Where("g", "c")
 ANN = Who("100000000000000001", "Ann")
 BO = Who("100000000000000002", "Bo")
-ROWS = 30  # 4 game rolls, then 26 free rolls
+FREE = 26  # free rolls, in the channel's chain
+ROWS = 3 + 6 + 1 + FREE  # the game's creation, seat and start, 2 turns; the server's row
 
 
 @pytest.fixture
@@ -39,30 +39,11 @@ async def log_file(service: GameService, dice: QueueDice, db_path: Path) -> Path
         await service.play(WHERE, ANN, Roll(ANN.user_id))
         await service.play(WHERE, ANN, Roll(ANN.user_id, ("d5",)))
         await service.play(WHERE, ANN, Score(ANN.user_id, box))
-    for n in range(ROWS - 4):
+    for n in range(FREE):
         dice.push([n % 20 + 1])
         await service.free_roll(WHERE, ANN, parse_free_roll("d20"))
     await service.db.close()
     return db_path
-
-
-class CountingPool(ProcessPoolExecutor):
-    """The real process pool, counting the id ranges it is given."""
-
-    ranges: list[tuple[int, int]] = []
-
-    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Future[Any]:
-        CountingPool.ranges.append((args[1], args[2]))
-        return super().submit(fn, *args, **kwargs)
-
-
-@pytest.fixture(params=["one walk", "parallel"])
-def walk(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    CountingPool.ranges = []
-    monkeypatch.setattr(rolllog, "ProcessPoolExecutor", CountingPool)
-    if request.param == "parallel":
-        monkeypatch.setattr(rolllog, "PARALLEL_FROM", ROWS)  # exactly at the threshold
-    return str(request.param)
 
 
 async def verified(path: Path) -> tuple[int, str | None]:
@@ -74,81 +55,98 @@ async def verified(path: Path) -> tuple[int, str | None]:
     return report.rows, None if report.problem is None else str(report.problem)
 
 
-def tamper(path: Path, row_id: int, face: int, rehash: bool) -> Path:
-    """A copy of the log with row `row_id`'s first face changed, as someone with the sqlite3
-    shell would: the body edited and, if `rehash`, its own hash recomputed to match."""
-    copy = path.with_name(f"tampered-{row_id}-{rehash}.sqlite3")
+def tamper(path: Path, chain: str, seq: int, rehash: bool) -> Path:
+    """A copy of the log with row `chain#seq`'s first face changed, as someone with the
+    sqlite3 shell would: the body edited and, if `rehash`, its own hash recomputed to match."""
+    copy = path.with_name(f"tampered-{chain}-{seq}-{rehash}.sqlite3")
     shutil.copy(path, copy)
-    conn = sqlite3.connect(copy, isolation_level=None)
-    conn.execute("DROP TRIGGER roll_log_no_update")
-    (body,) = conn.execute("SELECT body FROM roll_log WHERE id = ?", (row_id,)).fetchone()
+    conn = raw(copy)
+    (body,) = conn.execute(
+        "SELECT body FROM log WHERE chain = ? AND seq = ?", (chain, seq)
+    ).fetchone()
     values = json.loads(body)
-    assert values[15][0][1] != face, "the tampering must change the face"
-    values[15][0][1] = face
-    new_body = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+    values["results"][0][1] = values["results"][0][1] % 6 + 1  # another face
+    new_body = encode(values)
     digest = hashlib.sha256(new_body.encode()).hexdigest()
-    conn.execute("UPDATE roll_log SET body = ? WHERE id = ?", (new_body, row_id))
+    conn.execute("UPDATE log SET body = ? WHERE chain = ? AND seq = ?", (new_body, chain, seq))
     if rehash:
-        conn.execute("UPDATE roll_log SET hash = ? WHERE id = ?", (digest, row_id))
+        conn.execute("UPDATE log SET hash = ? WHERE chain = ? AND seq = ?", (digest, chain, seq))
     conn.close()
     return copy
 
 
-async def test_an_untouched_log_verifies_whichever_way_it_is_walked(
-    log_file: Path, walk: str
-) -> None:
+async def test_an_untouched_log_verifies(log_file: Path) -> None:
     assert await verified(log_file) == (ROWS, None)
-    expected = [(1, ROWS // 2 + 1), (ROWS // 2 + 1, ROWS + 1)] if walk == "parallel" else []
-    assert CountingPool.ranges == expected
 
 
-LINK = "its previous-hash does not match row {}'s hash (one of the two was rewritten)"
+END = "its hash differs from its chain's recorded end"
+LINK = (
+    "its previous-hash does not match row {}'s hash, or its body names another place (one of "
+    "the two was rewritten)"
+)
 
 
 @pytest.mark.parametrize(
-    ("row", "rehash", "problem", "checked"),
+    ("chain", "seq", "rehash", "problem", "checked"),
     [
-        (3, False, "roll log row 3: its content does not match its hash (edited)", 2),
-        (25, False, "roll log row 25: its content does not match its hash (edited)", 24),
+        # The free rolls' channel chain (`cc`) is walked before the game's (`g1`).
+        ("g1", 5, False, "roll log row g1#5: its content does not match its hash (edited)", 30),
+        ("cc", 20, False, "roll log row cc#20: its content does not match its hash (edited)", 19),
         # A free roll rewritten with its own hash recomputed: the next row's link tells.
-        (20, True, "roll log row 21: " + LINK.format(20), 20),
-        # The last row of the first half: the second half starts from the rewritten hash.
-        (15, True, "roll log row 16: " + LINK.format(15), 15),
-        (16, True, "roll log row 17: " + LINK.format(16), 16),
-        # The last row: only the log's recorded end can tell.
-        (30, True, "roll log row 30: its hash differs from the log's recorded end", 30),
+        ("cc", 15, True, "roll log row cc#16: " + LINK.format("cc#15"), 15),
+        # The last row: only the chain's recorded end can tell.
+        (
+            "cc",
+            FREE,
+            True,
+            f"roll log row cc#{FREE}: its hash differs from its chain's recorded end",
+            ROWS,
+        ),
     ],
 )
 async def test_a_rewritten_row_is_named(
-    log_file: Path, walk: str, row: int, rehash: bool, problem: str, checked: int
+    log_file: Path, chain: str, seq: int, rehash: bool, problem: str, checked: int
 ) -> None:
-    assert await verified(tamper(log_file, row, 20 if row > 4 else 6, rehash)) == (
-        checked,
-        problem,
-    )
+    assert await verified(tamper(log_file, chain, seq, rehash)) == (checked, problem)
 
 
 async def test_a_rows_body_is_the_documented_canonical_json(
     service: GameService, dice: QueueDice
 ) -> None:
-    """The README's canonical content, byte for byte: a compact JSON array (UTF-8, no ASCII
-    escapes) of the row's fields in their fixed order, the first row linked to 64 zeros, and
-    its hash the SHA-256 of exactly that text. Old logs were hashed this way."""
+    """README's "The log format", byte for byte: a compact JSON object (UTF-8, no ASCII
+    escapes) with its keys in the fixed order, the first row of a chain linked to 64 zeros,
+    the person named by pseudonym, their name, message link and reason as salted
+    commitments, and the row's hash the SHA-256 of exactly that text."""
     dice.push([17])
     who = Who("100000000000000001", "Ann 🎲")
-    row, _, _ = await service.free_roll(
-        Where("g", "c", "m1", "https://discord.com/channels/g/c/m1"), who, parse_free_roll("d20")
-    )
-    body = (
-        '[1,"2026-11-20T12:00:00.000000Z","g","c","m1","https://discord.com/channels/g/c/m1",'
-        '"100000000000000001","Ann 🎲",null,null,null,null,null,"Free roll","d20",'
-        '[["d20",17,null]],"scripted (tests)",null,null,"' + "0" * 64 + '"]'
-    )
-    async with service.db.conn.execute("SELECT body, hash FROM roll_log WHERE id = 1") as cursor:
+    link = "https://discord.com/channels/g/c/m1"
+    row, _, _ = await service.free_roll(Where("g", "c", "m1", link), who, parse_free_roll("d20"))
+    async with service.db.conn.execute(
+        "SELECT body, hash, salt, user_id, user_name, message_id, jump_url FROM log"
+    ) as cursor:
         stored = await cursor.fetchone()
     assert stored is not None
-    assert stored[0] == body
-    assert stored[1] == row.hash == hashlib.sha256(body.encode()).hexdigest()
+    body, digest, salt, user_id, user_name, message_id, jump_url = stored
+    async with service.db.conn.execute("SELECT pseudonym, salt FROM persons") as cursor:
+        pseudo, person_salt = await cursor.fetchone()  # type: ignore[misc]
+    mac = hmac.new(bytes.fromhex(person_salt), b"rk-person/1|g|100000000000000001", "sha256")
+    assert pseudo == "p:" + mac.hexdigest()[:20]
+
+    def commit(field: str, value: str) -> str:
+        return hashlib.sha256(f"rk-text/1|{field}|{salt}|{value}".encode()).hexdigest()[:32]
+
+    assert body == (
+        '{"v":2,"chain":"cc","seq":1,"id":1,"prev":"' + "0" * 64 + '",'
+        '"at":"2026-11-20T12:00:00.000000Z","guild":"g","channel":"c",'
+        f'"by":"{pseudo}","name":"{commit("name", "Ann 🎲")}",'
+        f'"msg":"{commit("msg", "m1" + chr(10) + link)}","game":null,"number":null,'
+        '"game_seq":null,"variant":null,"turn":null,"action":"Free roll","dice":"d20",'
+        '"results":[["d20",17,null]],"randomness":"scripted (tests)","corrects":null,'
+        '"reason":null,"data":null}'
+    )
+    assert digest == row.hash == hashlib.sha256(body.encode()).hexdigest()
+    assert (user_id, user_name, message_id, jump_url) == (who.user_id, who.name, "m1", link)
+    assert row.head == f"cc#1:{digest}"
 
 
 async def test_an_empty_log_verifies(db: Database) -> None:
@@ -157,42 +155,30 @@ async def test_an_empty_log_verifies(db: Database) -> None:
 
 
 async def test_a_row_added_past_the_recorded_end_is_named(log_file: Path) -> None:
-    conn = sqlite3.connect(log_file, isolation_level=None)
-    (previous,) = conn.execute("SELECT hash FROM roll_log WHERE id = ?", (ROWS - 1,)).fetchone()
-    conn.execute("UPDATE log_head SET last_id = ?, last_hash = ?", (ROWS - 1, previous))
+    conn = raw(log_file)
+    previous = conn.execute("SELECT hash FROM log WHERE chain = 'cc' AND seq = ?", (FREE - 1,))
+    conn.execute(
+        "UPDATE chains SET seq = ?, hash = ? WHERE chain = 'cc'", (FREE - 1, *previous.fetchone())
+    )
     conn.close()
     assert await verified(log_file) == (
         ROWS,
-        f"roll log row {ROWS}: was added behind the bot's back (after the log's recorded end)",
+        f"roll log row cc#{FREE}: was added behind the bot's back (after its chain's recorded end)",
     )
 
 
-@pytest.mark.parametrize(
-    ("tamper", "problem"),
-    [
-        ("DELETE FROM game_actions WHERE game_id = 1 AND seq = 4", "action 4 is missing"),
-        (
-            """UPDATE game_actions SET action = json_set(action, '$.box', 'nowhere')
-            WHERE game_id = 1 AND seq = 5""",
-            "action 5 does not replay: There is no box `nowhere` in Classic Yahtzee. The boxes "
-            "are: ones, twos, threes, fours, fives, sixes, three_of_a_kind, four_of_a_kind, "
-            "full_house, small_straight, large_straight, yahtzee, chance.",
-        ),
-        (
-            "UPDATE game_actions SET faces = '[1,2,3,4,5,6]' WHERE game_id = 1 AND seq = 3",
-            "action 3 stored more faces than it rolled",
-        ),
-    ],
-)
-async def test_a_games_rewritten_actions_are_named(
-    log_file: Path, tamper: str, problem: str
-) -> None:
-    conn = sqlite3.connect(log_file, isolation_level=None)
-    for trigger in ("game_actions_no_update", "game_actions_no_delete"):
-        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-    assert conn.execute(tamper).rowcount == 1
-    conn.close()
-    assert await verified(log_file) == (ROWS, f"game 1: {problem}")
+async def test_a_move_rewritten_in_place_is_named(log_file: Path) -> None:
+    """A score moved to another box in its move, the body's hash recomputed and the chain
+    re-linked: the replay gives another game than the rows and the snapshot say."""
+
+    def edit(rows: list[Body], conn: sqlite3.Connection) -> list[Body]:
+        scored = next(b for b in rows if b["action"] == "Score")
+        move(scored)["action"]["box"] = "chance"
+        return rows
+
+    rewrite(log_file, "g1", edit)
+    _, problem = await verified(log_file)
+    assert problem is not None and problem.startswith("game 1: ")
 
 
 async def test_a_rewritten_deck_reveal_is_caught_even_with_the_chain_rehashed(
@@ -205,22 +191,16 @@ async def test_a_rewritten_deck_reveal_is_caught_even_with_the_chain_rehashed(
     await service.moderate(WHERE, ANN, EndGame(), "reveal")  # mid-round: the deck is revealed
     await service.db.close()
     assert (await verified(db_path))[1] is None
-    conn = sqlite3.connect(db_path, isolation_level=None)
-    conn.execute("DROP TRIGGER roll_log_no_update")
-    bodies = [json.loads(b) for (b,) in conn.execute("SELECT body FROM roll_log ORDER BY id")]
-    reveal = next(b for b in bodies if b[13] == "Deck reveal")
-    order = reveal[14].split()
-    order[0], order[1] = order[1], order[0]  # two cards swapped in the revealed order
-    reveal[14] = " ".join(order)
-    previous = "0" * 64
-    for body in bodies:  # everything after it rehashed, as someone covering it up would
-        body[-1] = previous
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
-        previous = hashlib.sha256(text.encode()).hexdigest()
-        conn.execute(
-            "UPDATE roll_log SET body = ?, hash = ? WHERE id = ?", (text, previous, body[0])
-        )
-    conn.execute("UPDATE log_head SET last_hash = ?", (previous,))
-    conn.close()
+
+    def swap(rows: list[Body], conn: sqlite3.Connection) -> list[Body]:
+        reveal = next(b for b in rows if b["action"] == "Deck reveal")
+        order = reveal["dice"].split()
+        order[0], order[1] = order[1], order[0]  # two cards swapped in the revealed order
+        reveal["dice"] = " ".join(order)
+        return rows  # everything after it rehashed, as someone covering it up would
+
+    rewrite(db_path, "g1", swap)
     problem = (await verified(db_path))[1] or ""
-    assert problem.startswith("game 1: row 3 (Deck reveal) is not what action 4 did: its dice is")
+    assert re.match(
+        r"game 1: row g1#\d+:\w+ \(Deck reveal\) is not what action 4 did: its dice", problem
+    )
