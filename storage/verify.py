@@ -776,7 +776,8 @@ class _Days:
         info = randomness(row)
         label = info.get("label")
         if row.action == Act.FREE_ROLL and not isinstance(label, str):
-            self._underived(row)
+            if row.chain_name != LEGACY_CHAIN:  # the oldest releases drew without seeds
+                self._underived(row)
             return
         if not isinstance(label, str) or not label.startswith("free/"):
             return

@@ -17,6 +17,7 @@ from storage.db import LATEST, Database, SchemaError
 from storage.migrations import MIGRATIONS
 from storage.service import GameService, Where, Who
 from tests.conftest import FakeClock, QueueDice
+from tests.storage.forge import Body, raw, rewrite
 
 WHERE = Where("g", "c")
 ANN = Who("100000000000000001", "Ann")
@@ -35,14 +36,6 @@ async def fill(service: GameService, dice: QueueDice, turns: int = 4) -> None:
         await service.free_roll(WHERE, ANN, parse_free_roll("d20"))
 
 
-def raw(db_path: Path) -> sqlite3.Connection:
-    """A connection behind the bot's back, as a moderator with the sqlite3 shell would have."""
-    conn = sqlite3.connect(db_path, isolation_level=None)
-    conn.execute("DROP TRIGGER IF EXISTS roll_log_no_update")
-    conn.execute("DROP TRIGGER IF EXISTS roll_log_no_delete")
-    return conn
-
-
 async def problem_after(db_path: Path, tamper: str, *params: object) -> str:
     conn = raw(db_path)
     changed = conn.execute(tamper, params).rowcount
@@ -59,33 +52,42 @@ async def problem_after(db_path: Path, tamper: str, *params: object) -> str:
 
 async def test_triggers_refuse_update_and_delete(service: GameService, dice: QueueDice) -> None:
     await fill(service, dice, 1)
-    for statement in ("UPDATE roll_log SET body = '[]' WHERE id = 1", "DELETE FROM roll_log"):
+    for statement in (
+        "UPDATE log SET body = '{}' WHERE id = 1",
+        "UPDATE log SET user_id = 'someone else' WHERE id = 1",  # readable values: only erased
+        "DELETE FROM log",
+    ):
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             await service.db.conn.execute(statement)
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        await service.db.conn.execute("DELETE FROM game_actions")
+    await service.db.conn.execute("UPDATE log SET user_name = NULL WHERE id = 1")  # erasable
 
 
 @pytest.mark.parametrize(
     ("tamper", "expected"),
     [
         (
-            "UPDATE roll_log SET body = json_set(body, '$[15][0][1]', 5) WHERE id = 4",
-            "roll log row 4: its content does not match its hash",
+            "UPDATE log SET body = json_set(body, '$.results[0][1]', 5) "
+            "WHERE chain = 'g1' AND seq = 4",
+            "roll log row g1#4: its content does not match its hash",
         ),
         (
-            "UPDATE roll_log SET body = replace(body, 'Ann', 'Bob') WHERE id = 2",
-            "roll log row 2: its content does not match its hash",
+            "UPDATE log SET body = replace(body, 'First roll', 'Third roll') "
+            "WHERE chain = 'g1' AND seq = 4",
+            "roll log row g1#4: its content does not match its hash",
         ),
         (
-            "UPDATE roll_log SET body = replace(body, '2026-11-20', '2026-11-19') WHERE id = 5",
-            "roll log row 5: its content",
+            "UPDATE log SET body = replace(body, '2026-11-20', '2026-11-19') "
+            "WHERE chain = 'g1' AND seq = 5",
+            "roll log row g1#5: its content",
         ),
-        ("DELETE FROM roll_log WHERE id = 4", "roll log row 4: is missing"),
-        ("DELETE FROM roll_log WHERE id = 11", "roll log row 11: is missing: the log ended at"),
+        ("DELETE FROM log WHERE chain = 'g1' AND seq = 4", "roll log row g1#4: is missing"),
         (
-            "UPDATE roll_log SET hash = substr(hash, 2) || '0' WHERE id = 6",
-            "roll log row 6: its content does not match its hash",
+            "DELETE FROM log WHERE chain = 'g1' AND seq = 15",
+            "roll log row g1#15: is missing: the chain ended at g1#15",
+        ),
+        (
+            "UPDATE log SET hash = substr(hash, 2) || '0' WHERE chain = 'g1' AND seq = 6",
+            "roll log row g1#6: its content does not match its hash",
         ),
     ],
 )
@@ -101,22 +103,16 @@ async def test_verify_names_the_tampered_row(
 async def test_a_rehashed_edit_is_still_caught_by_the_game_replay(
     service: GameService, dice: QueueDice, db_path: Path
 ) -> None:
-    """Someone who edits a roll and recomputes the whole chain still meets the game's actions."""
+    """Someone who edits a roll and recomputes the whole chain still meets the game's move."""
     await fill(service, dice, 2)
     await service.db.close()
-    conn = raw(db_path)
-    bodies = [json.loads(b) for (b,) in conn.execute("SELECT body FROM roll_log ORDER BY id")]
-    bodies[0][15] = [["d1", 6, None]] * 5  # the first roll now shows five sixes
-    prev = rolllog.GENESIS
-    for body in bodies:
-        body[-1] = prev
-        prev = rolllog.row_hash(body)
-        conn.execute(
-            "UPDATE roll_log SET body = ?, hash = ? WHERE id = ?",
-            (rolllog.canonical(body), prev, body[0]),
-        )
-    conn.execute("UPDATE log_head SET last_hash = ?", (prev,))
-    conn.close()
+
+    def sixes(rows: list[Body], conn: sqlite3.Connection) -> list[Body]:
+        first = next(b for b in rows if b["action"] == "First roll")
+        first["results"] = [[f"d{n}", 6, None] for n in range(1, 6)]
+        return rows
+
+    rewrite(db_path, "g1", sixes)
     db = await Database.open(db_path)
     report = await verify(db)
     await db.close()
@@ -128,11 +124,10 @@ async def test_a_snapshot_edit_is_caught(
 ) -> None:
     await fill(service, dice, 2)
     await service.db.close()
-    conn = sqlite3.connect(db_path)
+    conn = raw(db_path)
     snapshot = json.loads(conn.execute("SELECT snapshot FROM games").fetchone()[0])
     snapshot["seats"][0]["sheets"][0][0][0] = 5
     conn.execute("UPDATE games SET snapshot = ?", (json.dumps(snapshot),))
-    conn.commit()
     conn.close()
     db = await Database.open(db_path)
     report = await verify(db)
@@ -190,8 +185,9 @@ async def test_an_older_file_upgrades_without_loss(db_path: Path, tmp_path: Path
         queue.push([5])
         service = GameService(db, queue, FakeClock())
         row, _, _ = await service.free_roll(WHERE, ANN, parse_free_roll("d6"))
-        assert row.id == 2 and row.prev_hash == digest
-        assert (await verify(db)).ok
+        # The old global chain stays as it was; new rows begin the channel's chain.
+        assert (row.id, row.chain_name, row.seq, row.prev_hash) == (2, "cc", 1, rolllog.GENESIS)
+        assert (await verify(db, ("log", 1, digest[:16]))).ok  # its posted head still checks
     finally:
         await db.close()
 
@@ -236,59 +232,6 @@ async def test_games_in_play_before_deadlines_carry_on_after_the_upgrade(db_path
         outcome = await service.play(Where("g", "c"), Who("1", "Ann"), Score("1", "chance"))
         assert outcome.game.clock is not None and outcome.game.clock.player == "2"
         assert outcome.game.clock.due_at is None
-        assert (await verify(db)).ok
-    finally:
-        await db.close()
-
-
-async def test_games_stored_by_the_last_release_still_verify_and_keep_their_rules(
-    db_path: Path,
-) -> None:
-    """A file as the release before `hints` and Verhoeff's free joker left it (schema 9): its
-    snapshots never had those options, and a classic joker=free game scored a joker full house
-    with its fives open. After the upgrade every game verifies, and that game keeps its 25."""
-    queue = QueueDice()
-    db = await Database.open(db_path)
-    service = GameService(db, queue, FakeClock())
-    free, forced = Where("g", "free"), Where("g", "forced")
-    await service.new_game(free, ANN, "classic", {"joker": "free", "free_joker": "anywhere"})
-    await service.new_game(forced, ANN, "classic", {})
-    for where in (free, forced):
-        await service.play(where, ANN, Start())
-        queue.push([5, 5, 5, 5, 5])
-        await service.play(where, ANN, Roll(ANN.user_id))
-        await service.play(where, ANN, Score(ANN.user_id, "yahtzee"))
-    queue.push([5, 5, 5, 5, 5])
-    await service.play(free, ANN, Roll(ANN.user_id))
-    scored = await service.play(free, ANN, Score(ANN.user_id, "full_house"))
-    assert scored.game.state.seats[0].card[0].scores[8] == 25  # the old rule: a joker anywhere
-    await db.close()
-    old = sqlite3.connect(db_path, isolation_level=None)  # as the last release stored them
-    old.execute(
-        "UPDATE games SET options = json_remove(options, '$.hints', '$.free_joker'), "
-        "snapshot = json_remove(snapshot, '$.options.hints', '$.options.free_joker')"
-    )
-    old.execute("DROP TRIGGER apply_action_insert")  # migration 9's, as it was before it
-    for statement in MIGRATIONS[4]:
-        if "apply_action_insert" in statement and "CREATE TRIGGER" in statement:
-            old.execute(statement)
-    old.execute("CREATE INDEX roll_log_by_time ON roll_log (at)")
-    old.execute("DROP TABLE upgraded")  # migration 10's, with its trigger
-    old.execute("PRAGMA user_version = 8")
-    old.close()
-    db = await Database.open(db_path)
-    try:
-        assert await db.version() == LATEST
-        report = await verify(db)
-        assert report.ok, report.problem
-        service = GameService(db, queue, FakeClock())
-        game = await service.game_here("free")
-        assert game is not None and game.state.rules.joker_needs_upper is False
-        assert game.state.seats[0].card[0].scores[8] == 25
-        queue.push([5, 5, 5, 5, 5])  # and it plays on under the rule it was played with
-        await service.play(free, ANN, Roll(ANN.user_id))
-        again = await service.play(free, ANN, Score(ANN.user_id, "large_straight"))
-        assert again.game.state.seats[0].card[0].scores[10] == 40
         assert (await verify(db)).ok
     finally:
         await db.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -230,7 +229,7 @@ async def test_a_transplanted_seed_is_caught(finished: Path, clock: FakeClock) -
     conn.close()
     problem = str(verify_file(finished).problem)
     assert problem.startswith("game 2: its commitment ") and "is game 1's" in problem
-    with pytest.raises(Exception, match="can.t read the dice seed of Yahtzee Game 2"):
+    with pytest.raises(Exception, match=r"can.t read the dice seed of Yahtzee Game 2"):
         db = await Database.open(finished)
         try:
             service = GameService(db, clock=clock)
