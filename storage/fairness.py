@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.cards import DECK, rolls_for
 from engine.dice import COLOURS, PAINTED_COLOURS
-from engine.fairdice import EXPORT_FORMAT, SCHEME
+from engine.fairdice import EXPORT_FORMAT, SCHEME, SCHEME_1
 from storage import rolllog
 from storage.db import Database
 from storage.rolllog import LogQuery, LogRow
@@ -215,12 +215,15 @@ def _export(reader: sqlite3.Connection, label: str) -> list[str]:
     # ends); once its order is revealed they follow from it, and are exported like dice.
     revealed = iter([o for row in rows if row.action == Act.DECK_REVEAL for o in deck_orders(row)])
     draws: list[str] = []
+    last: LogRow | None = None
     for row in rows:
         info = randomness(row)
         if info.get("label") != label:
             continue
+        last = row
         if row.action == Act.COMMIT:
             header["commitment"] = info.get("commitment")
+            header["scheme"] = info.get("scheme", SCHEME_1)
         elif row.action == Act.PLAYER_SEED:
             header["player_seeds"] = info.get("player_seeds", [])
         elif row.action == Act.SEED_REVEAL:
@@ -230,6 +233,15 @@ def _export(reader: sqlite3.Connection, label: str) -> list[str]:
             draws += _row_draws(row, info, revealed)
     if header["commitment"] is None:
         return []
+    # How many draws the log made in each event, so a line taken out of the file shows (the
+    # checker compares), and the log's place the export was made at.
+    events: dict[str, int] = {}
+    for line in draws:
+        event = str(json.loads(line)["event"])
+        events[event] = events.get(event, 0) + 1
+    header["events"] = events
+    if last is not None:
+        header["head"] = last.head[: last.head.index(":") + 17]
     return [json.dumps(header), *draws]
 
 

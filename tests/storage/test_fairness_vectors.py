@@ -43,6 +43,21 @@ def spec_key(seed: bytes, texts: Sequence[str] = ()) -> bytes:
     return hmac.new(seed, message, hashlib.sha256).digest()
 
 
+def spec_commitment_2(seed: bytes, label: str) -> str:
+    """rk-hmac/2: sha256(b"rk-commit/2|" + label + b"|" + seed), hex."""
+    return hashlib.sha256(b"rk-commit/2|" + label.encode() + b"|" + seed).hexdigest()
+
+
+def spec_key_2(seed: bytes, label: str, texts: Sequence[str] = ()) -> bytes:
+    """rk-hmac/2: HMAC-SHA256(key=seed, msg=b"rk-key/2|" + the label as 4-byte length + UTF-8
+    bytes + each text likewise)."""
+    message = b"rk-key/2|" + len(label.encode()).to_bytes(4, "big") + label.encode()
+    for text in texts:
+        raw = text.encode("utf-8")
+        message += len(raw).to_bytes(4, "big") + raw
+    return hmac.new(seed, message, hashlib.sha256).digest()
+
+
 def spec_draw(key: bytes, label: str, event: int, index: int, sides: int) -> int:
     """Blocks HMAC-SHA256(key, "g/e/d/b") for b = 0, 1, ..., read as 4-byte big-endian words;
     the first word below 2**32 - 2**32 % sides gives the face word % sides + 1."""
@@ -80,6 +95,15 @@ KEY = bytes.fromhex("38881808d2eb705a2c630e3ed4dfaf83ae5580bfbdcc5f8770c38f67fac
 KEY_WITHOUT_TEXTS = bytes.fromhex(
     "9440b8c5d7f5065449ce28ed36e713b47687b90f3a7e735da7b0de6ad394cc66"
 )
+# rk-hmac/2 (games and days committed since 2026-11-27): bound to the game's label.
+COMMITMENT_G1 = "797511c234697870dd8e9fc2e3b536eafe54272792bca5cfff33f1bbfa81f907"
+KEY_G1 = bytes.fromhex("1eeb1633923c6537383450bbaa75a289476bd3e4cd427463ce73c0d0c2b665b1")
+KEY_G1_WITHOUT_TEXTS = bytes.fromhex(
+    "f2ee9880bf97877884cc81ea1e7a555ab7d8b7c46d88352a96e9daa91aa795ab"
+)
+FREE_LABEL = "free/2000/2026-11-20"
+COMMITMENT_FREE = "2eaa50f4f19a5561aec2c0629a9d0ace0239aac9d37a74dfcf9ea72add68770b"
+KEY_FREE = bytes.fromhex("039abc5817d8344a834ff85ad2e30ffb7965d433869e911bbad4f7e3cba1935b")
 # (label, event, draw, sides) -> face
 DRAWS = {
     ("g7", 3, 0, 6): 3,
@@ -148,6 +172,11 @@ def test_the_reference_reproduces_the_vectors() -> None:
     ]
     assert list(DECK) == deck  # the README's DECK order
     assert spec_shuffle(KEY, "g7", 2, deck) == SHUFFLED
+    assert spec_commitment_2(SEED, "g1") == COMMITMENT_G1
+    assert spec_commitment_2(SEED, FREE_LABEL) == COMMITMENT_FREE
+    assert spec_key_2(SEED, "g1", TEXTS) == KEY_G1
+    assert spec_key_2(SEED, "g1") == KEY_G1_WITHOUT_TEXTS
+    assert spec_key_2(SEED, FREE_LABEL) == KEY_FREE
 
 
 def test_fairdice_gives_the_vectors() -> None:
@@ -160,6 +189,10 @@ def test_fairdice_gives_the_vectors() -> None:
         3, 3, 6, 1, 1, 8, 9, 14
     ]  # fmt: skip
     assert shuffle(KEY, "g7", 2, DECK) == SHUFFLED
+    assert (
+        commitment(SEED, "g1") == COMMITMENT_G1 and commitment(SEED, FREE_LABEL) == COMMITMENT_FREE
+    )
+    assert game_key(SEED, TEXTS, "g1") == KEY_G1 and game_key(SEED, (), FREE_LABEL) == KEY_FREE
 
 
 WHERE = Where("g", "2000", message_id="m")
@@ -170,7 +203,7 @@ BO = Who("100000000000000002", "Bo")
 async def test_a_games_dice_and_export_follow_the_spec(db: Database, clock: FakeClock) -> None:
     service = GameService(db, clock=clock, seeds=lambda: SEED)
     outcome = await service.new_game(WHERE, ANN, "classic", {"order": "join"})
-    assert outcome.game.commitment == COMMITMENT
+    assert outcome.game.commitment == COMMITMENT_G1
     for text in TEXTS:
         await service.add_seed(WHERE, ANN, text)
     await service.play(WHERE, ANN, Start())
@@ -185,24 +218,32 @@ async def test_a_games_dice_and_export_follow_the_spec(db: Database, clock: Fake
     for row in rolls:
         info = json.loads(row.randomness or "")
         expected = [
-            spec_draw(KEY, "g1", info["event"], info["first_draw"] + i, 6)
+            spec_draw(KEY_G1, "g1", info["event"], info["first_draw"] + i, 6)
             for i in range(len(row.faces))
         ]
         assert [face for _, face, _ in row.faces] == expected
     lines = await fairness_export(db, "g1")
     header = json.loads(lines[0])
+    head = header.pop("head")
     assert header == {
         "format": "rk-fairness/1",
-        "scheme": "rk-hmac/1",
+        "scheme": "rk-hmac/2",
         "label": "g1",
-        "commitment": COMMITMENT,
+        "commitment": COMMITMENT_G1,
         "seed": SEED.hex(),
         "player_seeds": TEXTS,
+        "events": {"3": 5, "4": 2, "6": 5},  # the game's actions 3, 4 and 6 drew
     }
+    assert head == rows[-1].head[: len(head)] and head.startswith("g1#")
     draws = [json.loads(line) for line in lines[1:]]
     assert len(draws) == 5 + 2 + 5
     for line in draws:
-        assert line["face"] == spec_draw(KEY, "g1", line["event"], line["draw"], line["sides"])
+        assert line["face"] == spec_draw(KEY_G1, "g1", line["event"], line["draw"], line["sides"])
+    assert verify_export(lines, COMMITMENT_G1).ok
+    posted_elsewhere = verify_export(lines, COMMITMENT)  # another game's commitment
+    assert not posted_elsewhere.ok and "is not the one posted" in posted_elsewhere.message
+    short = [lines[0], *lines[1:-1]]  # the last die of the last roll taken out
+    assert "event 6: the log drew 5 times, the export holds 4" in verify_export(short).message
 
 
 async def test_a_card_deal_is_the_specs_shuffle_of_the_deck(db: Database, clock: FakeClock) -> None:
@@ -220,7 +261,7 @@ async def test_a_card_deal_is_the_specs_shuffle_of_the_deck(db: Database, clock:
     deal = next(r for r in rows if r.action == "Deal")
     info = json.loads(deal.randomness or "")
     reveal = next(r for r in rows if r.action == "Deck reveal")
-    expected = spec_shuffle(KEY_WITHOUT_TEXTS, "g1", info["event"], DECK, info["first_draw"])
+    expected = spec_shuffle(KEY_G1_WITHOUT_TEXTS, "g1", info["event"], DECK, info["first_draw"])
     assert reveal.dice.split() == expected
     starts = [r for r in rows if r.action == "Start roll"]
     assert info["first_draw"] == len(starts) > 0
@@ -299,7 +340,7 @@ def header(**changes: object) -> str:
     [
         ([], "not an rk-fairness/1 export"),
         ([header(format="rk-fairness/2")], "not an rk-fairness/1 export"),
-        ([header(scheme="rk-hmac/2")], "unknown scheme 'rk-hmac/2'"),
+        ([header(scheme="rk-hmac/3")], "unknown scheme 'rk-hmac/3'"),
         ([header(seed=None)], "the seed is not revealed yet (it is, when the game ends)"),
         ([header(seed="00" * 32)], "the revealed seed does not match the published commitment"),
     ],
@@ -329,14 +370,20 @@ async def test_a_channels_free_roll_export_lists_its_draws_in_log_order(
     await service.free_roll(WHERE, ANN, parse_free_roll("d6"))  # reveals yesterday's seed
     lines = await fairness_export(db, "free/2000/2026-11-20")
     head = json.loads(lines[0])
-    assert (head["seed"], head["commitment"], head["player_seeds"]) == (SEED.hex(), COMMITMENT, [])
+    assert (head["seed"], head["commitment"], head["player_seeds"]) == (
+        SEED.hex(),
+        COMMITMENT_FREE,
+        [],
+    )
     draws = [json.loads(line) for line in lines[1:]]
     assert [(d["event"], d["draw"], d["sides"]) for d in draws] == [
         (0, 0, 6), (0, 1, 6), (0, 2, 6), (1, 0, 20), (1, 1, 20)
     ]  # fmt: skip
-    assert [d["face"] for d in draws[:3]] == [6, 6, 1]  # the free-roll vector
+    # Under rk-hmac/2 the day's key is bound to its label (the rk-hmac/1 vector gave 6, 6, 1).
+    assert [d["face"] for d in draws[:3]] == [4, 4, 2]
+    assert [spec_draw(KEY_FREE, FREE_LABEL, 0, n, 6) for n in range(3)] == [4, 4, 2]
     assert all(
-        d["face"] == spec_draw(KEY_WITHOUT_TEXTS, "free/2000/2026-11-20", 1, d["draw"], 20)
+        d["face"] == spec_draw(KEY_FREE, "free/2000/2026-11-20", 1, d["draw"], 20)
         for d in draws[3:]
     )
     ids = [d["log_id"] for d in draws]

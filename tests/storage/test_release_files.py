@@ -20,7 +20,7 @@ from storage.audit import export_record, verify, verify_file
 from storage.db import LATEST, Database
 from storage.records import replay
 from storage.service import GameService, Where, Who
-from tests.storage.test_verify_evidence import Body, field, rewrite
+from tests.storage.forge import Body, rewrite
 
 RELEASE = Path(__file__).parent / "fixtures" / "release-2026-11-21.sqlite3.gz"
 
@@ -32,7 +32,11 @@ def release_file(tmp_path: Path) -> Path:
 
 
 async def test_a_release_file_upgrades_verifies_and_plays_on(tmp_path: Path) -> None:
-    db = await Database.open(release_file(tmp_path))
+    path = release_file(tmp_path)
+    old = sqlite3.connect(path)  # the head that release would post at its last game over
+    posted = old.execute("SELECT last_id, last_hash FROM log_head").fetchone()
+    old.close()
+    db = await Database.open(path)
     try:
         assert await db.version() == LATEST
         before = await verify(db)
@@ -57,8 +61,8 @@ async def test_a_release_file_upgrades_verifies_and_plays_on(tmp_path: Path) -> 
                     where, Who(player, game.name(player)), next_action(state)
                 )
                 game = outcome.game
-        after = await verify(db)
-        assert after.ok, after.problem
+        after = await verify(db, ("log", posted[0], posted[1][:16]))
+        assert after.ok, after.problem  # every head that release posted still checks
         assert after.rows > before.rows and after.revealed == before.revealed + 3
         for number, preset, _, _ in rows:
             if preset == "card":
@@ -104,10 +108,10 @@ async def test_an_older_releases_turn_numbers_are_accepted_only_on_its_own_rows(
     old_label = game.turn_label(seat.turns + 1)  # what the older release would have said
 
     def edit(bodies: list[Body], conn: sqlite3.Connection) -> list[Body]:
-        (body,) = [b for b in bodies if b[field("id")] == roll.id]
-        body[field("turn_label")] = old_label
+        (body,) = [b for b in bodies if b["id"] == roll.id]
+        body["turn"] = old_label
         return bodies
 
-    rewrite(path, edit)
+    rewrite(path, roll.chain_name, edit)
     problem = verify_file(path).problem
     assert problem is not None and "turn label" in str(problem)
