@@ -211,7 +211,7 @@ def _seat_rows(rows: RowWriter, event: AnyEvent) -> bool:
                 "started": started,
             }
             said = ", ".join(f"{rows.named(p)} {t}" for p, t in totals) or "no scores"
-            over = replace(rows.base, action=Act.GAME_OVER, dice=said, turn_label=None)
+            over = replace(rows.base, action=Act.GAME_OVER, dice=said, turn_label=None, reason=None)
             rows.add(replace(over, data=json.dumps(facts, separators=(",", ":"))))
         case _:
             return False

@@ -140,7 +140,7 @@ def _verify_contents(reader: sqlite3.Connection, head: Head | None, rows: int) -
         if problem is not None:
             return VerifyReport(rows, 0, problem)
     people = People.load(reader)
-    problem = _check_columns(reader, people)
+    problem = unattached(reader) or _check_columns(reader, people)
     if problem is not None:
         return VerifyReport(rows, 0, problem)
     audit = _Audit(reader, people)
@@ -387,6 +387,42 @@ def _verify_game(audit: _Audit, game_row: Sequence[Any], last_old: int) -> bool 
     if revealed and not final.is_over:
         raise _Bad("its seed was revealed while it is still open")
     return None if commit is None else check.key is not None
+
+
+# What each kind of chain may hold besides a game's action rows (`ACTION_ROWS`).
+GAME_ROWS = frozenset(
+    {
+        Act.CREATED,
+        Act.COMMIT,
+        Act.PLAYER_SEED,
+        Act.SEED_REVEAL,
+        Act.HINT,
+        Act.DEADLINE_CHANGED,
+        Act.DEADLINE_PASSED,
+        *ACTION_ROWS,
+    }
+)
+CHANNEL_ROWS = frozenset(
+    {Act.FREE_ROLL, Act.COMMIT, Act.SEED_REVEAL, Act.MESSAGE_EDITED, Act.MESSAGE_DELETED}
+)
+SERVER_ROWS = frozenset({Act.OPENED})
+
+
+def unattached(reader: sqlite3.Connection) -> ChainProblem | None:
+    """A row no chain's kind accounts for, or one that names another game than its chain's
+    (written behind the bot's back)."""
+    for chain, seq, action, game in reader.execute(
+        "SELECT chain, seq, action, game_id FROM log WHERE chain != 'log' ORDER BY chain, seq"
+    ):
+        kind = str(chain)[0]
+        allowed = {"g": GAME_ROWS, "c": CHANNEL_ROWS, "s": SERVER_ROWS}.get(kind, frozenset())
+        own_game = kind != "g" or str(game) == str(chain)[1:]
+        if action not in allowed or not own_game:
+            return ChainProblem(
+                f"{chain}#{seq}",
+                f"a {action} row does not belong in chain {chain} (it cannot be attached)",
+            )
+    return None
 
 
 def _check_created(

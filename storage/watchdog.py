@@ -33,6 +33,7 @@ def _flag_entry(
         results="[]",
         corrects=rolled.id,
         reason=note[:1000],
+        chain=f"c{where.channel_id}",  # the channel's chain: flags are about its messages
     )
 
 

@@ -5,7 +5,6 @@ one person can flood, names shown as typed."""
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -13,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from bot.config import Config
+from engine import fairdice
 from tests.e2e.conftest import Table, start_bot, stop_bot
 from tests.e2e.fakediscord import CHANNEL, EPHEMERAL, custom_ids, text_of
 
@@ -46,7 +46,7 @@ async def test_a_long_end_reason_still_delivers_the_game_over_with_the_seed(tabl
     said = "\n".join(text_of(m) for m in over)
     seed = re.search(r"Dice seed revealed: `([0-9a-f]{64})`", said)
     assert seed is not None, said[:300]
-    assert hashlib.sha256(bytes.fromhex(seed.group(1))).hexdigest() == commitment.group(1)
+    assert fairdice.commitment(bytes.fromhex(seed.group(1)), "g1") == commitment.group(1)
     assert "ended early: xxx" in said and "scorecards" in said
     assert all(len(m["content"]) <= 2000 for m in over)
 

@@ -4,6 +4,7 @@ and the watchdog for edited or deleted roll messages."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from storage.db import Database
@@ -79,7 +80,8 @@ async def test_log_verify_and_export(table: Table) -> None:
     assert "Gypsy** First roll d1,d2,d3,d4,d5: D1 = 3" in text_of(log)
     assert log["content"] == "" or log["flags"] & 64 == 0  # a prefix reply cannot be ephemeral
     ok = (await table.send("Mod", "!mod verify", expect="verifies"))[0]
-    assert "1 row chained, 1 game replayed" in ok["content"]
+    # The game's creation, two seats, the start, the roll and the score; the server's row.
+    assert "7 rows chained, 1 game replayed" in ok["content"]
     export = (await table.send("Mod", "!mod export", expect="attached"))[0]
     names = [a["filename"] for a in export["attachments"]]
     assert names == ["game-1.jsonl", "game-1.csv"]
@@ -109,7 +111,8 @@ async def test_each_edit_is_flagged_once_and_deletes_are_worded_as_deletes(table
     start = len(table.fake.messages)
     await table.fake.edit(command, "!roll (edited to hide something)")
     (flag,) = await flags_after(table, start)
-    assert "Gypsy edited the message behind roll #1" in flag["content"]
+    roll = re.search(r"Gypsy edited the message behind roll #(\d+) in", flag["content"])
+    assert roll is not None
     assert "Original: `!roll`" in flag["content"]
     # The moderators' role is mentioned, and allowed to ping for this message only.
     assert flag["content"].startswith(f"⚠️ <@&{MOD_ROLE}>")
@@ -124,12 +127,12 @@ async def test_each_edit_is_flagged_once_and_deletes_are_worded_as_deletes(table
     await table.fake.edit(command, "!roll 6 6 6 6 6")
     await table.fake.update(command, pinned=False)
     (second,) = await flags_after(table, start)
-    assert "edited the message behind roll #1" in second["content"]
+    assert f"edited the message behind roll #{roll[1]} in" in second["content"]
 
     start = len(table.fake.messages)
     await table.fake.delete(command)
     (deleted,) = await flags_after(table, start)
-    assert "Gypsy deleted the message behind roll #1" in deleted["content"]
+    assert f"Gypsy deleted the message behind roll #{roll[1]} in" in deleted["content"]
     assert "The roll stands" in deleted["content"] and "edited" not in deleted["content"]
 
     rows = await log_rows(table)
@@ -157,10 +160,11 @@ async def test_a_bulk_delete_is_logged_and_flagged(table: Table) -> None:
     await table.fake.bulk_delete([first, second, chat])
     (flag,) = await flags_after(table, start)
     assert "2 message(s) behind rolls were removed at once" in flag["content"]
-    assert "rolls #1 (Gypsy), #2 (Gypsy)" in flag["content"]
+    named = re.search(r"rolls #(\d+) \(Gypsy\), #(\d+) \(Gypsy\)", flag["content"])
+    assert named is not None
     rows = await log_rows(table)
     flags = [(r.action, r.corrects) for r in rows if r.action.startswith("Message")]  # type: ignore[attr-defined]
-    assert flags == [("Message deleted", 1), ("Message deleted", 2)]
+    assert flags == [("Message deleted", int(named[1])), ("Message deleted", int(named[2]))]
 
 
 async def test_a_skip_that_names_a_finished_turn_skips_nobody(table: Table) -> None:

@@ -29,7 +29,7 @@ async def game_with_a_roll(table: Table) -> int:
 def stored(table: Table) -> tuple[object, ...]:
     """Everything a moderator command could change: the log, the game, its pace."""
     with sqlite3.connect(table.db_path) as raw:
-        rows = raw.execute("SELECT id, hash FROM roll_log ORDER BY id").fetchall()
+        rows = raw.execute("SELECT id, hash FROM log ORDER BY id").fetchall()
         game = raw.execute(
             "SELECT version, phase, snapshot, deadline, policy FROM games"
         ).fetchall()
