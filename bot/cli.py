@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bot.config import Config
     from storage.db import Database
+    from storage.seal import SealKey
 
 EXIT_BAD_INPUT = 2  # the input or the file cannot be used
 EXIT_SOFTWARE = 70  # a bug: the details go to a file, never a traceback on the terminal
@@ -185,7 +186,8 @@ async def _audit_log(args: argparse.Namespace) -> int:
 
 
 async def _audit_export(args: argparse.Namespace) -> int:
-    from storage.audit import export_csv, export_record
+    from storage.audit import export_csv, export_log, export_record
+    from storage.store import SealedGameError
 
     if args.game is None and not (args.format == "fairness" and args.free):
         raise _CliError("say which game: --game ID (or --free CHANNEL/DAY with fairness)")
@@ -199,12 +201,18 @@ async def _audit_export(args: argparse.Namespace) -> int:
             if not lines:
                 raise _CliError(f"no committed dice under {label}")
             text = "\n".join(lines) + "\n"
-        elif args.format == "csv":
+        elif args.format in ("csv", "log"):
             if not await _game_exists(db, args.game):
                 raise _CliError(f"there is no game {args.game}")
-            text = await export_csv(db.conn, args.game)
+            if args.format == "csv":
+                text = await export_csv(db.conn, args.game)
+            else:
+                text = "".join(line + "\n" for line in await export_log(db.conn, args.game))
         else:
-            lines = await export_record(db.conn, args.game)
+            try:
+                lines = await export_record(db.conn, args.game, _key_if_any(args.db))
+            except SealedGameError as exc:
+                raise _CliError(exc.message) from None
             if not lines:
                 raise _CliError(f"game {args.game} has not started: there is nothing to export")
             text = "\n".join(lines) + "\n"
@@ -240,12 +248,37 @@ async def _audit_fairness(args: argparse.Namespace) -> int:
     return 0
 
 
+def _key_if_any(db: str) -> SealKey | None:
+    """The seal key, where this machine has it (an open card game's export needs it): never
+    created, never required."""
+    from storage.seal import SealKeyError, load_key
+
+    try:
+        return load_key(Path(db))
+    except SealKeyError:
+        return None
+
+
+async def _audit_check_log(args: argparse.Namespace) -> int:
+    from engine.fairdice import check_log
+
+    try:
+        with Path(args.file).open(encoding="utf-8") as handle:
+            verdict = check_log(handle.readlines(), args.head, args.commitment)
+    except OSError as exc:
+        raise _CliError(f"cannot read {args.file}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise _CliError(f"{args.file} is not a game's log export ({exc})") from None
+    print(("OK: " if verdict.ok else "MISMATCH: ") + verdict.message)
+    return 0 if verdict.ok else 1
+
+
 async def _audit_verify_rolls(args: argparse.Namespace) -> int:
     from engine.fairdice import verify_export
 
     try:
         with Path(args.file).open(encoding="utf-8") as handle:
-            verdict = verify_export(handle)
+            verdict = verify_export(handle, args.commitment)
     except OSError as exc:
         raise _CliError(f"cannot read {args.file}: {exc.strerror}") from None
     except (ValueError, KeyError, TypeError) as exc:
@@ -352,9 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--head",
         type=_head,
-        metavar="ROW:HASH",
-        help="a log head published in Discord (a game-over message shows one): the log must "
-        "still reach it",
+        metavar="CHAIN#SEQ:HASH",
+        help="a head published in Discord (a game-over message shows its game's): the log "
+        "must still reach it",
     )
     verify.set_defaults(handler=_audit, audit_handler=_audit_verify)
 
@@ -379,10 +412,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument(
         "--format",
-        choices=("jsonl", "csv", "fairness"),
+        choices=("jsonl", "csv", "fairness", "log"),
         default="jsonl",
         help="jsonl: a yahtzee-record/1 record (replayable); csv: every log row; "
-        "fairness: every draw, for engine/fairdice.py",
+        "fairness: every draw, for engine/fairdice.py; log: the game's chain, for "
+        "engine/fairdice.py --log",
     )
     export.add_argument("-o", "--output", help="write to this file instead of stdout")
     export.set_defaults(handler=_audit, audit_handler=_audit_export)
@@ -398,7 +432,19 @@ def build_parser() -> argparse.ArgumentParser:
         "verify-rolls", help="recompute every draw of a fairness export from its revealed seed"
     )
     verify_rolls.add_argument("file", help="an export made with --format fairness")
+    verify_rolls.add_argument(
+        "--commitment", help="the commitment as the bot posted it when the game was created"
+    )
     verify_rolls.set_defaults(handler=_audit, audit_handler=_audit_verify_rolls)
+
+    check = audit_commands.add_parser(
+        "check-log",
+        help="check a game's log export against what was posted (as engine/fairdice.py --log)",
+    )
+    check.add_argument("file", help="an export made with --format log")
+    check.add_argument("--head", help="the game's head from its game-over message")
+    check.add_argument("--commitment", help="the commitment from the game's first message")
+    check.set_defaults(handler=_audit, audit_handler=_audit_check_log)
     return parser
 
 

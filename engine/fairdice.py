@@ -40,6 +40,7 @@ import json
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 SCHEME = "rk-hmac/2"  # what new games and free-roll days use
 SCHEME_1 = "rk-hmac/1"  # games and days from before 2026-11-27
@@ -217,18 +218,182 @@ def _first_gap(draws: Sequence[dict[str, object]], free: bool) -> str | None:
     return None
 
 
+# ---- a game's log, checked with only what was posted ------------------------------------------
+
+GENESIS = "0" * 64
+_RANKS = ("7", "8", "9", "10", "J", "Q", "K", "A")
+DECK = (*(f"{rank}{suit}" for suit in "cdhs" for rank in _RANKS), "X1", "X2")
+
+
+def check_log(lines: Sequence[str], head: str | None = None, posted: str | None = None) -> Verdict:
+    """A game's log export (`rollkeeper audit export --format log`: its chain's bodies, one a
+    line, oldest first), checked with what the bot posted in Discord: its chain recomputed to
+    the posted `head` (`g17#52:3f2a9c...`, from the game-over message), its seed against the
+    posted commitment (`!new`'s message), every die and deck re-derived from the revealed
+    seed, and the final totals against the scores. A deleted roll, a changed die or a changed
+    score fails here."""
+    texts = [line.rstrip("\n") for line in lines if line.strip()]
+    if not texts:
+        return Verdict(False, 0, "the export holds no rows")
+    try:
+        rows = [json.loads(t) for t in texts]
+    except ValueError as exc:
+        return Verdict(False, 0, f"a line is not JSON: {exc}")
+    problem = _chain_problem(rows, texts, head) or _seed_problem(rows, posted)
+    if problem is None:
+        problem, checked = _dice_problem(rows)
+    else:
+        checked = 0
+    problem = problem or _totals_problem(rows)
+    if problem is not None:
+        return Verdict(False, checked, problem)
+    place = f"{rows[0]['chain']}#{rows[-1]['seq']}"
+    pinned = "the posted head" if head else "no posted head (give --head to pin it)"
+    return Verdict(
+        True,
+        checked,
+        f"{len(rows)} rows of {place} chained to {pinned}; {checked} draws match the revealed "
+        "seed; the totals are the scores'",
+    )
+
+
+def _chain_problem(
+    rows: Sequence[dict[str, Any]], texts: Sequence[str], head: str | None
+) -> str | None:
+    chain, prev = rows[0].get("chain"), GENESIS
+    hashes = []
+    for n, (row, text) in enumerate(zip(rows, texts, strict=True), start=1):
+        if row.get("v") != 2 or row.get("chain") != chain or row.get("seq") != n:
+            return f"line {n} is not row {chain}#{n} (rows are missing, added or out of order)"
+        if row.get("prev") != prev:
+            return f"row {chain}#{n}: its previous hash is not row {n - 1}'s (rewritten)"
+        prev = hashlib.sha256(text.encode()).hexdigest()
+        hashes.append(prev)
+    if head is None:
+        return None
+    place, _, digest = head.partition(":")
+    name, _, seq = place.partition("#")
+    if name != chain or not seq.isdigit() or not 0 < int(seq) <= len(hashes):
+        return f"the posted head {head} is not a row of this export (rows are missing)"
+    if len(digest) < 16 or not hashes[int(seq) - 1].startswith(digest.lower()):
+        return f"row {place} does not hash to the posted head: the log was rewritten"
+    return None
+
+
+def _seed_problem(rows: Sequence[dict[str, Any]], posted: str | None) -> str | None:
+    commits = [_info(r) for r in rows if r.get("action") == "Commit"]
+    if not commits:
+        return "the game has no commitment (it was played with injected dice)"
+    commit = commits[0]
+    if posted is not None and str(commit.get("commitment")).lower() != posted.lower():
+        return f"its commitment is not the one posted ({posted[:16]}...)"
+    reveal = next((_info(r) for r in rows if r.get("action") == "Seed reveal"), None)
+    if reveal is None:
+        return "the seed is not revealed yet (it is, when the game ends)"
+    seed = bytes.fromhex(str(reveal["seed"]))
+    bound = bound_label(str(commit.get("scheme")), str(commit.get("label")))
+    if commitment(seed, bound) != commit.get("commitment"):
+        return "the revealed seed does not match the commitment"
+    return None
+
+
+def _info(row: dict[str, Any]) -> dict[str, Any]:
+    try:
+        found = json.loads(row.get("randomness") or "")
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _dice_problem(rows: Sequence[dict[str, Any]]) -> tuple[str | None, int]:
+    """Every die and every deck order the rows show, from the revealed seed."""
+    commit = next(_info(r) for r in rows if r.get("action") == "Commit")
+    reveal = next(_info(r) for r in rows if r.get("action") == "Seed reveal")
+    label = str(commit["label"])
+    bound = bound_label(str(commit.get("scheme")), label)
+    key = game_key(bytes.fromhex(str(reveal["seed"])), reveal.get("player_seeds") or [], bound)
+    orders = [
+        order.split()
+        for r in rows
+        if r.get("action") == "Deck reveal"
+        for order in str(r.get("dice")).split(" | ")
+    ]
+    checked, shuffled = 0, 0
+    for row in rows:
+        info = _info(row)
+        if "first_draw" not in info:
+            continue
+        if row.get("action") in ("Deal", "Reshuffle"):
+            cards = (
+                DECK if row["action"] == "Deal" else str(row["dice"]).rpartition(": ")[2].split()
+            )
+            order = shuffle(key, label, int(info["event"]), cards, int(info["first_draw"]))
+            if shuffled < len(orders) and orders[shuffled] != order:
+                return f"row {label}#{row['seq']}: the deck revealed is not the seed's", checked
+            shuffled += 1
+            continue
+        for n, (result, sides) in enumerate(zip(row["results"], info["sides"], strict=True)):
+            face = draw(key, label, int(info["event"]), int(info["first_draw"]) + n, int(sides))
+            if face != result[1]:
+                return (
+                    f"row {row['chain']}#{row['seq']} ({row['action']}): {result[0]} shows "
+                    f"{result[1]}, the seed gives {face}",
+                    checked,
+                )
+            checked += 1
+    return None, checked
+
+
+def _totals_problem(rows: Sequence[dict[str, Any]]) -> str | None:
+    """The game-over totals are each player's total after their last score."""
+    last: dict[str, int] = {}
+    for row in rows:
+        facts = row.get("data") or {}
+        if row.get("action") in ("Score", "Declare") and "total" in facts:
+            last[str(row["by"])] = int(facts["total"])
+    over = next((r for r in rows if r.get("action") == "Game over"), None)
+    if over is None:
+        return None
+    for player, total in (over.get("data") or {}).get("totals", {}).items():
+        if last.get(player, 0) != total:
+            return (
+                f"the game-over total of {player} is {total}, but their scores add up to "
+                f"{last.get(player, 0)}"
+            )
+    return None
+
+
 def main(argv: Sequence[str]) -> int:
-    posted = None
-    if len(argv) == 3 and argv[1] == "--commitment":
-        posted, argv = argv[2], argv[:1]
-    if len(argv) != 1:
-        print("usage: python3 fairdice.py EXPORT.jsonl [--commitment HEX]", file=sys.stderr)
+    """`fairdice.py EXPORT.jsonl [--commitment HEX]` checks a fairness export;
+    `fairdice.py --log LOG.jsonl [--head CHAIN#SEQ:HASH] [--commitment HEX]` a game's log."""
+    args = list(argv)
+    options: dict[str, str] = {}
+    for flag in ("--log", "--head", "--commitment"):
+        if flag in args:
+            at = args.index(flag)
+            if flag != "--log" and at + 1 >= len(args):
+                print(f"{flag} needs a value", file=sys.stderr)
+                return 2
+            options[flag] = "" if flag == "--log" else args[at + 1]
+            del args[at : at + (1 if flag == "--log" else 2)]
+    if len(args) != 1:
+        print(
+            "usage: python3 fairdice.py EXPORT.jsonl [--commitment HEX]\n"
+            "       python3 fairdice.py --log LOG.jsonl [--head CHAIN#SEQ:HASH] "
+            "[--commitment HEX]",
+            file=sys.stderr,
+        )
         return 2
     try:
-        with open(argv[0], encoding="utf-8") as handle:
-            verdict = verify_export(handle, posted)
+        with open(args[0], encoding="utf-8") as handle:
+            if "--log" in options:
+                verdict = check_log(
+                    handle.readlines(), options.get("--head"), options.get("--commitment")
+                )
+            else:
+                verdict = verify_export(handle, options.get("--commitment"))
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"cannot check {argv[0]}: {exc}", file=sys.stderr)
+        print(f"cannot check {args[0]}: {exc}", file=sys.stderr)
         return 2
     print(("OK: " if verdict.ok else "MISMATCH: ") + verdict.message)
     return 0 if verdict.ok else 1

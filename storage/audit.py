@@ -246,3 +246,12 @@ def log_table(rows: Sequence[LogRow]) -> str:
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)).rstrip()]
     lines += ["  ".join(v.ljust(w) for v, w in zip(t, widths, strict=True)).rstrip() for t in table]
     return "\n".join(lines)
+
+
+async def export_log(conn: aiosqlite.Connection, game_id: int) -> list[str]:
+    """A game's chain as stored (rk-log/2 bodies, one a line, oldest first): with the head
+    posted at its end and the commitment posted at its start, `engine/fairdice.py --log`
+    checks it alone. No readable value (names, user ids) is in it, and no hidden card."""
+    sql = "SELECT body FROM log WHERE chain = ? ORDER BY seq"
+    async with conn.execute(sql, (f"g{game_id}",)) as cursor:
+        return [str(body) async for (body,) in cursor]

@@ -11,6 +11,7 @@ those old rows as written.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from engine.cardgame import (
@@ -79,7 +80,13 @@ def card_rows(rows: RowWriter, event: AnyEvent) -> bool:
         case HandDeclared(player=player, hand=hand, points=points):
             crossed = "crossed off " if event.crossed_off else ""
             said = f"{crossed}{HAND_BY_ID[hand].label} {points}: {show_all(event.cards)}"
-            rows.add(_move(rows, player, Act.DECLARE, said))
+            declared = _move(rows, player, Act.DECLARE, said)
+            if rows.v2:  # the hand, its points and the player's total after it
+                state = game.state
+                total = state.total(player) if isinstance(state, CardState) else None
+                facts = {"hand": hand, "points": points, "total": total}
+                declared = replace(declared, data=json.dumps(facts, separators=(",", ":")))
+            rows.add(declared)
         case NoHand(player=player):
             rows.add(_move(rows, player, Act.NO_HAND))
         case HandsClosed(hands=hands):

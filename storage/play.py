@@ -112,8 +112,7 @@ class Play:
             entries.append(self.seeds.commit_entry(replace(game, version=0), where, who, now))
         base = base_entry(game, where, who, now, None)
         joined = action_entries(game, base, events, lambda first, sides: None)
-        faces: list[int] | None = None if self.seeds.hides(game) else []
-        return entries + with_move(joined, base, action_to_data(Join(who.user_id)), faces)
+        return entries + with_move(joined, base, action_to_data(Join(who.user_id)), [])
 
     async def _insert_game(
         self,

@@ -153,7 +153,7 @@ class Road:
     def _hide(self, done: _Applied, rows: list[LogRow]) -> list[LogRow]:
         """A card game's faces decide cards nobody may see yet: kept beside its move's row
         under the seal key, never in the body, until the seed is revealed."""
-        if not rows or not self.seeds.hides(done.game):
+        if not rows or not self.seeds.hides(done.game) or not done.faces:
             return rows
         sealed = self.seeds.seal_text(json.dumps(done.faces))
         return [replace(rows[0], sealed=sealed), *rows[1:]]
@@ -193,7 +193,9 @@ class Road:
             corrects,
             family_of(game.state).round_of(game.state),
         )
-        shown = None if self.seeds.hides(updated) else recording.faces
+        # A card game's draws stay out of the body (they would show the deck); a move that
+        # drew nothing has nothing to hide.
+        shown = None if self.seeds.hides(updated) and recording.faces else recording.faces
         entries = with_move(entries, base, action_to_data(action), shown, game.hints)
         if state.is_over and game.commitment is not None:
             entries.append(await self.seeds.reveal_entry(updated, where, who, now))

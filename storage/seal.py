@@ -146,6 +146,19 @@ def _parse(text: str, origin: str) -> SealKey:
     return SealKey(secret, origin)
 
 
+def load_key(db_path: Path, key_file: Path | None = None) -> SealKey:
+    """The key from the environment or the key file, never created (`SealKeyError` if there
+    is none): for tools that read, and may open what a key seals."""
+    env = os.environ.get(ENV_KEY)
+    if env:
+        return _parse(env, f"${ENV_KEY}")
+    path = key_file or default_key_file(db_path)
+    try:
+        return _parse(path.read_text(encoding="ascii"), str(path))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SealKeyError(f"cannot read the seal key file {path}: {exc}") from None
+
+
 def load_or_create_key(db_path: Path, key_file: Path | None = None) -> SealKey:
     """The key from the environment, else from the key file, else a new key file (owner-only
     permissions). The database decides whether a new key is acceptable (see `Database`)."""

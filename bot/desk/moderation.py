@@ -119,10 +119,14 @@ class Moderation:
         if refused is not None:
             raise refused
         conn = self.service.db.conn
-        record = await audit.export_record(conn, found.id)
+        record = await audit.export_record(conn, found.id, self.service.db.seal)
         csv_text = await audit.export_csv(conn, found.id)
+        chain = await audit.export_log(conn, found.id)
         stem = f"game-{found.number}"
         files = [Attachment(f"{stem}.csv", csv_text.encode())]
+        if chain:
+            text = "".join(line + "\n" for line in chain)
+            files.append(Attachment(f"{stem}-log.jsonl", text.encode()))
         fair = await fairness.fairness_export(self.service.db, found.label)
         if fair:
             files.append(Attachment(f"{stem}-fairness.jsonl", ("\n".join(fair) + "\n").encode()))
