@@ -11,7 +11,7 @@ import discord
 
 from bot.config import Config
 from bot.discord_send import Transport, message_kwargs
-from bot.replies import CONTENT_MAX, Reply, clip, code, escape
+from bot.replies import CONTENT_MAX, Reply, clip, code, escape, is_snowflake
 from storage.rolllog import LogRow
 from storage.service import GameService, Where
 
@@ -59,7 +59,7 @@ class Watchdog:
         mods, roles = self._moderators(guild_id)
         text = _flag_text(flagged, mods, channel_id, bulk)
         target = self.config.moderator_channel
-        dest = int(target) if target and target.isdigit() else channel_id
+        dest = int(target) if target and is_snowflake(target) else channel_id
         channel: Any = self.client.get_channel(dest) or await self.client.fetch_channel(dest)
         reply = Reply(text=clip(text, CONTENT_MAX), roles=roles)
         await self.transport.send(lambda r: channel.send(**message_kwargs(r)), reply)
@@ -70,7 +70,7 @@ class Watchdog:
         role = self.config.moderator_role
         if not role:
             return "Moderators", ()
-        if role.isdigit():
+        if is_snowflake(role):
             return f"<@&{role}>", (role,)
         guild = self.client.get_guild(guild_id) if guild_id else None
         found = discord.utils.get(guild.roles, name=role) if guild else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
@@ -17,7 +18,7 @@ from bot.config import Config
 from bot.desk.cards import Cards
 from bot.desk.commands import COMMANDS
 from bot.desk.context import Context
-from bot.desk.declare import Command, Group
+from bot.desk.declare import ArgKind, Command, Group
 from bot.desk.fairness import Fairness
 from bot.desk.guide import Guide
 from bot.desk.herald import Herald
@@ -30,11 +31,20 @@ from bot.desk.views import Views
 from bot.preview import Accepted, PreviewService
 from bot.replies import CONTENT_MAX, Reply, clip, code, escape
 from engine import Refusal, RulesError
+from engine.numbers import LARGEST, read_number
 from engine.suggest import close_names
 from storage.db import StorageError, storage_refusal
 from storage.service import GameService
 
 log = logging.getLogger("rollkeeper.desk")
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def readable(text: str) -> str:
+    """Text as it can be stored and shown: a lone surrogate (bytes that were not UTF-8 on the
+    console's input, or a broken client) becomes U+FFFD, so no later step fails to encode it."""
+    return _SURROGATES.sub("\ufffd", text)
 
 
 def split_command(text: str) -> tuple[str, str]:
@@ -44,6 +54,22 @@ def split_command(text: str) -> tuple[str, str]:
     if not parts:
         return "", ""
     return parts[0].lower(), parts[1].strip() if len(parts) > 1 else ""
+
+
+def _options(command: Command[Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Slash options as a typed line would give them: text readable, and a number within the
+    range the command declares (or one the database can hold), else the number's refusal."""
+    checked = dict(options)
+    for arg in command.args:
+        value = checked.get(arg.name)
+        if isinstance(value, str):
+            checked[arg.name] = readable(value)
+        elif arg.kind is ArgKind.NUMBER and isinstance(value, int):
+            low = arg.low if arg.low is not None else -LARGEST
+            high = arg.high if arg.high is not None else LARGEST
+            if not low <= value <= high:
+                read_number(str(value), f"`{arg.name}`", least=max(low, 0), most=high)
+    return checked
 
 
 class Desk:
@@ -95,7 +121,7 @@ class Desk:
 
     async def text_command(self, caller: Caller, text: str) -> list[Reply]:
         """A command as typed, without the prefix: `roll py3,py4`."""
-        return await self.guard(self.dispatch(caller, text), caller)
+        return await self.guard(self.dispatch(caller, readable(text)), caller)
 
     async def dispatch(self, caller: Caller, text: str) -> list[Reply]:
         """Run a typed command; a refusal is raised (`text_command` answers it)."""
@@ -119,7 +145,11 @@ class Desk:
         self, caller: Caller, command: Command[Any], options: Mapping[str, Any]
     ) -> Awaitable[list[Reply]]:
         """Run a command from a slash command's options (a refusal is raised: see `guard`)."""
-        return self._run(command, caller, lambda room: command.from_options(room, caller, options))
+        return self._run(
+            command,
+            caller,
+            lambda room: command.from_options(room, caller, _options(command, options)),
+        )
 
     def room(self, command: Command[Any]) -> Any:
         """The part of the desk that runs `command`."""

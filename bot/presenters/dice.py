@@ -345,13 +345,13 @@ class DicePresenter(Presenter):
         elif len(words) >= 2 and words[-2].lower() == "round":
             number = words.pop()
             words.pop()
-            if not is_number(number) or not 1 <= int(number[:3]) <= rounds:
+            round_number = int(number) if is_number(number) and len(number) <= 3 else 0
+            if not 1 <= round_number <= rounds:
                 has = f"rounds 1 to {rounds}" if rounds > 1 else "one round"
                 raise UsageError(
                     f"{game.title} has {has}: `{code(number, 10)}` isn't one of them.",
                     hint="card round 1" if rounds > 1 else "card",
                 )
-            round_number = int(number)
         only = find_player(game, " ".join(words)) if words else None
         embeds = self.scorecards(shown_game(game), only, round_number)
         replies = [Reply(embeds=(e,)) for e in embeds]
