@@ -10,6 +10,7 @@ from bot.replies import code, escape
 from engine import RulesError
 from storage.model import StoredGame, Where, Who
 
+DIRECT = "dm"  # the guild a direct message with the bot comes from
 MENTION = re.compile(r"^<@!?(\d+)>$")
 
 

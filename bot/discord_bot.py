@@ -23,7 +23,7 @@ import aiohttp
 import discord
 from discord import app_commands
 
-from bot.caller import Caller
+from bot.caller import DIRECT, Caller
 from bot.config import Config
 from bot.cooldown import Cooldown
 from bot.desk import Desk
@@ -168,7 +168,7 @@ class RollkeeperBot(discord.Client):
 
     def caller_from_message(self, message: discord.Message) -> Caller:
         where = Where(
-            str(message.guild.id) if message.guild else "dm",
+            str(message.guild.id) if message.guild else DIRECT,
             str(message.channel.id),
             str(message.id),
             message.jump_url,
@@ -179,7 +179,7 @@ class RollkeeperBot(discord.Client):
 
     def caller_from_interaction(self, interaction: discord.Interaction[Any]) -> Caller:
         channel_id = str(interaction.channel_id)
-        guild = str(interaction.guild_id) if interaction.guild_id else "dm"
+        guild = str(interaction.guild_id) if interaction.guild_id else DIRECT
         where = Where(
             guild,
             channel_id,

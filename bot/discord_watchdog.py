@@ -9,6 +9,7 @@ from typing import Any
 
 import discord
 
+from bot.caller import DIRECT
 from bot.config import Config
 from bot.discord_send import Transport, message_kwargs
 from bot.replies import CONTENT_MAX, Reply, clip, code, escape, is_snowflake
@@ -52,7 +53,7 @@ class Watchdog:
         bulk: bool = False,
     ) -> None:
         """Log what happened to messages that made rolls, and tell the moderators."""
-        where = Where(str(guild_id) if guild_id else "dm", str(channel_id))
+        where = Where(str(guild_id) if guild_id else DIRECT, str(channel_id))
         flagged = await self.service.flag_messages(where, changes)
         if not flagged:
             return

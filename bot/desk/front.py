@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from bot.caller import Caller, UsageError
+from bot.caller import DIRECT, Caller, UsageError
 from bot.config import Config
 from bot.desk.cards import Cards
 from bot.desk.commands import COMMANDS
@@ -161,12 +161,24 @@ class Desk:
         caller: Caller,
         start: Callable[[Any], Awaitable[list[Reply]]],
     ) -> list[Reply]:
+        if caller.where.guild_id == DIRECT and not command.dm:
+            raise self._not_in_dms(command)
         if command.moderators:
             self.context.require_moderator(caller)
         replies = await start(self.room(command))
         if command.personal:  # only the caller sees it
             replies = [replace(r, private=True) for r in replies]
         return replies
+
+    def _not_in_dms(self, command: Command[Any]) -> UsageError:
+        """A server's command typed in a direct message: where it works, and what works here."""
+        full = next((name for name, c in self.commands.commands() if c is command), command.name)
+        here = ", ".join(f"`{self.prefix}{name}`" for name in self.commands.in_dms())
+        return UsageError(
+            f"`{self.prefix}{full}` works in a server's channel, where the games are. "
+            f"Here in direct messages: {here}.",
+            hint="help",
+        )
 
     async def _unknown_command(self, caller: Caller, name: str, rest: str) -> RulesError:
         """`rol 2 4`: did you mean `roll 2 4`? Said only as a hint when the bot would accept
