@@ -306,11 +306,13 @@ COMMANDS = CommandTable(
             Views.card,
             usage="card [player] [round N | all]",
             summary="Scorecards as a table, players as columns (painted: the round in play, or "
-            "`round 2`, or `all`); card games: the table of hands.",
-            slash="Scorecards for this channel's game",
+            "`round 2`, or `all`); card games: the table of hands. Only you see it (a "
+            "scorecard is longer than a phone's screen); `status` shows everyone the totals.",
+            slash="Scorecards for this channel's game (only you see them)",
             args=(Arg("player", "Only this player's card", PLAYER, required=False, default=""),),
             aliases=("scores", "sheet"),
             line=lambda o: str(o["player"]),
+            personal=True,
         ),
         # ---- verifiable fairness
         Command(
@@ -569,7 +571,8 @@ COMMANDS = CommandTable(
             Guide.rules,
             usage="rules [variant]",
             summary="A variant's rules: what each box or hand scores, the bonuses, the joker. "
-            "Without a variant: the rules of this channel's game, its options included.",
+            "Without a variant: the rules of this channel's game, its options included. Only "
+            "you see them.",
             dm=True,
             slash="A variant's rules: boxes, bonuses, the joker",
             args=(

@@ -15,12 +15,15 @@ import pytest
 
 from bot.cli import build_parser
 from bot.config import Config
+from bot.console import render_reply
 from bot.desk import Caller, Desk
 from bot.desk.commands import COMMANDS
+from storage.db import Database
+from storage.rolllog import LogQuery, query
 from storage.service import GameService
 from tests.bot.test_cli import cli, one_line
-from tests.bot.test_first_hour import ANN, BO, WHERE, Player, text
-from tests.conftest import QueueDice
+from tests.bot.test_first_hour import ANN, BO, MOD, WHERE, Player, lines, text
+from tests.conftest import FakeClock, QueueDice
 
 
 @pytest.fixture
@@ -245,3 +248,114 @@ def test_console_input_that_is_not_utf8_is_read_with_replacements(tmp_path: Path
     assert out[0].startswith("Ann\ufffd rolled d6 and got D6 = ")
     assert out[2] == "(to you, removed shortly) There's no command `\ufffd\ufffd`. Try `!help`."
     assert out[3].startswith("Yahtzee Game 1: Classic Yahtzee ("), out
+
+
+# ---- answers that fit a phone (item 9) --------------------------------------------------------
+
+PHONE = 15  # lines, as the console prints them (every embed line counts)
+
+
+@pytest.fixture
+def seeded(db: Database, clock: FakeClock) -> Player:
+    """The production road: every die from the game's committed seed (revealed at the end)."""
+    service = GameService(db, clock=clock, seeds=lambda: bytes(range(32)))
+    return Player(Desk(service, Config()), QueueDice())
+
+
+async def play(table: Player, turns: int) -> None:
+    """Each seat rolls twice and scores its first open box, `turns` turns in all."""
+    for _ in range(turns):
+        game = await table.desk.service.require_game_here(WHERE.channel_id)
+        who = ANN if game.state.current_player == ANN.user_id else BO
+        await table.ok(who, "roll")
+        await table.ok(who, "roll 1 2 3")
+        game = await table.desk.service.require_game_here(WHERE.channel_id)
+        box = game.state.placements()[0]  # type: ignore[union-attr]
+        column = f" {box.column}" if game.state.rules.columns > 1 else ""
+        await table.ok(who, f"score {box.box}{column}")
+
+
+@pytest.mark.parametrize(
+    ("variant", "every"), [("classic", "card"), ("painted rounds=3", "card all")]
+)
+async def test_dice_game_over_is_a_few_lines_with_the_seed_and_the_log_head(
+    seeded: Player, variant: str, every: str
+) -> None:
+    await seeded.ok(ANN, f"new {variant} order=join")
+    await seeded.ok(BO, "join")
+    await seeded.ok(ANN, "start")
+    await play(seeded, 4)
+    game = await seeded.desk.service.require_game_here(WHERE.channel_id)
+    final = ", ".join(f"{game.name(p)} {t}" for p, t in game.state.totals())  # seat order
+    (over,) = await seeded.ok(MOD, "mod end time's up")
+    assert over.embeds == () and not over.private
+    said = render_reply(over).splitlines()
+    assert len(said) == 4 <= PHONE
+    assert said[0].startswith(f"🏁 {game.title} is over.")
+    assert said[0].endswith("(ended early: time's up)")
+    assert said[1] == (
+        f"Final: {final}. Every box: `!{every}` (only you see it) · how it went: `!review`."
+    )
+    assert said[2] == (
+        f"🔓 Dice seed revealed: `{bytes(range(32)).hex()}`. Check every roll: a moderator's "
+        "`!mod export 1` gives the fairness file for `fairdice.py`."
+    )
+    rows = await query(seeded.desk.service.db, LogQuery(game_id=game.id, limit=1000))
+    head = f"{rows[0].id}:{rows[0].hash[:16]}"
+    assert said[3] == (
+        f"🔗 Roll log head {head} (moderators: `rollkeeper audit verify --head {head}`)"
+    )
+    # ... and the scorecards are one command away, for the asker
+    (card, *_) = await seeded.ok(ANN, every)
+    assert card.private and card.embeds[0].title.startswith(f"{game.title}: scorecards")
+
+
+async def test_card_game_over_is_a_few_lines(seeded: Player) -> None:
+    await seeded.ok(ANN, "new card order=join")
+    await seeded.ok(BO, "join")
+    await seeded.ok(ANN, "start")
+    await seeded.ok(ANN, "stay")
+    (over,) = await seeded.ok(MOD, "mod end bedtime")
+    assert over.embeds == ()
+    said = render_reply(over).splitlines()
+    assert said[0].startswith("🏁 Cards Game 1 is over.")
+    assert said[0].endswith("(ended early: bedtime)")
+    assert said[1] == "Final: Ann 0, Bo 0. The table of hands: `!card` (only you see it)."
+    assert said[2].startswith(f"🔓 Deck seed revealed: `{bytes(range(32)).hex()}`.")
+    assert said[3].startswith("🔗 Roll log head ") and len(said) == 4
+    (table,) = await seeded.ok(ANN, "card")
+    assert table.private and table.embeds[0].title.startswith("Cards Game 1: table of hands")
+
+
+@pytest.mark.parametrize("typed", ["rules classic", "rules painted rounds=2", "help painted"])
+async def test_a_variants_rules_are_for_the_asker(table: Player, typed: str) -> None:
+    """As `help` is: 16-20 lines would push the game off everyone's screen."""
+    (reply,) = await table.ok(ANN, typed)
+    assert reply.private and reply.embeds[0].title.endswith(": the rules")
+    assert render_reply(reply).startswith("(only you see this) ┌─ ")
+
+
+async def test_scorecards_are_for_the_asker_and_status_for_everyone(table: Player) -> None:
+    await table.ok(ANN, "new painted rounds=6 order=join")
+    await table.ok(BO, "join")
+    await table.ok(ANN, "start")
+    replies = await table.ok(ANN, "card")
+    assert all(r.private for r in replies)
+    (status,) = await table.ok(BO, "status")
+    assert not status.private and lines([status]) <= PHONE
+
+
+async def test_fairness_is_a_line_per_die(seeded: Player) -> None:
+    await seeded.ok(ANN, "new painted")
+    await seeded.ok(BO, "join")
+    await seeded.ok(ANN, "start")
+    await play(seeded, 6)
+    (reply,) = await seeded.ok(BO, "fairness")
+    said = render_reply(reply).splitlines()
+    assert not reply.private and len(said) <= PHONE, said
+    assert said[0] == "┌─ Fairness: Painted Game 1"
+    assert said[3].split() == ["│", "1", "2", "3", "4", "5", "6"]
+    assert [line.split()[1] for line in said[4:10]] == ["d6", "py1", "py2", "py3", "py4", "py5"]
+    assert sum(int(n) for n in said[4].split()[2:8]) >= 2  # the roll-off's dice
+    assert said[10].split() == ["│", "red", "gre", "yel", "blu", "pur"]
+    assert said[11].split()[1] == "colours"
