@@ -114,6 +114,14 @@ def _whole(least: int) -> Callable[[str], int]:
     return read
 
 
+def _text(text: str) -> str:
+    """An argparse type for names and ids: bytes that were not UTF-8 (surrogates in `argv`)
+    become U+FFFD, which matches nothing instead of failing to reach the database."""
+    from bot.caller import readable
+
+    return readable(text)
+
+
 class _CliError(Exception):
     """A problem with the command line's input: printed, exit status 2."""
 
@@ -424,8 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
     log = audit_commands.add_parser("log", help="a readable table of rolls, newest first")
     log.add_argument("--db", required=True, help="the database file")
     log.add_argument("--game", type=_whole(1), help="a game id (as `audit log` shows)")
-    log.add_argument("--user", help="a display name or a Discord user id")
-    log.add_argument("--channel", help="a channel id")
+    log.add_argument("--user", type=_text, help="a display name or a Discord user id")
+    log.add_argument("--channel", type=_text, help="a channel id")
     log.add_argument("--since", help="from this UTC date or time (2026-11-20, 2026-11-20T18:30)")
     log.add_argument("--until", help="up to this UTC date (inclusive) or time (exclusive)")
     log.add_argument("--limit", type=_whole(1), default=50, help="at most this many rows (50)")
@@ -437,6 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--game", type=_whole(1), help="the game id")
     export.add_argument(
         "--free",
+        type=_text,
         metavar="CHANNEL/DAY",
         help="with --format fairness: a channel's free rolls of one UTC day",
     )
@@ -453,8 +462,8 @@ def build_parser() -> argparse.ArgumentParser:
     fair = audit_commands.add_parser("fairness", help="face counts and chi-square per die")
     fair.add_argument("--db", required=True, help="the database file")
     fair.add_argument("--game", type=_whole(1), help="a game id")
-    fair.add_argument("--user", help="a display name or a Discord user id")
-    fair.add_argument("--channel", help="a channel id")
+    fair.add_argument("--user", type=_text, help="a display name or a Discord user id")
+    fair.add_argument("--channel", type=_text, help="a channel id")
     fair.set_defaults(handler=_audit, audit_handler=_audit_fairness)
 
     verify_rolls = audit_commands.add_parser(

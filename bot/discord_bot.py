@@ -23,7 +23,7 @@ import aiohttp
 import discord
 from discord import app_commands
 
-from bot.caller import DIRECT, Caller
+from bot.caller import DIRECT, Caller, readable
 from bot.config import Config
 from bot.cooldown import Cooldown
 from bot.desk import Desk
@@ -172,9 +172,9 @@ class RollkeeperBot(discord.Client):
             str(message.channel.id),
             str(message.id),
             message.jump_url,
-            message.content,
+            readable(message.content),
         )
-        who = Who(str(message.author.id), message.author.display_name)
+        who = Who(str(message.author.id), readable(message.author.display_name))
         return Caller(where, who, self._is_moderator(message.author, message.channel))
 
     def caller_from_interaction(self, interaction: discord.Interaction[Any]) -> Caller:
@@ -191,7 +191,7 @@ class RollkeeperBot(discord.Client):
         moderator = bool(perms and perms.manage_messages) or self._is_moderator(
             user, interaction.channel
         )
-        return Caller(where, Who(str(user.id), user.display_name), moderator)
+        return Caller(where, Who(str(user.id), readable(user.display_name)), moderator)
 
     # ---- messages ----------------------------------------------------------------------------
 

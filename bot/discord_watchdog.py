@@ -9,7 +9,7 @@ from typing import Any
 
 import discord
 
-from bot.caller import DIRECT
+from bot.caller import DIRECT, readable
 from bot.config import Config
 from bot.discord_send import Transport, message_kwargs
 from bot.replies import CONTENT_MAX, Reply, clip, code, escape, is_snowflake
@@ -33,7 +33,7 @@ class Watchdog:
         content = data.get("content")
         if content is None:
             return
-        changes = [(str(payload.message_id), "edited", str(content))]
+        changes = [(str(payload.message_id), "edited", readable(str(content)))]
         await self.watch(payload.channel_id, payload.guild_id, changes)
 
     async def deleted(self, payload: discord.RawMessageDeleteEvent) -> None:

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from bot.caller import DIRECT, Caller, UsageError
+from bot.caller import DIRECT, Caller, UsageError, readable
 from bot.config import Config
 from bot.desk.cards import Cards
 from bot.desk.commands import COMMANDS
@@ -37,14 +36,6 @@ from storage.db import StorageError, storage_refusal
 from storage.service import GameService
 
 log = logging.getLogger("rollkeeper.desk")
-
-_SURROGATES = re.compile("[\ud800-\udfff]")
-
-
-def readable(text: str) -> str:
-    """Text as it can be stored and shown: a lone surrogate (bytes that were not UTF-8 on the
-    console's input, or a broken client) becomes U+FFFD, so no later step fails to encode it."""
-    return _SURROGATES.sub("\ufffd", text)
 
 
 def split_command(text: str) -> tuple[str, str]:

@@ -359,3 +359,23 @@ async def test_fairness_is_a_line_per_die(seeded: Player) -> None:
     assert sum(int(n) for n in said[4].split()[2:8]) >= 2  # the roll-off's dice
     assert said[10].split() == ["│", "red", "gre", "yel", "blu", "pur"]
     assert said[11].split()[1] == "colours"
+
+
+def test_a_config_that_is_not_utf8_or_a_folder_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_bytes(b'prefix = "\xff"\n')
+    result = cli("console", "--config", str(bad), "--db", "x.sqlite3", cwd=tmp_path)
+    assert result.returncode == 2
+    assert one_line(result) == f"rollkeeper: {bad}: not UTF-8 text (byte 11)"
+    result = cli("console", "--config", str(tmp_path), "--db", "x.sqlite3", cwd=tmp_path)
+    assert result.returncode == 2
+    assert one_line(result) == f"rollkeeper: {tmp_path}: Is a directory"
+
+
+def test_command_line_names_that_are_not_utf8_match_nothing(played: Path) -> None:
+    """`--user` with bytes that are not UTF-8 (the shell passes them through): no match, and
+    no internal error on the way to the database."""
+    command = [sys.executable, "-m", "bot.cli", "audit", "log", "--db", str(played)]
+    result = subprocess.run([*command, "--user", b"\xff".decode("utf-8", "surrogateescape")],
+                            capture_output=True, text=True, cwd=played.parent)  # fmt: skip
+    assert (result.returncode, result.stdout, result.stderr) == (0, "No rolls match.\n", "")
