@@ -87,6 +87,13 @@ async def test_five_thousand_hostile_numbers_never_crash_a_command(service: Game
         ["Mod: !mod end reset", "Gypsy: !new classic order=join", "Second: !join"],
         ["Mod: !mod end reset", "Gypsy: !new triple order=join", "Gypsy: !start", "Gypsy: !roll"],
         ["Mod: !mod end reset", "Gypsy: !new card order=join", "Second: !join", "Gypsy: !start"],
+        [  # dice on the table: `keep 3 3` reads the numbers as faces, `card round N` a round
+            "Mod: !mod end reset",
+            "Gypsy: !new painted rounds=2 order=join",
+            "Second: !join",
+            "Gypsy: !start",
+            "Gypsy: !roll",
+        ],
     ]
     lines = hostile_lines(rng, 5200)
     for number, text in enumerate(lines):
