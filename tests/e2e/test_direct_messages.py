@@ -58,6 +58,9 @@ async def test_a_game_command_typed_in_dms_says_where_it_works(table: Table) -> 
 async def test_the_player_commands_work_in_dms_typed_and_slash(table: Table) -> None:
     assert "Europe/Berlin" in await dm_answer(table, "Gypsy", "!tz Europe/Berlin")
     assert "!new" in await dm_answer(table, "Gypsy", "!help")
+    assert await dm_answer(table, "Second", "!mygames") == (
+        "You're not in any game. `!new <variant>` in a server's channel opens one."
+    )
     table.dice.push([4, 2])
     assert "Gypsy rolled 2d6 and got D6 = 4, D6 = 2" in await dm_answer(table, "Gypsy", "!r 2d6")
     fake = table.fake
