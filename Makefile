@@ -1,18 +1,25 @@
 # rollkeeper: `make run` plays at once, `make test` checks everything.
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
+# `make run` installs only what playing needs; the test tools (pytest, hypothesis, ruff, mypy)
+# come with the first `make test`, `make bench` or `make mutate`.
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 
 .PHONY: run test lint typecheck unit bench mutate clean
 
-$(STAMP): pyproject.toml
+$(RUN_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/rollkeeper run
 
 test: lint typecheck unit

@@ -10,6 +10,8 @@ from bot.replies import code, escape
 from engine import RulesError
 from storage.model import StoredGame, Where, Who
 
+DIRECT = "dm"  # the guild a direct message with the bot comes from
+_SURROGATES = re.compile("[\ud800-\udfff]")
 MENTION = re.compile(r"^<@!?(\d+)>$")
 
 
@@ -28,6 +30,13 @@ class Caller:
     where: Where
     who: Who
     is_moderator: bool = False
+
+
+def readable(text: str) -> str:
+    """Text as it can be stored and shown: a lone surrogate (bytes that were not UTF-8 on the
+    console's input or a command line, or a broken client) becomes U+FFFD, so no later step
+    fails to encode it."""
+    return _SURROGATES.sub("\ufffd", text)
 
 
 def user_named(text: str) -> str:

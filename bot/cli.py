@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -96,6 +97,32 @@ async def _open_db(path: str) -> Database:
     return await Database.open(path, migrate=False)
 
 
+def _whole(least: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from `least` that the database can hold."""
+
+    def read(text: str) -> int:
+        from engine.numbers import LARGEST, NumberError, read_number
+
+        try:
+            return read_number(text, "the number", least=least)
+        except NumberError:
+            shown = text[:20] + ("…" if len(text) > 20 else "")
+            raise argparse.ArgumentTypeError(
+                f"`{shown}` is not a whole number from {least} to {LARGEST:,}"
+            ) from None
+
+    read.__name__ = "number"
+    return read
+
+
+def _text(text: str) -> str:
+    """An argparse type for names and ids: bytes that were not UTF-8 (surrogates in `argv`)
+    become U+FFFD, which matches nothing instead of failing to reach the database."""
+    from bot.caller import readable
+
+    return readable(text)
+
+
 class _CliError(Exception):
     """A problem with the command line's input: printed, exit status 2."""
 
@@ -175,6 +202,7 @@ async def _audit_log(args: argparse.Namespace) -> int:
     )
     db = await _open_db(args.db)
     try:
+        await _require_game(db, args.game)
         rows = await rolllog.query(db, query)
     finally:
         await db.close()
@@ -193,6 +221,7 @@ async def _audit_export(args: argparse.Namespace) -> int:
         raise _CliError("say which game: --game ID (or --free CHANNEL/DAY with fairness)")
     db = await _open_db(args.db)
     try:
+        await _require_game(db, args.game)
         if args.format == "fairness":
             label = f"g{args.game}" if args.game else f"free/{args.free}"
             from storage.fairness import fairness_export
@@ -201,13 +230,10 @@ async def _audit_export(args: argparse.Namespace) -> int:
             if not lines:
                 raise _CliError(f"no committed dice under {label}")
             text = "\n".join(lines) + "\n"
-        elif args.format in ("csv", "log"):
-            if not await _game_exists(db, args.game):
-                raise _CliError(f"there is no game {args.game}")
-            if args.format == "csv":
-                text = await export_csv(db.conn, args.game)
-            else:
-                text = "".join(line + "\n" for line in await export_log(db.conn, args.game))
+        elif args.format == "csv":
+            text = await export_csv(db.conn, args.game)
+        elif args.format == "log":
+            text = "".join(line + "\n" for line in await export_log(db.conn, args.game))
         else:
             try:
                 lines = await export_record(db.conn, args.game, _key_if_any(args.db))
@@ -241,6 +267,7 @@ async def _audit_fairness(args: argparse.Namespace) -> int:
     )
     db = await _open_db(args.db)
     try:
+        await _require_game(db, args.game)
         result = await report(db, query, scope)
     finally:
         await db.close()
@@ -278,18 +305,52 @@ async def _audit_verify_rolls(args: argparse.Namespace) -> int:
 
     try:
         with Path(args.file).open(encoding="utf-8") as handle:
-            verdict = verify_export(handle, args.commitment)
+            lines = handle.readlines()
     except OSError as exc:
         raise _CliError(f"cannot read {args.file}: {exc.strerror}") from None
-    except (ValueError, KeyError, TypeError) as exc:
+    except UnicodeDecodeError:
+        lines = []
+    problem = _not_an_export(lines)
+    if problem is not None:
+        raise _CliError(
+            f"{args.file} is not a fairness export ({problem}); `rollkeeper audit export "
+            "--format fairness` makes one"
+        )
+    try:
+        verdict = verify_export(lines, args.commitment)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise _CliError(f"{args.file} is not a fairness export ({exc})") from None
     print(("OK: " if verdict.ok else "MISMATCH: ") + verdict.message)
     return 0 if verdict.ok else 1
 
 
-async def _game_exists(db: Database, game_id: int) -> bool:
+def _not_an_export(lines: list[str]) -> str | None:
+    """Why these lines cannot be checked at all (exit 2), as opposed to draws that do not
+    match (exit 1); None when the header is a fairness export's with its seed revealed."""
+    from engine.fairdice import EXPORT_FORMAT, SCHEME
+
+    first = next((line for line in lines if line.strip()), None)
+    try:
+        header = json.loads(first) if first is not None else None
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
+        return f"its first line is not an {EXPORT_FORMAT} header"
+    if header.get("scheme") != SCHEME:
+        return f"unknown scheme {str(header.get('scheme'))[:40]!r}"
+    if not header.get("seed"):
+        return "its seed is not revealed yet: it is once the game ends"
+    return None
+
+
+async def _require_game(db: Database, game_id: int | None) -> None:
+    """`--game N` must name a game in the file: an id that is not there is a slip (exit 2),
+    not an empty answer."""
+    if game_id is None:
+        return
     async with db.conn.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)) as cursor:
-        return await cursor.fetchone() is not None
+        if await cursor.fetchone() is None:
+            raise _CliError(f"there is no game {game_id} in {db.path} (`audit log` shows the ids)")
 
 
 def _load(args: argparse.Namespace) -> Config:
@@ -346,11 +407,21 @@ def _has_input() -> bool:
     return sys.stdin.isatty() or stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("rollkeeper")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rollkeeper",
         description="Moderates play-by-post Yahtzee-family games and keeps an auditable roll log.",
     )
+    parser.add_argument("--version", action="version", version=f"rollkeeper {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = commands.add_parser(
         "run", help="connect to Discord (DISCORD_TOKEN), or start the console without a token"
@@ -393,20 +464,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     log = audit_commands.add_parser("log", help="a readable table of rolls, newest first")
     log.add_argument("--db", required=True, help="the database file")
-    log.add_argument("--game", type=int, help="a game id (as `audit log` shows)")
-    log.add_argument("--user", help="a display name or a Discord user id")
-    log.add_argument("--channel", help="a channel id")
+    log.add_argument("--game", type=_whole(1), help="a game id (as `audit log` shows)")
+    log.add_argument("--user", type=_text, help="a display name or a Discord user id")
+    log.add_argument("--channel", type=_text, help="a channel id")
     log.add_argument("--since", help="from this UTC date or time (2026-11-20, 2026-11-20T18:30)")
     log.add_argument("--until", help="up to this UTC date (inclusive) or time (exclusive)")
-    log.add_argument("--limit", type=int, default=50, help="at most this many rows (50)")
+    log.add_argument("--limit", type=_whole(1), default=50, help="at most this many rows (50)")
     log.add_argument("--json", action="store_true", help="print JSON instead of a table")
     log.set_defaults(handler=_audit, audit_handler=_audit_log)
 
     export = audit_commands.add_parser("export", help="export one game")
     export.add_argument("--db", required=True, help="the database file")
-    export.add_argument("--game", type=int, help="the game id")
+    export.add_argument("--game", type=_whole(1), help="the game id")
     export.add_argument(
         "--free",
+        type=_text,
         metavar="CHANNEL/DAY",
         help="with --format fairness: a channel's free rolls of one UTC day",
     )
@@ -423,9 +495,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     fair = audit_commands.add_parser("fairness", help="face counts and chi-square per die")
     fair.add_argument("--db", required=True, help="the database file")
-    fair.add_argument("--game", type=int, help="a game id")
-    fair.add_argument("--user", help="a display name or a Discord user id")
-    fair.add_argument("--channel", help="a channel id")
+    fair.add_argument("--game", type=_whole(1), help="a game id")
+    fair.add_argument("--user", type=_text, help="a display name or a Discord user id")
+    fair.add_argument("--channel", type=_text, help="a channel id")
     fair.set_defaults(handler=_audit, audit_handler=_audit_fairness)
 
     verify_rolls = audit_commands.add_parser(
@@ -464,6 +536,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     try:
         code: int = args.handler(args)
+    except BrokenPipeError:
+        return _reader_gone()
     except (ConfigError, DatabaseFileError) as exc:
         print(f"rollkeeper: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -480,6 +554,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rollkeeper: unexpected error ({_report(exc)})", file=sys.stderr)
         return EXIT_SOFTWARE
     return code
+
+
+def _reader_gone() -> int:
+    """The output's reader stopped early (`rollkeeper audit log ... | head`): it has what it
+    wanted, so no complaint and status 0. Standard output goes to /dev/null so that Python's
+    last flush at exit does not fail on the closed pipe as well."""
+    import os
+
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 0
 
 
 def _report(exc: Exception) -> str:

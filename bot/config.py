@@ -157,6 +157,10 @@ def load_config(path: Path | None = None) -> Config:
         raise ConfigError(f"{chosen}: no such file") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{chosen}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{chosen}: not UTF-8 text (byte {exc.start + 1})") from None
+    except OSError as exc:  # a folder, a file it may not read, ...
+        raise ConfigError(f"{chosen}: {exc.strerror or exc}") from None
     if "token" in data:
         raise ConfigError(
             f"{chosen}: `token` does not belong in the config: set {TOKEN_ENV} in the "
@@ -180,5 +184,7 @@ def discord_token(config: Config) -> str | None:
             token = config.token_file.read_text(encoding="utf-8").strip()
         except OSError as exc:
             raise ConfigError(f"token_file {config.token_file}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"token_file {config.token_file}: not a token (not text)") from None
         return token or None
     return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import re
 import signal
 import sys
@@ -103,6 +104,9 @@ class Console:
 async def run_console(
     config: Config, db_path: Path, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
 ) -> int:
+    for stream in (stdin, stdout):  # bytes that are not UTF-8 read and print as U+FFFD
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")
     db = await Database.open(db_path, config.durability, key_file=config.seal_key_file)
     service = GameService(db)
     desk = Desk(service, config)

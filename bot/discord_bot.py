@@ -23,7 +23,7 @@ import aiohttp
 import discord
 from discord import app_commands
 
-from bot.caller import Caller
+from bot.caller import DIRECT, Caller, readable
 from bot.config import Config
 from bot.cooldown import Cooldown
 from bot.desk import Desk
@@ -168,18 +168,18 @@ class RollkeeperBot(discord.Client):
 
     def caller_from_message(self, message: discord.Message) -> Caller:
         where = Where(
-            str(message.guild.id) if message.guild else "dm",
+            str(message.guild.id) if message.guild else DIRECT,
             str(message.channel.id),
             str(message.id),
             message.jump_url,
-            message.content,
+            readable(message.content),
         )
-        who = Who(str(message.author.id), message.author.display_name)
+        who = Who(str(message.author.id), readable(message.author.display_name))
         return Caller(where, who, self._is_moderator(message.author, message.channel))
 
     def caller_from_interaction(self, interaction: discord.Interaction[Any]) -> Caller:
         channel_id = str(interaction.channel_id)
-        guild = str(interaction.guild_id) if interaction.guild_id else "dm"
+        guild = str(interaction.guild_id) if interaction.guild_id else DIRECT
         where = Where(
             guild,
             channel_id,
@@ -191,7 +191,7 @@ class RollkeeperBot(discord.Client):
         moderator = bool(perms and perms.manage_messages) or self._is_moderator(
             user, interaction.channel
         )
-        return Caller(where, Who(str(user.id), user.display_name), moderator)
+        return Caller(where, Who(str(user.id), readable(user.display_name)), moderator)
 
     # ---- messages ----------------------------------------------------------------------------
 

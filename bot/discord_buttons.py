@@ -20,13 +20,16 @@ from bot.caller import Caller, UsageError
 from bot.desk import Desk
 from bot.replies import CardButtons, Controls, Reply, RollButton
 
-_TOGGLE = re.compile(r"rk:t:(?P<game>\d+):(?P<version>\d+)(?::(?P<mask>\d+))?:(?P<die>\d)")
-_REROLL = re.compile(r"rk:r:(?P<game>\d+):(?P<version>\d+)(?::(?P<mask>\d+))?")
-_ROLL = re.compile(r"rk:o:(?P<game>\d+):(?P<version>\d+)")
-_PICK = re.compile(r"rk:s:(?P<game>\d+):(?P<version>\d+):(?P<part>\d)")
-_HAND = re.compile(r"rk:h:(?P<game>\d+)")
-_STAY = re.compile(r"rk:y:(?P<game>\d+):(?P<version>\d+)")
-_DECLARE = re.compile(r"rk:d:(?P<game>\d+):(?P<version>\d+)")
+_ID = "[0-9]{1,15}"  # a game or version id, ASCII digits the database can hold
+_TOGGLE = re.compile(
+    rf"rk:t:(?P<game>{_ID}):(?P<version>{_ID})(?::(?P<mask>{_ID}))?:(?P<die>[0-9])"
+)
+_REROLL = re.compile(rf"rk:r:(?P<game>{_ID}):(?P<version>{_ID})(?::(?P<mask>{_ID}))?")
+_ROLL = re.compile(rf"rk:o:(?P<game>{_ID}):(?P<version>{_ID})")
+_PICK = re.compile(rf"rk:s:(?P<game>{_ID}):(?P<version>{_ID}):(?P<part>[0-9])")
+_HAND = re.compile(rf"rk:h:(?P<game>{_ID})")
+_STAY = re.compile(rf"rk:y:(?P<game>{_ID}):(?P<version>{_ID})")
+_DECLARE = re.compile(rf"rk:d:(?P<game>{_ID}):(?P<version>{_ID})")
 
 
 class Rendered(discord.ui.View):

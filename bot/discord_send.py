@@ -19,7 +19,7 @@ import discord
 from bot.config import Config
 from bot.cooldown import Cooldown
 from bot.discord_buttons import cards_view, controls_view, roll_view
-from bot.replies import Embed, Reply
+from bot.replies import Embed, Reply, is_snowflake
 from bot.timekeeper import UndeliverableError
 from storage.service import Outgoing
 
@@ -56,8 +56,8 @@ def message_kwargs(reply: Reply) -> dict[str, Any]:
         ]
     if reply.mentions or reply.roles:
         kwargs["allowed_mentions"] = discord.AllowedMentions(
-            users=[discord.Object(int(m)) for m in reply.mentions if m.isdigit()],
-            roles=[discord.Object(int(r)) for r in reply.roles if r.isdigit()],
+            users=[discord.Object(int(m)) for m in reply.mentions if is_snowflake(m)],
+            roles=[discord.Object(int(r)) for r in reply.roles if is_snowflake(r)],
         )
     return kwargs
 
@@ -133,12 +133,12 @@ class Transport:
         client = self.client
         try:
             if message.user_id is not None:
-                if not message.user_id.isdigit():
+                if not is_snowflake(message.user_id):
                     raise UndeliverableError(f"not a Discord user: {message.user_id}")
                 channel: Any = await client.create_dm(discord.Object(int(message.user_id)))
             else:
                 assert message.channel_id is not None
-                if not message.channel_id.isdigit():
+                if not is_snowflake(message.channel_id):
                     raise UndeliverableError(f"not a Discord channel: {message.channel_id}")
                 channel_id = int(message.channel_id)
                 channel = client.get_channel(channel_id) or await client.fetch_channel(channel_id)
@@ -222,7 +222,7 @@ class Transport:
         assert reply.secret_for is not None
         reader = reply.secret_for
         try:
-            if not reader.isdigit():
+            if not is_snowflake(reader):
                 raise UndeliverableError(f"not a Discord user: {reader}")
             await self.post(await self.client.create_dm(discord.Object(int(reader))), reply)
         except (discord.Forbidden, discord.NotFound, UndeliverableError):
@@ -231,7 +231,7 @@ class Transport:
                     content=f"<@{reader}>, I can't send you direct messages: use "
                     "`/hand` or the **My hand** button to see your cards.",
                     allowed_mentions=discord.AllowedMentions(users=[discord.Object(int(reader))])
-                    if reader.isdigit()
+                    if is_snowflake(reader)
                     else discord.AllowedMentions.none(),
                     reference=reference.to_reference(fail_if_not_exists=False)
                     if reference is not None

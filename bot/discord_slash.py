@@ -48,6 +48,8 @@ def register(tree: app_commands.CommandTree[Any], host: SlashHost, table: Comman
                 default_permissions=(
                     discord.Permissions(manage_messages=True) if entry.moderators else None
                 ),
+                guild_only=True,  # a group's commands all need a server
+                allowed_contexts=app_commands.AppCommandContext(guild=True),
             )
             for command in entry.commands:
                 if command.slash is not None:
@@ -86,6 +88,10 @@ def slash_command(
     }
     if choices:
         app_commands.choices(**choices)(callback)
+    if parent is None and command.dm:  # offered in direct messages with the bot too
+        app_commands.allowed_contexts(guilds=True, dms=True, private_channels=False)(callback)
+    elif parent is None:  # a server's channel only: Discord does not offer it in DMs
+        app_commands.guild_only(callback)
     suggested = {arg.name: _suggestions(host, command, arg) for arg in command.args if arg.suggest}
     if suggested:
         app_commands.autocomplete(**suggested)(callback)

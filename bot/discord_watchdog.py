@@ -9,9 +9,10 @@ from typing import Any
 
 import discord
 
+from bot.caller import DIRECT, readable
 from bot.config import Config
 from bot.discord_send import Transport, message_kwargs
-from bot.replies import CONTENT_MAX, Reply, clip, code, escape
+from bot.replies import CONTENT_MAX, Reply, clip, code, escape, is_snowflake
 from storage.rolllog import LogRow
 from storage.service import GameService, Where
 
@@ -32,7 +33,7 @@ class Watchdog:
         content = data.get("content")
         if content is None:
             return
-        changes = [(str(payload.message_id), "edited", str(content))]
+        changes = [(str(payload.message_id), "edited", readable(str(content)))]
         await self.watch(payload.channel_id, payload.guild_id, changes)
 
     async def deleted(self, payload: discord.RawMessageDeleteEvent) -> None:
@@ -52,14 +53,14 @@ class Watchdog:
         bulk: bool = False,
     ) -> None:
         """Log what happened to messages that made rolls, and tell the moderators."""
-        where = Where(str(guild_id) if guild_id else "dm", str(channel_id))
+        where = Where(str(guild_id) if guild_id else DIRECT, str(channel_id))
         flagged = await self.service.flag_messages(where, changes)
         if not flagged:
             return
         mods, roles = self._moderators(guild_id)
         text = _flag_text(flagged, mods, channel_id, bulk)
         target = self.config.moderator_channel
-        dest = int(target) if target and target.isdigit() else channel_id
+        dest = int(target) if target and is_snowflake(target) else channel_id
         channel: Any = self.client.get_channel(dest) or await self.client.fetch_channel(dest)
         reply = Reply(text=clip(text, CONTENT_MAX), roles=roles)
         await self.transport.send(lambda r: channel.send(**message_kwargs(r)), reply)
@@ -70,7 +71,7 @@ class Watchdog:
         role = self.config.moderator_role
         if not role:
             return "Moderators", ()
-        if role.isdigit():
+        if is_snowflake(role):
             return f"<@&{role}>", (role,)
         guild = self.client.get_guild(guild_id) if guild_id else None
         found = discord.utils.get(guild.roles, name=role) if guild else None

@@ -325,3 +325,8 @@ def decode(payload: str) -> Reply:
         roles=tuple(data.get("roles", ())),
         roll_button=RollButton(button[0], button[1]) if button else None,
     )
+
+
+def is_snowflake(text: str) -> bool:
+    """A Discord id as text (ASCII digits, at most 20): `²` or a 5,000-digit number is none."""
+    return text.isascii() and text.isdigit() and len(text) <= 20

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from bot.render import Column, dice_columns, fit_tables, sheet_rows
+from bot.render import dice_columns, fit_tables, sheet_rows
 from engine import GameState, Placement, sheet_totals
 from engine.scoring import YAHTZEE_BONUS, Scorecard
 
@@ -122,18 +122,6 @@ def current_round(state: GameState) -> int:
 def _round_open(state: GameState, card: Scorecard, r: int) -> bool:
     columns = state.rules.columns
     return any(not card[r * columns + c].is_full for c in range(columns))
-
-
-def round_totals_table(state: GameState, name: Callable[[str], str]) -> str:
-    """Painted with several rounds: each round's total per player, and the grand total."""
-    rules = state.rules
-    labels = [f"Round {r}" for r in range(1, rules.rounds + 1)] + ["Total"]
-    columns = []
-    for seat in state.seats:
-        cells = [str(sheet_totals(rules, seat.card, i).total) for i in range(len(seat.card))]
-        cells.append(str(state.total(seat.player)))
-        columns.append(Column(name(seat.player), "", tuple(cells), seat.player))
-    return "\n".join("```\n" + "\n".join(t) + "\n```" for t in fit_tables(labels, columns))
 
 
 def round_summary(state: GameState, round_number: int, name: Callable[[str], str]) -> str:

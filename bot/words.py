@@ -65,6 +65,13 @@ def game_over_headline(game: StoredGame, ended: GameEnded, outcome: Outcome) -> 
     return text
 
 
+def final_scores(game: StoredGame, ended: GameEnded, more: str) -> str:
+    """The game-over line with every player's final score, and where the rest is (`more`):
+    the scorecards themselves are one command away, so the message fits a phone."""
+    standings = ", ".join(f"{game.name(p)} {t}" for p, t in ended.totals)
+    return f"\nFinal: {standings}. {more}" if standings else f"\n{more}"
+
+
 def log_head(outcome: Outcome) -> str:
     """The game's chain head as the game ends, posted where the file cannot reach: anyone who
     later rewrites the game's log and recomputes its chain no longer reaches this place and

@@ -148,6 +148,21 @@ def _probe(conn: sqlite3.Connection) -> sqlite3.Connection:
     return conn
 
 
+def _check_place(target: Path) -> None:
+    """The database's path must name a file in a folder that exists: a folder, or a folder
+    that is not there (a typing slip, most likely), is refused rather than made."""
+    if target.is_dir():
+        raise DatabaseFileError(
+            f"{target} is a folder: give the database file's path "
+            f"(e.g. {target / 'rollkeeper.sqlite3'})"
+        )
+    parent = target.parent
+    if not parent.is_dir():
+        raise DatabaseFileError(
+            f"there is no folder {parent} for {target}: create it first, or give another path"
+        )
+
+
 def lock_path(path: Path) -> Path:
     return path.with_name(path.name + ".lock")
 
@@ -156,12 +171,15 @@ class _WriterLock:
     """One writing process per database: an OS lock on `<file>.lock`, released by the OS when
     the process ends however it ends. The file says who holds it."""
 
-    def __init__(self, handle: IO[str]) -> None:
+    def __init__(self, handle: IO[str], path: Path, created: bool) -> None:
         self.handle = handle
+        self.path = path
+        self.created = created
 
     @classmethod
     def take(cls, path: Path) -> _WriterLock:
         target = lock_path(path)
+        created = not target.exists()
         try:
             handle = target.open("a+", encoding="utf-8")
         except PermissionError:
@@ -185,12 +203,16 @@ class _WriterLock:
         started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         handle.write(f"pid {os.getpid()}, `{command}`, since {started}\n")
         handle.flush()
-        return cls(handle)
+        return cls(handle, target, created)
 
-    def release(self) -> None:
+    def release(self, failed: bool = False) -> None:
+        """Let go of the file. After an open that `failed`, a lock file this run created is
+        removed too (still held, so no other process can be waiting on it)."""
         with contextlib.suppress(OSError):
             self.handle.seek(0)
             self.handle.truncate()
+            if failed and self.created:
+                self.path.unlink()
         self.handle.close()  # closing the file releases the lock
 
 
@@ -241,15 +263,18 @@ class Database:
         target = Path(path)
         if not migrate:
             return await cls._open_readonly(target)
+        _check_place(target)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
             writer = _WriterLock.take(target)
         except OSError as exc:
             raise DatabaseFileError(file_problem(target, exc)) from None
         try:
+            # Tried on a thread of its own first, as `_open_readonly` does: aiosqlite's worker
+            # thread outlives a connector that fails and complains when the program ends.
+            await asyncio.to_thread(lambda: sqlite3.connect(target).close())
             conn = await aiosqlite.connect(target, isolation_level=None)
         except (sqlite3.Error, OSError) as exc:
-            writer.release()
+            writer.release(failed=True)
             raise DatabaseFileError(file_problem(target, exc)) from None
         db = cls(conn, target, writer=writer)
         try:
@@ -269,7 +294,7 @@ class Database:
             db.seal = load_or_create_key(target, key_file)
             await db._check_seal()
         except BaseException as exc:
-            await db.close()
+            await db.close(failed=True)
             if isinstance(exc, sqlite3.Error):
                 raise DatabaseFileError(file_problem(target, exc)) from None
             if isinstance(exc, SealKeyError):
@@ -303,12 +328,12 @@ class Database:
             raise
         return db
 
-    async def close(self) -> None:
+    async def close(self, failed: bool = False) -> None:
         try:
             await self.conn.close()
         finally:
             if self._writer is not None:
-                self._writer.release()
+                self._writer.release(failed)
                 self._writer = None
 
     async def version(self) -> int:

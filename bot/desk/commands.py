@@ -263,6 +263,7 @@ COMMANDS = CommandTable(
             usage="roll [dice]",
             summary="Roll all five (`roll`), or reroll named dice (`roll py3,py4`, `roll d2,d4`). "
             "Outside a game: a free roll like `roll 3d6+2` or `roll d20`.",
+            dm=True,
             slash="Roll all five dice, reroll named ones, or a free roll",
             args=(
                 Arg(
@@ -305,11 +306,13 @@ COMMANDS = CommandTable(
             Views.card,
             usage="card [player] [round N | all]",
             summary="Scorecards as a table, players as columns (painted: the round in play, or "
-            "`round 2`, or `all`); card games: the table of hands.",
-            slash="Scorecards for this channel's game",
+            "`round 2`, or `all`); card games: the table of hands. Only you see it (a "
+            "scorecard is longer than a phone's screen); `status` shows everyone the totals.",
+            slash="Scorecards for this channel's game (only you see them)",
             args=(Arg("player", "Only this player's card", PLAYER, required=False, default=""),),
             aliases=("scores", "sheet"),
             line=lambda o: str(o["player"]),
+            personal=True,
         ),
         # ---- verifiable fairness
         Command(
@@ -470,6 +473,7 @@ COMMANDS = CommandTable(
             Pacing.mygames,
             usage="mygames",
             summary="Every game you're in, in every server: whose turn, and the time left.",
+            dm=True,
             slash="Every game you're in, with the time left",
             aliases=("my",),
             personal=True,
@@ -480,6 +484,7 @@ COMMANDS = CommandTable(
             Pacing.tz,
             usage="tz [zone]",
             summary="Your time zone, for quiet hours and deadlines: `tz Europe/Berlin`.",
+            dm=True,
             slash="Your time zone, for quiet hours and deadlines",
             args=(
                 Arg(
@@ -499,6 +504,7 @@ COMMANDS = CommandTable(
             Pacing.quiet,
             usage="quiet <from-to>|off",
             summary="No reminders in these hours, your time: `quiet 23:00-08:00`.",
+            dm=True,
             slash="No reminders in these hours (your time)",
             args=(Arg("hours", "Like 23:00-08:00, or off"),),
             personal=True,
@@ -509,6 +515,7 @@ COMMANDS = CommandTable(
             Pacing.dm,
             usage="dm on|off",
             summary="Direct messages when your turn starts and at half time (off by default).",
+            dm=True,
             slash="Direct messages when your turn starts and at half time",
             args=(
                 Arg(
@@ -525,6 +532,7 @@ COMMANDS = CommandTable(
             Pacing.away,
             usage="away <time>",
             summary="Pause your turn deadlines while you're away: `away 3d` (everyone sees it).",
+            dm=True,
             slash="Pause your turn deadlines while you're away",
             args=(Arg("time", "How long, like 3d or 12h"),),
         ),
@@ -534,6 +542,7 @@ COMMANDS = CommandTable(
             Pacing.back,
             usage="back",
             summary="End your away time early: your deadlines run again.",
+            dm=True,
             slash="End your away time: your deadlines run again",
         ),
         # ---- help and rules (bot/desk/guide.py)
@@ -543,6 +552,7 @@ COMMANDS = CommandTable(
             Guide.help,
             usage="help [command]",
             summary="This list, or one command in detail.",
+            dm=True,
             slash="How to play with rollkeeper",
             args=(
                 Arg(
@@ -561,7 +571,9 @@ COMMANDS = CommandTable(
             Guide.rules,
             usage="rules [variant]",
             summary="A variant's rules: what each box or hand scores, the bonuses, the joker. "
-            "Without a variant: the rules of this channel's game, its options included.",
+            "Without a variant: the rules of this channel's game, its options included. Only "
+            "you see them.",
+            dm=True,
             slash="A variant's rules: boxes, bonuses, the joker",
             args=(
                 Arg(

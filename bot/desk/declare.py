@@ -52,8 +52,9 @@ class Command(Generic[Room]):
 
     `personal`: only the caller sees the answer (by direct message when typed); `slow`: it
     reads the roll log, so it waits in no channel's queue and a slash form thinks first;
-    `moderators`: only moderators may use it. `slash` is the slash command's description
-    (None: typed only)."""
+    `moderators`: only moderators may use it; `dm`: it works in a direct message with the bot
+    too (the others need a server's channel, where games are). `slash` is the slash command's
+    description (None: typed only)."""
 
     name: str
     room: type[Room]
@@ -68,6 +69,7 @@ class Command(Generic[Room]):
     personal: bool = False
     slow: bool = False
     moderators: bool = False
+    dm: bool = False
 
     def from_text(self, room: Room, caller: Caller, rest: str) -> Replies:
         """Run the command as typed: `rest` is the line after its name."""
@@ -118,6 +120,10 @@ class CommandTable:
         self.aliases = {alias: e.name for e in self.entries for alias in e.aliases}
         # Every spelling of a command, for "did you mean".
         self.spellings = {name: name for name in self._by_name} | self.aliases
+
+    def in_dms(self) -> list[str]:
+        """The commands that work in a direct message with the bot, by name."""
+        return [e.name for e in self.entries if isinstance(e, Command) and e.dm]
 
     def entry(self, word: str) -> Entry | None:
         """The command (or group) a word names, aliases included."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bot.caller import Caller, user_named
 from bot.desk.context import Context
-from bot.replies import Field, Reply, pack, quote
+from bot.replies import Embed, Reply, quote
 from engine.numbers import read_number
 from storage import fairness
 from storage.rolllog import LogQuery
@@ -18,28 +18,18 @@ class Fairness:
         self.service = context.service
 
     async def fairness(self, caller: Caller, scope: str = "") -> list[Reply]:
-        """`fairness [game N | player | channel]`."""
+        """`fairness [game N | player | channel]`: phone-sized, a line per die."""
         query, title = await self._query(caller, scope)
         result = await fairness.report(self.service.db, query, title)
         if not result.rows:
             return [Reply(text=f"No rolls yet for {title}.", private=True, refusal=True)]
-        fields = []
-        for t in [*result.dice, *([result.colours] if result.colours else [])]:
-            counts = "  ".join(
-                f"{label}: {o}" for label, o in zip(t.labels, t.observed, strict=True)
-            )
-            expected = (
-                f"expected about {t.expected[0]:.1f} each"
-                if len(set(t.expected)) == 1
-                else "expected " + ", ".join(f"{e:.1f}" for e in t.expected)
-            )
-            fields.append(Field(t.name, f"{counts}\n{expected}\n**{t.verdict()}**"))
+        tallies = [*result.dice, *([result.colours] if result.colours else [])]
         description = (
-            f"{result.rows} rolls. Each die's faces are counted and compared with "
-            "fair dice: a small p-value means a surprising spread."
+            f"{result.rows} rolls. Each die's faces counted (≈: what fair dice would show of "
+            f"each):\n```\n{tally_table(tallies)}\n```\n{overall(tallies)}"
         )
-        embeds = pack(f"Fairness: {title}", fields, 0x16A085, description=description)
-        return [Reply(embeds=tuple(embeds))]
+        embed = Embed(f"Fairness: {title}", description, (), 0x16A085).fitted()
+        return [Reply(embeds=(embed,))]
 
     async def _query(self, caller: Caller, scope: str) -> tuple[LogQuery, str]:
         """The rolls `scope` names, and its title."""
@@ -57,3 +47,44 @@ class Fairness:
         user = user_named(scope.strip())
         query = LogQuery(user=user, guild_id=where.guild_id, limit=EVERY_ROLL)
         return query, quote(scope, 100)
+
+
+def tally_table(tallies: list[fairness.Tally]) -> str:
+    """A row per die: its count of each face, what fair dice would show, and a word for it;
+    a heading row wherever the faces change (dice, then colours)."""
+    lines: list[str] = []
+    labels: tuple[str, ...] = ()
+    name_width = max(len(t.name) for t in tallies)
+    for t in tallies:
+        width = max(2, *(len(str(o)) for o in t.observed), *(len(lb[:3]) for lb in t.labels))
+        if t.labels != labels:
+            labels = t.labels
+            heads = " ".join(lb[:3].rjust(width) for lb in labels)
+            lines.append(f"{'':{name_width}} {heads}")
+        counts = " ".join(str(o).rjust(width) for o in t.observed)
+        each = t.expected[0]
+        expected = f"≈{each:.0f}" if each >= 10 else f"≈{each:.1f}"
+        if len(set(t.expected)) > 1:  # colours: fair dice show some more often than others
+            expected = ""
+        lines.append(
+            " ".join(w for w in (f"{t.name:{name_width}}", counts, expected, _word(t)) if w)
+        )
+    return "\n".join(lines)
+
+
+def _word(tally: fairness.Tally) -> str:
+    """The verdict in a word or two: `looks fair`, `a little uneven`, `too few rolls`."""
+    return "too few rolls" if not tally.enough else tally.verdict().split(" (")[0]
+
+
+def overall(tallies: list[fairness.Tally]) -> str:
+    """The verdict in words, for the least even die (the one to look at)."""
+    judged = [t for t in tallies if t.enough]
+    if not judged:
+        return (
+            "**Too few rolls to judge yet**: a verdict needs about "
+            f"{fairness.MIN_EXPECTED:.0f} of each face per die."
+        )
+    least = min(judged, key=lambda t: t.p_value)
+    every = "All look fair. " if least.p_value >= 0.05 else ""
+    return f"{every}Least even: {least.name}, **{least.verdict()}**."

@@ -12,12 +12,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from bot.caller import Caller, UsageError
+from bot.caller import DIRECT, Caller, UsageError, readable
 from bot.config import Config
 from bot.desk.cards import Cards
 from bot.desk.commands import COMMANDS
 from bot.desk.context import Context
-from bot.desk.declare import Command, Group
+from bot.desk.declare import ArgKind, Command, Group
 from bot.desk.fairness import Fairness
 from bot.desk.guide import Guide
 from bot.desk.herald import Herald
@@ -30,6 +30,7 @@ from bot.desk.views import Views
 from bot.preview import Accepted, PreviewService
 from bot.replies import CONTENT_MAX, Reply, clip, code, escape
 from engine import Refusal, RulesError
+from engine.numbers import LARGEST, read_number
 from engine.suggest import close_names
 from storage.db import StorageError, storage_refusal
 from storage.service import GameService
@@ -44,6 +45,22 @@ def split_command(text: str) -> tuple[str, str]:
     if not parts:
         return "", ""
     return parts[0].lower(), parts[1].strip() if len(parts) > 1 else ""
+
+
+def _options(command: Command[Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Slash options as a typed line would give them: text readable, and a number within the
+    range the command declares (or one the database can hold), else the number's refusal."""
+    checked = dict(options)
+    for arg in command.args:
+        value = checked.get(arg.name)
+        if isinstance(value, str):
+            checked[arg.name] = readable(value)
+        elif arg.kind is ArgKind.NUMBER and isinstance(value, int):
+            low = arg.low if arg.low is not None else -LARGEST
+            high = arg.high if arg.high is not None else LARGEST
+            if not low <= value <= high:
+                read_number(str(value), f"`{arg.name}`", least=max(low, 0), most=high)
+    return checked
 
 
 class Desk:
@@ -95,7 +112,7 @@ class Desk:
 
     async def text_command(self, caller: Caller, text: str) -> list[Reply]:
         """A command as typed, without the prefix: `roll py3,py4`."""
-        return await self.guard(self.dispatch(caller, text), caller)
+        return await self.guard(self.dispatch(caller, readable(text)), caller)
 
     async def dispatch(self, caller: Caller, text: str) -> list[Reply]:
         """Run a typed command; a refusal is raised (`text_command` answers it)."""
@@ -119,7 +136,11 @@ class Desk:
         self, caller: Caller, command: Command[Any], options: Mapping[str, Any]
     ) -> Awaitable[list[Reply]]:
         """Run a command from a slash command's options (a refusal is raised: see `guard`)."""
-        return self._run(command, caller, lambda room: command.from_options(room, caller, options))
+        return self._run(
+            command,
+            caller,
+            lambda room: command.from_options(room, caller, _options(command, options)),
+        )
 
     def room(self, command: Command[Any]) -> Any:
         """The part of the desk that runs `command`."""
@@ -131,12 +152,24 @@ class Desk:
         caller: Caller,
         start: Callable[[Any], Awaitable[list[Reply]]],
     ) -> list[Reply]:
+        if caller.where.guild_id == DIRECT and not command.dm:
+            raise self._not_in_dms(command)
         if command.moderators:
             self.context.require_moderator(caller)
         replies = await start(self.room(command))
         if command.personal:  # only the caller sees it
             replies = [replace(r, private=True) for r in replies]
         return replies
+
+    def _not_in_dms(self, command: Command[Any]) -> UsageError:
+        """A server's command typed in a direct message: where it works, and what works here."""
+        full = next((name for name, c in self.commands.commands() if c is command), command.name)
+        here = ", ".join(f"`{self.prefix}{name}`" for name in self.commands.in_dms())
+        return UsageError(
+            f"`{self.prefix}{full}` works in a server's channel, where the games are. "
+            f"Here in direct messages: {here}.",
+            hint="help",
+        )
 
     async def _unknown_command(self, caller: Caller, name: str, rest: str) -> RulesError:
         """`rol 2 4`: did you mean `roll 2 4`? Said only as a hint when the bot would accept

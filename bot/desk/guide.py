@@ -86,8 +86,8 @@ class Guide:
         return variant_choices(typed)
 
     async def rules(self, caller: Caller, variant: str = "") -> list[Reply]:
-        """`rules [variant] [option=value ...]`: the rules in one phone-sized embed; without a
-        variant, the rules this channel's game plays by."""
+        """`rules [variant] [option=value ...]`: the rules in one embed, only for the asker (as
+        `help`); without a variant, the rules this channel's game plays by."""
         words = variant.split()
         if words:
             name, *options = words
@@ -105,7 +105,8 @@ class Guide:
         presenter = self.context.presenter(rules)
         lines, colour = presenter.rules_lines(rules), presenter.colour(rules)
         options_line = ", ".join(f"{k}={v}" for k, v in rules.options)
-        return [Reply(embeds=(Embed(title, "\n".join(lines), (), colour, options_line).fitted(),))]
+        embed = Embed(title, "\n".join(lines), (), colour, options_line).fitted()
+        return [Reply(embeds=(embed,), private=True)]  # longer than a phone's screen, as `help`
 
 
 def _rules_of(variant: str, options: list[str]) -> AnyRules:

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from bot.desk.context import Context
-from bot.replies import CONTENT_MAX, Reply, clip, code, encode, escape
+from bot.replies import CONTENT_MAX, Reply, clip, code, encode, escape, is_snowflake
 from bot.words import channel_ref, jump_link, mention, shown_game, time_left
 from engine.timing import HALF_TIME, NEAR_END, TURN_DM, TURN_PING, format_duration
 from storage.pace import Policy, Prefs, TurnClock
@@ -78,7 +78,7 @@ class Herald:
         self, game: StoredGame, clock: TurnClock, count: int, now: datetime
     ) -> list[Outgoing]:
         role = self.config.moderator_role
-        mods = f"<@&{role}>" if role and role.isdigit() else "Moderators"
+        mods = f"<@&{role}>" if role and is_snowflake(role) else "Moderators"
         late = format_duration(now - clock.due_at) if clock.due_at else ""
         name, typed = escape(game.name(clock.player)), code(game.name(clock.player), 40)
         text = (
@@ -87,7 +87,7 @@ class Herald:
             f"`{self.prefix}mod skip <reason>`, `{self.prefix}mod kick {typed} <reason>`, or "
             f"`{self.prefix}mod deadline <time> <reason>` to give more time."
         )
-        reply = Reply(text=text, roles=(role,) if role and role.isdigit() else ())
+        reply = Reply(text=text, roles=(role,) if role and is_snowflake(role) else ())
         return [Outgoing(encode(reply), channel_id=game.channel_id)]
 
     def policy(self, outcome: Outcome) -> list[Outgoing]:

@@ -124,12 +124,11 @@ class Moderation:
         chain = await audit.export_log(conn, found.id)
         stem = f"game-{found.number}"
         files = [Attachment(f"{stem}.csv", csv_text.encode())]
-        if chain:
-            text = "".join(line + "\n" for line in chain)
-            files.append(Attachment(f"{stem}-log.jsonl", text.encode()))
         fair = await fairness.fairness_export(self.service.db, found.label)
         if fair:
             files.append(Attachment(f"{stem}-fairness.jsonl", ("\n".join(fair) + "\n").encode()))
+        if chain:  # its chain, for `fairdice.py --log` with the head the game posted
+            files.append(Attachment(f"{stem}-log.jsonl", "".join(c + "\n" for c in chain).encode()))
         if record:
             files.insert(0, Attachment(f"{stem}.jsonl", ("\n".join(record) + "\n").encode()))
         text = f"{found.title}: record and roll log attached."

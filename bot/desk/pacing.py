@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from zoneinfo import available_timezones
 
-from bot.caller import Caller
+from bot.caller import DIRECT, Caller
 from bot.config import read_deadline
 from bot.desk.context import Context
 from bot.replies import CONTENT_MAX, Field, Reply, clip, escape, pack, quote
@@ -141,9 +141,12 @@ class Pacing:
     async def mygames(self, caller: Caller) -> list[Reply]:
         games = await self.service.my_games(caller.who.user_id)
         if not games:
-            return [
-                Reply(text=f"You're not in any game. `{self.prefix}games` lists this server's.")
-            ]
+            where = (
+                f"`{self.prefix}new <variant>` in a server's channel opens one."
+                if caller.where.guild_id == DIRECT
+                else f"`{self.prefix}games` lists this server's."
+            )
+            return [Reply(text=f"You're not in any game. {where}")]
         now = self.service.clock()
         lines = []
         for g in map(shown_game, games):

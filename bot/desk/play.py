@@ -202,7 +202,7 @@ def _keep_refusal(state: GameState, text: str, exc: RulesError) -> RulesError:
     named: list[str] = []
     for word in numbers:
         die = next(
-            (d for d in table if word.isascii() and word.isdigit() and d.face == int(word)), None
+            (d for d in table if is_number(word) and len(word) == 1 and d.face == int(word)), None
         )
         if die is None:
             break

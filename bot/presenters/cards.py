@@ -25,6 +25,7 @@ from bot.replies import (
 )
 from bot.rulestext import card_rules
 from bot.words import (
+    final_scores,
     game_over_headline,
     lobby_closed,
     log_head,
@@ -245,10 +246,9 @@ class CardPresenter(Presenter):
         if not any(isinstance(e, GameEnded) and e.started for e in outcome.events):
             return Reply(text=lobby_closed(game, self.prefix))
         text = game_over_headline(game, ended, outcome)
-        standings = ", ".join(f"{game.name(p)} {t}" for p, t in ended.totals)
-        text += f"\nFinal: {standings}" + seed_reveal(outcome, self.prefix, self.drawn)
-        board = board_embed(game, self.prefix)
-        return Reply(text=clip(text + log_head(outcome), CONTENT_MAX), embeds=(board,))
+        more = f"The table of hands: `{self.prefix}card` (only you see it)."
+        text += final_scores(game, ended, more) + seed_reveal(outcome, self.prefix, self.drawn)
+        return Reply(text=clip(text + log_head(outcome), CONTENT_MAX))
 
     # ---- a player's own cards ----------------------------------------------------------------
 

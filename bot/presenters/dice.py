@@ -31,12 +31,12 @@ from bot.rollview import (
     current_round,
     option_lines,
     round_summary,
-    round_totals_table,
     scorecard_tables,
 )
 from bot.rulestext import dice_rules
 from bot.words import (
     PIPS,
+    final_scores,
     finished_note,
     game_over_headline,
     lobby_closed,
@@ -296,15 +296,11 @@ class DicePresenter(Presenter):
         started = not any(isinstance(e, GameEnded) and not e.started for e in outcome.events)
         if not started:
             return [Reply(text=lobby_closed(game, self.prefix))]
-        text += seed_reveal(outcome, self.prefix, self.drawn) + log_head(outcome)
-        state = dice_state(game)
-        if state.rules.rounds > 1:  # every round's total, not six rounds of boxes
-            totals_table = round_totals_table(state, lambda p: game.name(p)[:NAME_WIDTH])
-            colour = self.colour(state.rules)
-            embeds = [Embed(f"{game.title}: rounds", totals_table, (), colour)]
-        else:
-            embeds = self.scorecards(game)
-        return [Reply(text=text, embeds=(embeds[0],)), *(Reply(embeds=(e,)) for e in embeds[1:])]
+        p = self.prefix
+        every = f"`{p}card all`" if dice_state(game).rules.rounds > 1 else f"`{p}card`"
+        more = f"Every box: {every} (only you see it) · how it went: `{p}review`."
+        text += final_scores(game, ended, more) + seed_reveal(outcome, p, self.drawn)
+        return [Reply(text=clip(text + log_head(outcome), CONTENT_MAX))]
 
     # ---- views -------------------------------------------------------------------------------
 
@@ -345,13 +341,13 @@ class DicePresenter(Presenter):
         elif len(words) >= 2 and words[-2].lower() == "round":
             number = words.pop()
             words.pop()
-            if not is_number(number) or not 1 <= int(number[:3]) <= rounds:
+            round_number = int(number) if is_number(number) and len(number) <= 3 else 0
+            if not 1 <= round_number <= rounds:
                 has = f"rounds 1 to {rounds}" if rounds > 1 else "one round"
                 raise UsageError(
                     f"{game.title} has {has}: `{code(number, 10)}` isn't one of them.",
                     hint="card round 1" if rounds > 1 else "card",
                 )
-            round_number = int(number)
         only = find_player(game, " ".join(words)) if words else None
         embeds = self.scorecards(shown_game(game), only, round_number)
         replies = [Reply(embeds=(e,)) for e in embeds]

@@ -170,6 +170,8 @@ HOSTILE_NUMBERS = [
     "18446744073709551616",
     "9" * 5000,
     "1" + "0" * 4400,
+    "00" + "1" * 5000,  # starts like a small number (`001`), then goes on for ever
+    "0" * 5000 + "2",
     "",
 ]
 
@@ -208,6 +210,11 @@ NUMBER_SLOTS = [
     "!tz UTC+{}",
     "!declare {}",
     "!card {}",
+    "!card round {}",
+    "!card Gypsy round {}",
+    "!stats game {}",
+    "!review game {}",
+    "!games {}",
     "!help {}",
 ]
 

@@ -87,6 +87,13 @@ async def test_five_thousand_hostile_numbers_never_crash_a_command(service: Game
         ["Mod: !mod end reset", "Gypsy: !new classic order=join", "Second: !join"],
         ["Mod: !mod end reset", "Gypsy: !new triple order=join", "Gypsy: !start", "Gypsy: !roll"],
         ["Mod: !mod end reset", "Gypsy: !new card order=join", "Second: !join", "Gypsy: !start"],
+        [  # dice on the table: `keep 3 3` reads the numbers as faces, `card round N` a round
+            "Mod: !mod end reset",
+            "Gypsy: !new painted rounds=2 order=join",
+            "Second: !join",
+            "Gypsy: !start",
+            "Gypsy: !roll",
+        ],
     ]
     lines = hostile_lines(rng, 5200)
     for number, text in enumerate(lines):
@@ -268,7 +275,7 @@ async def test_fairness_report_reads_plainly(db: object, clock: object) -> None:
     from storage.db import Database
     from storage.rolllog import LogQuery, query
     from storage.service import Where, Who
-    from tests.storage.test_fairness_verdicts import expected_verdict
+    from tests.storage.test_fairness_verdicts import expected_verdict, p_five
 
     assert isinstance(db, Database)
     service = GameService(db, clock=clock, seeds=lambda: bytes(32))  # type: ignore[arg-type]
@@ -286,20 +293,26 @@ async def test_fairness_report_reads_plainly(db: object, clock: object) -> None:
             break
     (reply,) = await desk.text_command(ann, "fairness game 1")
     embed = reply.embeds[0]
-    assert embed.title == "Fairness: Yahtzee Game 1"
-    assert [f.name for f in embed.fields] == ["d1", "d2", "d3", "d4", "d5"]
-    assert all("expected about 6.5 each" in f.value for f in embed.fields)
+    assert embed.title == "Fairness: Yahtzee Game 1" and not reply.private
+    lines = embed.description.splitlines()
+    assert len(lines) <= 12  # a phone's screen, with the title
+    table = lines[lines.index("```") + 1 : lines.index("```", lines.index("```") + 1)]
+    assert table[0].split() == ["1", "2", "3", "4", "5", "6"]
     rows = await query(db, LogQuery(game_id=1, limit=1000))
-    for field in embed.fields:
+    verdicts, spreads = {}, {}
+    for line, die in zip(table[1:], ["d1", "d2", "d3", "d4", "d5"], strict=True):
         counts = Counter(
-            face
-            for r in rows
-            if r.action.endswith("roll")
-            for die, face, _ in r.faces
-            if die == field.name
+            face for r in rows if r.action.endswith("roll") for d, face, _ in r.faces if d == die
         )
-        verdict = expected_verdict([counts[f] for f in range(1, 7)])
-        assert field.value.splitlines()[-1].startswith(f"**{verdict}"), field.value
+        faces = [counts[f] for f in range(1, 7)]
+        verdicts[die] = expected_verdict(faces)
+        spreads[die] = p_five(sum((c - sum(faces) / 6) ** 2 / (sum(faces) / 6) for c in faces))
+        shown = [str(counts[f]) for f in range(1, 7)]
+        assert line.split()[:8] == [die, *shown, "≈6.5"], line
+        assert " ".join(line.split()[8:]) == verdicts[die].split(" (")[0], line
+    least = min(spreads, key=lambda d: spreads[d])
+    every = "All look fair. " if all(v == "looks fair" for v in verdicts.values()) else ""
+    assert lines[-1].startswith(f"{every}Least even: {least}, **{verdicts[least]}")
     (nothing,) = await desk.text_command(ann, "fairness Nobody")
     assert nothing.private and "No rolls yet for Nobody" in nothing.text
 

@@ -144,7 +144,11 @@ async def test_export_attaches_the_record_and_the_log(desk: Desk, dice: QueueDic
     (by_number,) = await text(desk, MOD, "mod export 1")
     for reply in (here, by_number):
         assert reply.private and reply.text == "Yahtzee Game 1: record and roll log attached."
-        assert [f.filename for f in reply.files] == ["game-1.jsonl", "game-1.csv"]
+        assert [f.filename for f in reply.files] == [
+            "game-1.jsonl",
+            "game-1.csv",
+            "game-1-log.jsonl",
+        ]
         record = reply.files[0].data.decode().splitlines()
         assert json.loads(record[-1]) == {"player": "Gypsy", "score": "full_house"}
     with pytest.raises(RulesError, match="There is no game 7"):
@@ -258,7 +262,12 @@ async def test_export_of_a_game_with_committed_dice_attaches_the_fairness_file(
     assert "a moderator's `!mod export 1` gives the fairness file" in told  # one that works
     (reply,) = await text(desk, MOD, "mod export 1")
     names = [f.filename for f in reply.files]
-    assert names == ["game-1.jsonl", "game-1.csv", "game-1-fairness.jsonl"]
+    assert names == [
+        "game-1.jsonl",
+        "game-1.csv",
+        "game-1-fairness.jsonl",
+        "game-1-log.jsonl",  # the game's chain, for `fairdice.py --log`
+    ]
     (here,) = await text(desk, MOD, "mod export")  # the channel's last game, now it is over
     assert [f.filename for f in here.files] == names
     fairness = reply.files[2].data.decode()

@@ -807,6 +807,26 @@ class FakeDiscord:
         await self.dispatch("MESSAGE_CREATE", delivered)
         return message
 
+    async def say_dm(self, name: str, content: str, pace: float | None = None) -> dict[str, Any]:
+        """`name` writes to the bot in their direct messages (no server, no member)."""
+        self._step(pace)
+        author = self.user(name)
+        channel = int(self._dm_channel(author)["id"])
+        message = self._message(author, channel, content)
+        message.pop("guild_id")
+        self.user_messages[message["id"]] = message
+        await self.dispatch("MESSAGE_CREATE", dict(message))
+        return message
+
+    def offered_in_dms(self, command: str) -> bool:
+        """Whether Discord offers a registered command in a direct message with the bot: its
+        `contexts` include BOT_DM (1), or, without `contexts`, `dm_permission` is not false."""
+        found = next(c for c in self.commands if c["name"] == command.partition(" ")[0])
+        contexts = found.get("contexts")
+        if contexts is not None:
+            return 1 in contexts
+        return found.get("dm_permission") is not False
+
     async def edit(self, message: dict[str, Any], content: str, pace: float | None = None) -> None:
         """The author edits their message (the update carries the whole message)."""
         self._step(pace)
@@ -850,11 +870,12 @@ class FakeDiscord:
         message: dict[str, Any] | None = None,
         channel: int = CHANNEL,
         pace: float | None = None,
+        dm: bool = False,
     ) -> str:
         self._step(pace)
         user = self.user(name)
         interaction_id = str(self.snowflake())
-        payload = {
+        payload: dict[str, Any] = {
             "id": interaction_id,
             "application_id": str(APP_ID),
             "type": kind,
@@ -873,6 +894,17 @@ class FakeDiscord:
             "context": 0,
             "attachment_size_limit": 8_000_000,
         }
+        if dm:  # in the user's direct messages with the bot: no server, the user, not a member
+            for key in ("guild_id", "member", "guild_locale"):
+                payload.pop(key)
+            payload["data"].pop("guild_id", None)
+            payload.update(
+                channel=self._dm_channel(user),
+                channel_id=self._dm_channel(user)["id"],
+                user=user.payload(),
+                context=1,
+                authorizing_integration_owners={"0": "0"},
+            )
         if message is not None:
             # Discord sends the message as it is now (after every edit), not as the tapper saw it.
             current = self.find(message["id"])
@@ -942,6 +974,14 @@ class FakeDiscord:
         """A slash command; `mod_void=...` style names are `/mod void`."""
         data = self._command_data(command, options)
         return await self._interact(name, 2, data, channel=channel, pace=pace)
+
+    async def slash_dm(self, name: str, command: str, **options: Any) -> str:
+        """A slash command in `name`'s direct messages with the bot, as Discord allows it: a
+        command it does not offer there cannot be sent at all."""
+        if not self.offered_in_dms(command):
+            raise AssertionError(f"Discord does not offer /{command} in direct messages")
+        data = self._command_data(command, options)
+        return await self._interact(name, 2, data, dm=True)
 
     async def autocomplete(
         self, name: str, command: str, option: str, typed: str, **others: Any

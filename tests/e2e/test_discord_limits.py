@@ -47,7 +47,7 @@ async def test_a_long_end_reason_still_delivers_the_game_over_with_the_seed(tabl
     seed = re.search(r"Dice seed revealed: `([0-9a-f]{64})`", said)
     assert seed is not None, said[:300]
     assert fairdice.commitment(bytes.fromhex(seed.group(1)), "g1") == commitment.group(1)
-    assert "ended early: xxx" in said and "scorecards" in said
+    assert "ended early: xxx" in said and "Every box: `!card` (only you see it)" in said
     assert all(len(m["content"]) <= 2000 for m in over)
 
 
@@ -62,13 +62,13 @@ async def test_long_deadline_reasons_and_fairness_scopes_are_shortened(table: Ta
 
 
 async def test_a_message_discord_refuses_anyway_arrives_shortened(table: Table) -> None:
-    """A limit the bot did not know (here: the fake allows only 300 characters of embeds):
-    the refusal is logged and the game's end still arrives, with its seed, as text."""
+    """A limit the bot did not know (here: the fake allows only 100 characters of embeds):
+    the refusal is logged and the answer still arrives, as text."""
     await seeded(table)
     await seated_game(table)
-    table.fake.embed_total_max = 300
-    over = await table.send("Mod", "!mod end abandoned", expect="shortened")
-    assert "is over" in over[-1]["content"] and "Dice seed revealed" in over[-1]["content"]
+    table.fake.embed_total_max = 100
+    status = await table.send("Gypsy", "!status", expect="shortened")
+    assert status[-1]["content"].startswith("**Yahtzee Game 1: Classic Yahtzee**\n")
     assert [r["code"] for r in table.fake.refused] == [50035]
     table.fake.refused.clear()
 

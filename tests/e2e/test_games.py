@@ -60,11 +60,17 @@ async def test_a_whole_game_with_prefix_commands(
     final = "\n".join(text_of(m) for m in last)
     verb = "wins" if len(players) == 1 else "share the win"
     assert f"{' and '.join(players)}** {verb} with {per_player}!" in final
-    # The final cards: the last sheet's total (triple: column 3 is 100 x 3, shown as 300;
-    # painted with rounds: a table of each round's total).
+    standings = ", ".join(f"{p} {per_player}" for p in players)
+    assert f"\nFinal: {standings}. Every box: `!card" in final
+    assert len(final.splitlines()) <= 6  # a phone's screen, whatever the variant
+    # The final cards are one command away, by direct message: the last sheet's total
+    # (triple: column 3 is 100 x 3, shown as 300; painted with rounds: each round's).
+    await table.fake.say(players[0], "!card all" if rules.rounds > 1 else "!card")
+    await table.idle()
+    card = "\n".join(text_of(m) for m in table.fake.dms_to(players[0]))
     last_sheet = 300 if rules.columns > 1 else per_player // rules.rounds
-    rows = [line.split() for line in final.splitlines() if line.startswith(("Total", "Round"))]
-    assert [str(last_sheet)] in [row[-1:] for row in rows], rows
+    rows = [line.split() for line in card.splitlines() if line.startswith("Total")]
+    assert rows and all(row[-1] == str(last_sheet) for row in rows), rows
     # After the game, `status` shows the channel's last game rather than "no game".
     status = await table.send(players[0], "!status", expect="is over")
     assert "(the channel's last game)" in text_of(status[0]) and "Game over" in text_of(status[0])

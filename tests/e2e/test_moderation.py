@@ -84,7 +84,7 @@ async def test_log_verify_and_export(table: Table) -> None:
     assert "7 rows chained, 1 game replayed" in ok["content"]
     export = (await table.send("Mod", "!mod export", expect="attached"))[0]
     names = [a["filename"] for a in export["attachments"]]
-    assert names == ["game-1.jsonl", "game-1.csv"]
+    assert names == ["game-1.jsonl", "game-1.csv", "game-1-log.jsonl"]
     record = export["attachments"][0]["data"].splitlines()
     assert json.loads(record[0])["players"] == ["Gypsy", "Second"]
     assert json.loads(record[-1]) == {"player": "Gypsy", "score": "full_house"}

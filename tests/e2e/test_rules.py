@@ -15,11 +15,14 @@ async def test_rules_by_slash_command_and_typed(table: Table) -> None:
     said = text_of(rules)
     assert "Painted house" in said and "Joker (free)" in said
     assert len(said.splitlines()) <= 25
+    assert rules["flags"] & 64, "only the asker sees a variant's rules (as /help)"
     (via_help,) = await table.send("Gypsy", "!help painted", expect="the rules")
     assert "Ones to Sixes" in text_of(via_help)
+    dm = str(fake.dm_channels[fake.user("Gypsy").id])
+    assert via_help["channel_id"] == dm, "typed: by direct message, as `!help`"
     await table.send("Gypsy", "!new classic joker=none order=join", expect="is in")
     (here,) = await table.send("Gypsy", "!rules", expect="the rules of this game")
-    assert "No joker" in text_of(here)
+    assert "No joker" in text_of(here) and here["channel_id"] == dm
 
 
 async def test_a_game_of_one_starts_when_asked_twice(table: Table) -> None:
