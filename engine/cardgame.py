@@ -769,7 +769,7 @@ def _skip(state: CardState, meant: str | None, source: DiceSource) -> Result:
     """A moderator (or a deadline) passes the current player's turn or declaration."""
     _require_playing(state)
     seat = state.seats[state.current]
-    check_skip_target(seat.player, seat.turns + 1, meant)
+    check_skip_target(state.seats, state.current, meant)
     if state.stage is Stage.SHOWDOWN:
         marked = replace(
             state, seats=_with(state.seats, state.current, replace(seat, declared=True))

@@ -553,7 +553,7 @@ def _advance(state: GameState, start: int | None = None) -> Result:
 def _skip(state: GameState, meant: str | None) -> Result:
     _require_playing(state)
     seat = state.seats[state.current]
-    check_skip_target(seat.player, seat.turns + 1, meant)
+    check_skip_target(state.seats, state.current, meant)
     skipped = replace(seat, turns=seat.turns + 1)
     seats = (*state.seats[: state.current], skipped, *state.seats[state.current + 1 :])
     after, events = _advance(replace(state, seats=seats))

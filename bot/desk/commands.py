@@ -232,9 +232,20 @@ COMMANDS = CommandTable(
             "leave",
             Lobby,
             Lobby.leave,
-            usage="leave",
-            summary="Leave the game (during play you forfeit).",
+            usage="leave [forfeit]",
+            summary="Leave the game. During play that forfeits it, so it asks first: "
+            "`leave forfeit`.",
             slash="Leave this channel's game",
+            args=(
+                Arg(
+                    "forfeit",
+                    "During play: yes, give up my place in this game (it asks first without)",
+                    FLAG,
+                    required=False,
+                    default=False,
+                ),
+            ),
+            typed=Lobby.leave_text,
         ),
         Command(
             "start",

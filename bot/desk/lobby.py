@@ -10,6 +10,7 @@ from bot.replies import Reply, code, escape
 from engine import PRESETS, GameEnded, Join, Leave, Phase, Start, find_preset
 
 SOLO_WORDS = ("solo", "alone", "yes")
+FORFEIT_WORDS = ("forfeit", "yes", "now")
 
 
 class Lobby:
@@ -59,7 +60,21 @@ class Lobby:
     async def join(self, caller: Caller) -> list[Reply]:
         return await self.context.play(caller, Join(caller.who.user_id))
 
-    async def leave(self, caller: Caller) -> list[Reply]:
+    async def leave_text(self, caller: Caller, rest: str) -> list[Reply]:
+        """`leave`, or `leave forfeit` to give up a seat in a game in play."""
+        return await self.leave(caller, rest.strip().lower() in FORFEIT_WORDS)
+
+    async def leave(self, caller: Caller, forfeit: bool = False) -> list[Reply]:
+        """Give up a seat. In a game in play that forfeits it, so it asks first (as a start
+        alone does): `leave forfeit` confirms."""
+        game = await self.service.require_game_here(caller.where.channel_id)
+        state = game.state
+        if state.phase is Phase.PLAYING and caller.who.user_id in state.players and not forfeit:
+            raise UsageError(
+                f"Leaving {game.title} now forfeits it: your card leaves with you and you "
+                "can't come back.",
+                hint="leave forfeit",
+            )
         return await self.context.play(caller, Leave(caller.who.user_id))
 
     async def start_text(self, caller: Caller, rest: str) -> list[Reply]:

@@ -1,0 +1,140 @@
+"""The second evening, as a group notices it: lobbies that were replaced are nobody's win,
+bare numbers that could name dice or faces are asked about, leaving a game in play asks
+first, a moderator's skip says what it found, the last card game's hands stay readable, the
+README's first game works every time, hints keep what was typed, fairness reports count what
+was drawn, and the wording says what it means. Through the real desk and service on a SQLite
+file (the README example through the console itself)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from bot.console import render_reply
+from bot.desk import Caller, Desk
+from bot.replies import Reply
+from storage.service import GameService, Where, Who
+from tests.conftest import QueueDice
+
+ANN, BO, CY = Who("101", "Ann"), Who("102", "Bo"), Who("103", "Cy")
+MOD = Who("900", "Mod")
+WHERE = Where("g", "c")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Table:
+    def __init__(self, desk: Desk, dice: QueueDice) -> None:
+        self.desk = desk
+        self.dice = dice
+
+    async def say(self, who: Who, text: str, faces: list[int] | None = None) -> list[Reply]:
+        if faces:
+            self.dice.push(faces)
+        return await self.desk.text_command(Caller(WHERE, who, who is MOD), text)
+
+    async def ok(self, who: Who, text: str, faces: list[int] | None = None) -> str:
+        replies = await self.say(who, text, faces)
+        refused = [r.text for r in replies if r.refusal]
+        assert not refused, f"{text!r}: {refused}"
+        return said(replies)
+
+    async def refused(self, who: Who, text: str) -> str:
+        (reply,) = await self.say(who, text)
+        assert reply.refusal, reply.text
+        return reply.text
+
+
+def said(replies: list[Reply]) -> str:
+    return "\n".join(render_reply(r) for r in replies)
+
+
+@pytest.fixture
+def table(service: GameService, dice: QueueDice) -> Table:
+    return Table(Desk(service, Config()), dice)
+
+
+async def two_players(table: Table, variant: str = "classic") -> None:
+    await table.ok(ANN, f"new {variant} order=join")
+    await table.ok(BO, "join")
+    await table.ok(ANN, "start")
+
+
+# ---- 7: the README's first game --------------------------------------------------------------
+
+
+def readme_console_example() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"`NAME: MESSAGE`.*?```\n(.*?)```", text, re.DOTALL)
+    assert block is not None, "the README's console example is gone"
+    return block.group(1)
+
+
+def test_the_readme_console_example_works_every_time(tmp_path: Path) -> None:
+    """The exact lines of the README's quick start, through the console, several times over
+    (the dice differ each time): no line is refused, and Gypsy's twos are scored."""
+    example = readme_console_example()
+    assert example.startswith("Gypsy: !new ")
+    for attempt in range(4):
+        result = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "console", "--db", f"game{attempt}.sqlite3"],
+            input=example,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
+        assert result.returncode == 0, result.stderr
+        assert "(to you, removed shortly)" not in result.stdout, result.stdout
+        assert re.search(r"Gypsy scored \*?\*?\d+", result.stdout), result.stdout
+        assert "in Twos" in result.stdout
+
+
+# ---- 4: leaving a game in play asks first ----------------------------------------------------
+
+
+async def test_leaving_a_game_in_play_asks_first_and_changes_nothing(table: Table) -> None:
+    await two_players(table)
+    refusal = await table.refused(BO, "leave")
+    assert refusal == (
+        "Leaving Yahtzee Game 1 now forfeits it: your card leaves with you and you can't come "
+        "back. Try `!leave forfeit`."
+    )
+    game = await table.desk.service.require_game_here("c")
+    assert game.state.players == ("101", "102")
+    assert "Bo left Yahtzee Game 1." in await table.ok(BO, "leave forfeit")
+    # In a lobby nothing is forfeited: leaving is at once.
+    await table.ok(MOD, "mod end testing")
+    await table.ok(ANN, "new classic")
+    await table.ok(BO, "join")
+    assert "Bo left Yahtzee Game 2." in await table.ok(BO, "leave")
+
+
+# ---- 5: a moderator's skip that names someone else -------------------------------------------
+
+
+async def test_skip_naming_a_player_who_has_not_played_says_their_turn_is_to_come(
+    table: Table,
+) -> None:
+    await two_players(table)
+    refusal = await table.refused(MOD, "mod skip Bo away")
+    assert refusal.startswith(
+        "Bo's turn hasn't come yet: it's Ann's turn 1 now, and nothing was skipped."
+    )
+    await table.ok(ANN, "roll", [1, 2, 3, 4, 5])
+    await table.ok(ANN, "score chance")
+    # Bo's turn now: Ann scored just before a skip meant for her arrived.
+    refusal = await table.refused(MOD, "mod skip Ann away")
+    assert refusal.startswith(
+        "Ann's turn is already over: it's Bo's turn 1 now, and nothing was skipped."
+    )
+    await table.ok(BO, "roll", [1, 2, 3, 4, 5])
+    await table.ok(BO, "score chance")
+    # Ann's turn 2: Bo played just before (the turn came round).
+    refusal = await table.refused(MOD, "mod skip Bo away")
+    assert refusal.startswith("Bo's turn is already over: it's Ann's turn 2 now")
+    assert "skipped Ann's turn 2" in await table.ok(MOD, "mod skip Ann away")
