@@ -55,6 +55,8 @@ def game_over_headline(game: StoredGame, ended: GameEnded, outcome: Outcome) -> 
     winners, totals = ended.winners, ended.totals
     if not winners:
         text = f"🏁 {game.title} is over: nobody is left at the table."
+    elif not any(points for _, points in totals):
+        text = f"🏁 {game.title} is over before anyone scored."
     else:
         names = " and ".join(game.name(w) for w in winners)
         verb = "wins" if len(winners) == 1 else "share the win"
@@ -101,6 +103,19 @@ def finished_note(game: StoredGame, prefix: str) -> str:
     return (
         f"{game.title} is over (the channel's last game). `{prefix}new <variant>` starts the next."
     )
+
+
+def result(game: StoredGame) -> str:
+    """How a finished game came out, for a list of games: who won, or why nobody did (a lobby
+    that closed or was replaced, a game ended before anyone scored, a table everyone left)."""
+    state = game.state
+    winners = state.winners()
+    if not winners:
+        return "over, nobody was left at the table"
+    if not any(points for _, points in state.totals()):
+        return "closed before anyone scored"
+    names = " and ".join(game.name(w) for w in winners)
+    return f"over, won by {names}" if len(winners) == 1 else f"over, {names} shared the win"
 
 
 def plural(count: int, word: str) -> str:

@@ -138,3 +138,96 @@ async def test_skip_naming_a_player_who_has_not_played_says_their_turn_is_to_com
     refusal = await table.refused(MOD, "mod skip Bo away")
     assert refusal.startswith("Bo's turn is already over: it's Ann's turn 2 now")
     assert "skipped Ann's turn 2" in await table.ok(MOD, "mod skip Ann away")
+
+
+# ---- 1: a replaced lobby is nobody's win -----------------------------------------------------
+
+
+async def play_a_solo_classic_game(table: Table, who: Who) -> None:
+    await table.ok(who, "new classic order=join")
+    await table.ok(who, "start solo")
+    await table.ok(who, "roll", [6, 6, 6, 6, 6])
+    await table.ok(who, "score yahtzee")
+    await table.ok(MOD, "mod end testing")
+
+
+async def test_a_replaced_or_closed_lobby_is_not_a_game_anyone_won(table: Table) -> None:
+    await play_a_solo_classic_game(table, ANN)  # game 1: Ann 50
+    await table.ok(BO, "new classic")  # game 2: Bo's lobby ...
+    assert "(The lobby that was open here is closed.)" in await table.ok(BO, "new painted")
+    listed = await table.ok(ANN, "games")
+    assert "Painted Game 3 in c: gathering players (1 in)" in listed
+    assert "Yahtzee Game 2 in c: closed before anyone scored" in listed
+    assert "Yahtzee Game 1 in c: over, won by Ann" in listed
+    # `review` names the last game anyone played, never the lobby that was replaced.
+    (review,) = await table.say(ANN, "review")
+    assert not review.refusal and review.embeds[0].title.startswith("Review of Yahtzee Game 1")
+    await table.ok(BO, "leave")  # the last seat leaves game 3's lobby: it closes
+    (review,) = await table.say(ANN, "review")
+    assert not review.refusal and review.embeds[0].title.startswith("Review of Yahtzee Game 1")
+    refusal = await table.refused(ANN, "review game 2")
+    assert "Yahtzee Game 2 ended before anyone scored" in refusal
+
+
+async def test_a_game_ended_before_anyone_scored_has_no_winners(table: Table) -> None:
+    await two_players(table)
+    ended = await table.ok(MOD, "mod end wrong channel")
+    assert "Yahtzee Game 1 is over before anyone scored. (ended early: wrong channel)" in ended
+    assert "share the win" not in ended
+    assert "closed before anyone scored" in await table.ok(ANN, "games")
+
+
+async def test_a_table_everyone_left_is_said_so_in_the_list(table: Table) -> None:
+    await two_players(table)
+    await table.ok(ANN, "roll", [1, 2, 3, 4, 5])
+    await table.ok(ANN, "score chance")
+    await table.ok(BO, "leave forfeit")
+    await table.ok(ANN, "leave forfeit")
+    listed = await table.ok(ANN, "games")
+    assert "Yahtzee Game 1 in c: over, nobody was left at the table" in listed
+    assert "no winner" not in listed
+
+
+# ---- 6 and 11: the card table after it ends, and a cross-off typed as the menu says it -------
+
+
+def card_deck(*first: str) -> list[str]:
+    from engine.cards import DECK
+
+    return [*first, *(c for c in DECK if c not in first)]
+
+
+async def a_card_game_to_the_showdown(table: Table) -> None:
+    from engine.cards import DECK, rolls_for
+
+    await table.ok(ANN, "new card order=join")
+    await table.ok(BO, "join")
+    # Bo deals; Ann is dealt cards 0, 2, 4, ... (a pair of aces), Bo 1, 3, ... (kings).
+    table.dice.push(rolls_for(DECK, card_deck("Ah", "Kc", "As", "Kd", "7c", "8d", "9h", "10s")))
+    await table.ok(ANN, "start")
+    await table.ok(ANN, "stay")
+    await table.ok(BO, "stay")
+
+
+async def test_mod_hands_after_a_card_game_ends_shows_the_last_games_rounds(
+    table: Table,
+) -> None:
+    await a_card_game_to_the_showdown(table)
+    await table.ok(ANN, "declare one pair")
+    await table.ok(MOD, "mod end testing")
+    (hands,) = await table.say(MOD, "mod hands")
+    assert not hands.refusal, hands.text
+    audit = said([hands])
+    assert "Cards Game 1 Round 1: audit" in audit
+    assert "Deck as shuffled: A♥ K♣ A♠ K♦ 7♣ 8♦" in audit
+
+
+async def test_cross_off_typed_as_the_menu_labels_it_is_understood(table: Table) -> None:
+    await a_card_game_to_the_showdown(table)
+    refusal = await table.refused(ANN, "declare cross off one pair")
+    assert refusal == (
+        "Your cards make One pair: it is scored, not crossed off. Try `!declare one_pair`."
+    )
+    assert "Ann declares One pair with A♥ A♠ 7♣ 9♥ 8♣: 40." in await table.ok(
+        ANN, "declare one_pair"
+    )
