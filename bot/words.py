@@ -4,6 +4,7 @@ start rolls, a moderator's skip and kick), whose turn it is, and how a game ends
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -77,7 +78,7 @@ def log_head(outcome: Outcome) -> str:
     return f"\n-# 🔗 Roll log head {head} (moderators: `rollkeeper audit verify --head {head}`)"
 
 
-def seed_reveal(outcome: Outcome, prefix: str, what: str = "Dice") -> str:
+def seed_reveal(outcome: Outcome, command: Callable[[str], str], what: str = "Dice") -> str:
     """The game-over line that reveals the committed seed (empty when nothing was revealed)."""
     reveal = next((r for r in outcome.rows if r.action == Act.SEED_REVEAL), None)
     if reveal is None:
@@ -86,7 +87,7 @@ def seed_reveal(outcome: Outcome, prefix: str, what: str = "Dice") -> str:
     checked = "roll" if what == "Dice" else "shuffle"
     return (
         f"\n🔓 {what} seed revealed: `{info.get('seed')}`. Check every {checked}: a "
-        f"moderator's `{prefix}mod export {outcome.game.number}` gives the fairness file for "
+        f"moderator's `{command(f'mod export {outcome.game.number}')}` gives the fairness file for "
         "`fairdice.py`."
     )
 

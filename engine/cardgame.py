@@ -916,7 +916,15 @@ def _named_hand(state: CardState, player: str, text: str, available: tuple[Best,
         return choices[0]
     if not choices:
         near = state.rules.near_hands(text)
-        raise state.rules.unknown_hand(text, declare_hint(state, player, prefer=near))
+        hint = declare_hint(state, player, prefer=near)
+        refusal = state.rules.unknown_hand(text, hint)
+        if near and hint.removeprefix("declare ") not in near:  # say why the guess isn't hinted
+            meant = near[0]
+            refusal = UnknownHandError(
+                f"{refusal.message} {state.rules.label(meant)} {_why_not(state, player, meant)}.",
+                hint=hint,
+            )
+        raise refusal
     made = [b.hand for b in available if b.hand in choices]
     if len(made) == 1:
         return made[0]

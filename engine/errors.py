@@ -18,6 +18,7 @@ class Refusal(ValueError):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.about_a_move = True  # False: the refused command was no move (the desk says)
 
 
 class RulesError(Refusal):

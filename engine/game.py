@@ -601,13 +601,20 @@ def _void(state: GameState, again: tuple[str, ...]) -> Result:
     return replace(state, turn=turn), (event,)
 
 
-def score_hint(state: GameState, prefer: tuple[str, ...] = (), in_order: bool = False) -> str:
+def score_hint(
+    state: GameState,
+    prefer: tuple[str, ...] = (),
+    in_order: bool = False,
+    column: int | None = None,
+) -> str:
     """A `score` the rules accept now from the current player: the placement worth most (the
     first on the card on a tie; in one of the `prefer` boxes when one is legal, the first of
-    them that is when `in_order`), with its column in triple; `roll` before the first roll."""
+    them that is when `in_order`; in the `column` the player named when one is open there),
+    with its column in triple; `roll` before the first roll."""
     legal = state.placements()
     if not legal:
         return "roll"
+    legal = tuple(p for p in legal if p.column == column) or legal
     preferred = [p for p in legal if p.box in prefer]
     if in_order and preferred:
         first = next(b for b in prefer if any(p.box == b for p in preferred))

@@ -13,6 +13,7 @@ from enum import StrEnum
 from engine.boxes import CLASSIC_BOXES, PAINTED_BOXES, Box, normalise_name
 from engine.dice import DiceKind
 from engine.errors import ColumnError, InvalidOptionError, UnknownBoxError
+from engine.suggest import close_names
 
 
 class JokerMode(StrEnum):
@@ -253,8 +254,11 @@ def find_preset(name: str) -> Preset:
         if wanted == preset.name or wanted in (a.replace("_", "-") for a in preset.aliases):
             return preset
     names = ", ".join(p.name for p in PRESETS)
+    near = close_names(wanted, {a: p.name for p in PRESETS for a in (p.name, *p.aliases)})
+    guess = f"Did you mean {near[0]}? " if near else ""
     raise InvalidOptionError(
-        f"There is no variant `{name[:30]}`. Pick one of: {names}.", hint="new classic"
+        f"There is no variant `{name[:30]}`. {guess}Pick one of: {names}.",
+        hint=f"new {near[0] if near else 'classic'}",
     )
 
 

@@ -103,9 +103,7 @@ LOOKED_BACK = 20
 
 
 async def _last_finished(store: GameStore, channel_id: str) -> StoredGame | None:
-    sql = (
-        f"{GAME_SELECT} WHERE g.channel_id = ? AND g.phase = 'over' ORDER BY g.id DESC LIMIT ?"
-    )
+    sql = f"{GAME_SELECT} WHERE g.channel_id = ? AND g.phase = 'over' ORDER BY g.id DESC LIMIT ?"
     async with store.db.conn.execute(sql, (channel_id, LOOKED_BACK)) as cursor:
         rows = await cursor.fetchall()
     return next((g for g in map(game_from_row, rows) if _played(g)), None)

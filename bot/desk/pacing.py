@@ -14,8 +14,9 @@ from bot.config import read_deadline
 from bot.desk.context import Context
 from bot.replies import CONTENT_MAX, Field, Reply, clip, escape, pack, quote
 from bot.words import channel_ref, shown_game, time_left
-from engine import Phase
+from engine import Phase, RulesError
 from engine.numbers import read_number
+from engine.suggest import close_names
 from engine.timing import OFF_WORDS, QuietHours, format_duration, parse_duration
 from storage.pace import Pace, PaceError, Policy, Prefs, find_zone, parse_policy
 from storage.service import StoredGame
@@ -32,6 +33,11 @@ def pace_from_options(base: Pace, options: dict[str, object]) -> Pace:
         if key in options:
             pace = replace(pace, drop_after=_count(str(options.pop(key))))
     return pace
+
+
+def _why(deadline: str) -> str:
+    """An example reason for `mod deadline`, to go with the time given."""
+    return "playing live tonight" if deadline.lower() in OFF_WORDS else "holiday season"
 
 
 def _count(text: str) -> int:
@@ -177,11 +183,20 @@ class Pacing:
                 "Say the new deadline (or `off`), optionally a policy, then why.", hint=example
             )
         game = await self.service.require_game_here(caller.where.channel_id)
-        pace = replace(game.pace, deadline=read_deadline(words.pop(0)))
+        said = [words.pop(0)]
+        try:
+            pace = replace(game.pace, deadline=read_deadline(said[0]))
+        except RulesError as exc:  # the time corrected, everything else as typed
+            guess = "off" if close_names(said[0], OFF_WORDS) else "24h"
+            exc.hint = " ".join(["mod deadline", guess, *(words or [_why(guess)])])
+            raise
         if words and words[0].lower() in {p.value for p in Policy}:
-            pace = replace(pace, policy=Policy(words.pop(0).lower()))
+            said.append(words.pop(0).lower())
+            pace = replace(pace, policy=Policy(said[-1]))
         if words and words[0].lower().startswith(("drop_after=", "drop=")):
-            pace = replace(pace, drop_after=_count(words.pop(0).partition("=")[2]))
+            said.append(words.pop(0))
+            pace = replace(pace, drop_after=_count(said[-1].partition("=")[2]))
+        example = " ".join(["mod deadline", *said, _why(said[0])])
         reason = self.context.require_reason(" ".join(words), example)
         updated = await self.service.set_pace(caller.where, caller.who, pace, reason)
         left = time_left(updated.clock, self.service.clock())

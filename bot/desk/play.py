@@ -4,6 +4,7 @@ score menu), and free rolls outside a game. A card game is told its own commands
 from __future__ import annotations
 
 import json
+import re
 
 from bot.caller import Caller, UsageError
 from bot.desk.context import Context
@@ -15,9 +16,11 @@ from engine.errors import AmbiguousBoxError, RulesError, UnknownBoxError
 from engine.freeroll import parse_free_roll
 from engine.game import score_hint
 from engine.kinds import DICE_GAMES
-from engine.numbers import is_number, read_number
+from engine.numbers import read_number
 from engine.suggest import close_names, either
 from storage.service import StoredGame
+
+_COLUMN = re.compile(r"(?:x|col|column|c)?([0-9]+)x?", re.IGNORECASE)
 
 
 class Play:
@@ -57,8 +60,12 @@ class Play:
         """`score <box> [column]`."""
         words = rest.split()
         column = None
-        if len(words) > 1 and is_number(words[-1]):
-            column = read_number(words.pop(), "the column", most=999, hint="score chance 1")
+        named = _COLUMN.fullmatch(words[-1]) if len(words) > 1 else None
+        if named:  # `fours 2`, and as the card heads them: `fours x2`, `fours column 2`
+            words.pop()
+            if len(words) > 1 and words[-1].lower() in ("column", "col"):
+                words.pop()
+            column = read_number(named.group(1), "the column", most=999, hint="score chance 1")
         if not words:
             game = await self.service.game_here(caller.where.channel_id)
             hint = score_hint(game.state) if game and isinstance(game.state, GameState) else None
@@ -72,7 +79,7 @@ class Play:
         refused = self.context.presenter(game).score_refusal(game.state, caller.who.user_id, box)
         if refused is not None:
             raise refused
-        box_id = named_box(dice_state(game), box)
+        box_id = named_box(dice_state(game), box, column)
         return await self.context.play(caller, Score(caller.who.user_id, box_id, column))
 
     async def free_roll(self, caller: Caller, text: str) -> list[Reply]:
@@ -164,7 +171,7 @@ class Play:
         return choices[:25]
 
 
-def named_box(state: GameState, text: str) -> str:
+def named_box(state: GameState, text: str, column: int | None = None) -> str:
     """The box a player named. A loose name (`house` in painted) is asked about, never scored
     0 in a box the player may not have meant; an unknown one gets the nearest names."""
     rules = state.rules
@@ -180,7 +187,7 @@ def named_box(state: GameState, text: str) -> str:
         ]
         raise AmbiguousBoxError(
             f"`{clip(text.strip(), 30)}` could be {either(shown)}: say which.",
-            hint=score_hint(state, prefer=tuple(b for b in choices if b in worth)),
+            hint=score_hint(state, tuple(b for b in choices if b in worth), column=column),
         )
     near = close_names(normalise_name(text), rules.box_spellings())
     guess = (
@@ -190,7 +197,7 @@ def named_box(state: GameState, text: str) -> str:
     )
     raise UnknownBoxError(
         f"There is no box `{clip(text.strip(), 30)}` in {rules.title}. {guess}",
-        hint=score_hint(state, prefer=near, in_order=True),  # the nearest name first
+        hint=score_hint(state, near, in_order=True, column=column),  # the nearest name first
     )
 
 

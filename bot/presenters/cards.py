@@ -246,7 +246,7 @@ class CardPresenter(Presenter):
             return Reply(text=lobby_closed(game, self.prefix))
         text = game_over_headline(game, ended, outcome)
         standings = ", ".join(f"{game.name(p)} {t}" for p, t in ended.totals)
-        text += f"\nFinal: {standings}" + seed_reveal(outcome, self.prefix, self.drawn)
+        text += f"\nFinal: {standings}" + seed_reveal(outcome, self.command, self.drawn)
         board = board_embed(game, self.prefix)
         return Reply(text=clip(text + log_head(outcome), CONTENT_MAX), embeds=(board,))
 

@@ -296,7 +296,7 @@ class DicePresenter(Presenter):
         started = not any(isinstance(e, GameEnded) and not e.started for e in outcome.events)
         if not started:
             return [Reply(text=lobby_closed(game, self.prefix))]
-        text += seed_reveal(outcome, self.prefix, self.drawn) + log_head(outcome)
+        text += seed_reveal(outcome, self.command, self.drawn) + log_head(outcome)
         state = dice_state(game)
         if state.rules.rounds > 1:  # every round's total, not six rounds of boxes
             totals_table = round_totals_table(state, lambda p: game.name(p)[:NAME_WIDTH])

@@ -18,6 +18,7 @@ from bot.config import Config
 from bot.console import render_reply
 from bot.desk import Caller, Desk
 from bot.replies import Reply
+from storage.db import Database
 from storage.service import GameService, Where, Who
 from tests.conftest import QueueDice
 
@@ -230,4 +231,95 @@ async def test_cross_off_typed_as_the_menu_labels_it_is_understood(table: Table)
     )
     assert "Ann declares One pair with A♥ A♠ 7♣ 9♥ 8♣: 40." in await table.ok(
         ANN, "declare one_pair"
+    )
+
+
+# ---- 8: hints keep what was typed ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("typed", "hint"),
+    [
+        ("new paintd rounds=2", "new painted rounds=2"),
+        ("new painted rounds=2 ordr=join", "new painted rounds=2 order=join"),
+        ("new painted rouns=2 order=join", "new painted rounds=2 order=join"),
+        ("new painted rounds=2 order=jion", "new painted rounds=2 order=join"),
+        ("new painted rounds=2 deadline=4", "new painted rounds=2 deadline=48h"),
+        ("new painted rounds=9 hints=on", "new painted rounds=1 hints=on"),
+        ("new card variant=mni order=join", "new card variant=mini order=join"),
+    ],
+)
+async def test_a_corrected_new_keeps_every_option_that_was_fine(
+    table: Table, typed: str, hint: str
+) -> None:
+    refusal = await table.refused(ANN, typed)
+    assert refusal.endswith(f"Try `!{hint}`."), refusal
+    assert "is in" in await table.ok(ANN, hint)
+
+
+async def test_mod_deadline_off_without_a_reason_keeps_off(table: Table) -> None:
+    await two_players(table)
+    refusal = await table.refused(MOD, "mod deadline off")
+    assert refusal.endswith("Try `!mod deadline off playing live tonight`."), refusal
+    refusal = await table.refused(MOD, "mod deadline of playing live")  # a typo of `off`
+    assert refusal.endswith("Try `!mod deadline off playing live`."), refusal
+    refusal = await table.refused(MOD, "mod deadline 12h skip")
+    assert refusal.endswith("Try `!mod deadline 12h skip holiday season`."), refusal
+    said_off = await table.ok(MOD, "mod deadline off playing live tonight")
+    assert said_off == "⏱ Mod set Yahtzee Game 1 to no turn deadline (playing live tonight)."
+
+
+async def test_commands_that_are_no_move_are_never_answered_with_a_move(table: Table) -> None:
+    await two_players(table)
+    await table.ok(ANN, "roll", [1, 2, 3, 4, 6])
+    for who, typed in ((ANN, "start"), (ANN, "mod void 2 typo"), (ANN, "strat"), (BO, "start")):
+        refusal = await table.refused(who, typed)
+        assert refusal.endswith("Try `!status`."), (typed, refusal)
+    # A move's refusal still points at the move to make.
+    refusal = await table.refused(ANN, "score yahtzee 2")
+    assert "Try `!score" in refusal
+
+
+async def test_a_triple_column_named_as_the_card_heads_it_stays_that_column(table: Table) -> None:
+    await table.ok(ANN, "new triple order=join")
+    await table.ok(ANN, "start solo")
+    await table.ok(ANN, "roll", [4, 4, 4, 1, 2])
+    refusal = await table.refused(ANN, "score fuors x2")
+    assert "Did you mean Fours?" in refusal and refusal.endswith("Try `!score fours 2`.")
+    assert "scored 24 in Fours (col 2, x2)" in await table.ok(ANN, "score fours x2")
+    await table.ok(ANN, "roll", [4, 4, 4, 1, 2])
+    assert "in Fours (col 3, x3)" in await table.ok(ANN, "score fours column 3")
+    await table.ok(ANN, "roll", [3, 3, 3, 1, 2])
+    assert "in Threes (col 1, x1)" in await table.ok(ANN, "score threes col1")
+
+
+async def test_did_you_mean_a_hand_is_followed_by_that_hand_or_says_why_not(
+    table: Table,
+) -> None:
+    await a_card_game_to_the_showdown(table)  # Ann: A♥ A♠ 7♣ 9♥ 8♣
+    refusal = await table.refused(ANN, "declare one pari")
+    assert "Did you mean One pair or Two pairs?" in refusal
+    assert refusal.endswith("Try `!declare one_pair`.")
+    refusal = await table.refused(ANN, "declare two piars")
+    assert "Did you mean Two pairs? Two pairs isn't in your cards." in refusal, refusal
+
+
+async def test_hints_in_a_slash_only_server_name_every_option(db: Database) -> None:
+    """Discord fills a slash command's option only when it is named: `/mod export game:1`,
+    never `/mod export 1`. (Committed dice, so the game's end reveals its seed.)"""
+    service = GameService(db, seeds=lambda: bytes(range(32)))
+    slash = Table(Desk(service, Config(message_content=False), prefix="/"), QueueDice())
+    await two_players(slash)
+    refusal = await slash.refused(MOD, "mod deadline off")
+    assert refusal.endswith("Try `/mod deadline time:off reason:playing live tonight`.")
+    await slash.ok(ANN, "roll")
+    refusal = await slash.refused(ANN, "score fuors")
+    assert refusal.endswith("Try `/score box:fours`."), refusal
+    ended = await slash.ok(MOD, "mod end testing")
+    assert "a moderator's `/mod export game:1` gives the fairness file" in ended
+    assert slash.desk.typeable("discard 7h,Kd from discard 1") == (
+        "/discard cards:7h,Kd from_discard:1"
+    )
+    assert slash.desk.typeable("new painted rounds=2 order=join") == (
+        "/new variant:painted options:rounds=2 order=join"
     )
