@@ -614,14 +614,15 @@ def score_hint(
     legal = state.placements()
     if not legal:
         return "roll"
-    legal = tuple(p for p in legal if p.column == column) or legal
     preferred = [p for p in legal if p.box in prefer]
     if in_order and preferred:
         first = next(b for b in prefer if any(p.box == b for p in preferred))
         preferred = [p for p in preferred if p.box == first]
-    best = max(preferred or legal, key=lambda p: p.gain)  # max keeps the first of equals
-    column = f" {best.column}" if state.rules.columns > 1 else ""
-    return f"score {best.box}{column}"
+    chosen = preferred or list(legal)
+    chosen = [p for p in chosen if p.column == column] or chosen
+    best = max(chosen, key=lambda p: p.gain)  # max keeps the first of equals
+    shown = f" {best.column}" if state.rules.columns > 1 else ""
+    return f"score {best.box}{shown}"
 
 
 def _end(state: GameState, early: bool = True) -> Result:
