@@ -12,11 +12,12 @@ from bot.presenters.dice import controls, dice_state
 from bot.replies import CONTENT_MAX, Reply, clip, escape
 from engine import AnyAction, GameState, Keep, Roll, Score, parse_dice
 from engine.boxes import normalise_name
+from engine.dice import DieFace
 from engine.errors import AmbiguousBoxError, RulesError, UnknownBoxError
 from engine.freeroll import parse_free_roll
 from engine.game import score_hint
 from engine.kinds import DICE_GAMES
-from engine.numbers import read_number
+from engine.numbers import is_number, read_number
 from engine.suggest import close_names, either
 from storage.service import StoredGame
 
@@ -36,7 +37,7 @@ class Play:
             game = None  # a free roll beside a card game
         if game is not None and (seated or not dice):
             state = dice_state(game)
-            names = parse_dice(dice, state.rules.dice, first=not state.rolls_used)
+            names = self.named_dice(state, dice, "roll")
             return await self.context.play(caller, Roll(caller.who.user_id, names))
         if not dice:
             raise UsageError(
@@ -49,12 +50,42 @@ class Play:
         game = await self.service.require_game_here(caller.where.channel_id)
         state = dice_state(game)
         try:
-            names = parse_dice(dice, state.rules.dice, first=not state.rolls_used)
+            names = self.named_dice(state, dice, "keep")
+        except AmbiguousDiceError:
+            raise
         except RulesError as exc:
             raise _keep_refusal(state, dice, exc) from None
         if not names:
             raise UsageError("Name the dice to keep, like `keep 1 2 5`.", hint="keep 1 2 5")
         return await self.context.play(caller, Keep(caller.who.user_id, names))
+
+    def named_dice(self, state: GameState, text: str, verb: str) -> tuple[str, ...] | None:
+        """The dice a `roll` or `keep` names. Bare numbers (`keep 2 4`) may name the dice (d2,
+        d4) or the faces on the table (the 2 and the 4, as reviews and hints speak of keeps):
+        read the one way that fits, or the same dice either way; when the two readings
+        differ, ask, as a loose box name does."""
+        kind = state.rules.dice
+        words = text.replace(",", " ").split()
+        table = state.dice
+        if table is None or not words or not all(is_number(w) and len(w) == 1 for w in words):
+            return parse_dice(text, kind, first=not state.rolls_used)
+        try:
+            as_dice = parse_dice(text, kind)
+        except RulesError:
+            as_dice = None
+        as_faces = _dice_showing(table, [int(w) for w in words])
+        if as_faces is None or as_dice is None:
+            return as_dice or as_faces or parse_dice(text, kind)  # (the last one refuses)
+        if _shown(table, as_dice) == _shown(table, as_faces):
+            return as_dice
+        typed = " ".join(words)
+        other = self.context.command(f"{verb} {','.join(as_dice)}")
+        raise AmbiguousDiceError(
+            f"`{verb} {typed}` could mean dice {', '.join(as_dice)} (they show "
+            f"{' '.join(_shown(table, as_dice, sort=False))}: `{other}`) or the dice showing "
+            f"{typed} ({', '.join(as_faces)}): say which.",
+            hint=f"{verb} {','.join(as_faces)}",
+        )
 
     async def score_text(self, caller: Caller, rest: str) -> list[Reply]:
         """`score <box> [column]`."""
@@ -199,6 +230,31 @@ def named_box(state: GameState, text: str, column: int | None = None) -> str:
         f"There is no box `{clip(text.strip(), 30)}` in {rules.title}. {guess}",
         hint=score_hint(state, near, in_order=True, column=column),  # the nearest name first
     )
+
+
+class AmbiguousDiceError(RulesError):
+    """Bare numbers that name some dice, and other dice by the faces they show."""
+
+
+def _dice_showing(table: tuple[DieFace, ...], faces: list[int]) -> tuple[str, ...] | None:
+    """The dice showing these faces (the first free one for each), or None if some face is
+    not on the table that often."""
+    left = list(table)
+    named = []
+    for face in faces:
+        die = next((d for d in left if d.face == face), None)
+        if die is None:
+            return None
+        left.remove(die)
+        named.append(die.die)
+    return tuple(d.die for d in table if d.die in named)
+
+
+def _shown(table: tuple[DieFace, ...], names: tuple[str, ...], sort: bool = True) -> list[str]:
+    """What these dice show (painted dice with their colour): the same list for two choices
+    of dice means the same keep."""
+    shown = [f"{d.colour} {d.face}" if d.colour else str(d.face) for d in table if d.die in names]
+    return sorted(shown) if sort else shown
 
 
 def _keep_refusal(state: GameState, text: str, exc: RulesError) -> RulesError:

@@ -323,3 +323,43 @@ async def test_hints_in_a_slash_only_server_name_every_option(db: Database) -> N
     assert slash.desk.typeable("new painted rounds=2 order=join") == (
         "/new variant:painted options:rounds=2 order=join"
     )
+
+
+# ---- 2: bare numbers that could name dice or faces -------------------------------------------
+
+
+async def test_bare_numbers_that_could_be_dice_or_faces_are_asked_about(table: Table) -> None:
+    await two_players(table)
+    await table.ok(ANN, "roll", [2, 5, 6, 1, 4])
+    refusal = await table.refused(ANN, "keep 2 4")
+    assert refusal == (
+        "`keep 2 4` could mean dice d2, d4 (they show 5 1: `!keep d2,d4`) or the dice showing "
+        "2 4 (d1, d5): say which. Try `!keep d1,d5`."
+    )
+    refusal = await table.refused(ANN, "roll 2 4")
+    assert refusal.endswith("(d1, d5): say which. Try `!roll d1,d5`."), refusal
+    game = await table.desk.service.require_game_here("c")
+    assert game.state.rolls_used == 1  # type: ignore[union-attr]
+    # The hint does what the review would call `keep 2 4`: the 2 and the 4 stay.
+    kept = await table.ok(ANN, "keep d1,d5", [3, 3, 3])
+    assert "Ann rolled d2,d3,d4 and got D2 = 3, D3 = 3, D4 = 3" in kept
+
+
+async def test_bare_numbers_with_one_reading_are_read_that_way(table: Table) -> None:
+    await two_players(table)
+    await table.ok(ANN, "roll", [3, 6, 3, 1, 5])
+    # `3 3` can't name dice (d3 twice): the two 3s are kept.
+    kept = await table.ok(ANN, "keep 3 3", [2, 2, 2])
+    assert "Ann rolled d2,d4,d5 and got D2 = 2, D4 = 2, D5 = 2" in kept
+    # On the table now: 3 2 3 2 2. `roll 3 2`: dice d2, d3 show a 2 and a 3, the same as the
+    # dice showing 3 and 2 (d1, d2): the same reroll either way, so no question.
+    rolled = await table.ok(ANN, "roll 3 2", [6, 6])
+    assert "Ann rolled d2,d3 and got D2 = 6, D3 = 6" in rolled
+
+
+async def test_keep_by_faces_on_painted_dice_keeps_those_colours(table: Table) -> None:
+    await table.ok(ANN, "new painted order=join")
+    await table.ok(ANN, "start solo")
+    await table.ok(ANN, "roll", [6, 6, 1, 2, 3])
+    refusal = await table.refused(ANN, "keep 1 2")  # py1 py2 show two 6s; 1 and 2 are py3 py4
+    assert "could mean dice py1, py2" in refusal and refusal.endswith("`!keep py3,py4`.")
