@@ -56,7 +56,10 @@ class Play:
         except RulesError as exc:
             raise _keep_refusal(state, dice, exc) from None
         if not names:
-            raise UsageError("Name the dice to keep, like `keep 1 2 5`.", hint="keep 1 2 5")
+            example = ",".join(state.rules.dice.names[i] for i in (0, 1, 4))
+            raise UsageError(
+                f"Name the dice to keep, like `keep {example}`.", hint=f"keep {example}"
+            )
         return await self.context.play(caller, Keep(caller.who.user_id, names))
 
     def named_dice(self, state: GameState, text: str, verb: str) -> tuple[str, ...] | None:
