@@ -21,10 +21,10 @@ class Fairness:
         """`fairness [game N | player | channel]`."""
         query, title = await self._query(caller, scope)
         result = await fairness.report(self.service.db, query, title)
-        if not result.rows:
+        if not result.rows and not result.decks:
             return [Reply(text=f"No rolls yet for {title}.", private=True, refusal=True)]
         fields = []
-        for t in [*result.dice, *([result.colours] if result.colours else [])]:
+        for t in result.tallies:
             counts = "  ".join(
                 f"{label}: {o}" for label, o in zip(t.labels, t.observed, strict=True)
             )
@@ -34,10 +34,16 @@ class Fairness:
                 else "expected " + ", ".join(f"{e:.1f}" for e in t.expected)
             )
             fields.append(Field(t.name, f"{counts}\n{expected}\n**{t.verdict()}**"))
-        description = (
-            f"{result.rows} rolls. Each die's faces are counted and compared with "
-            "fair dice: a small p-value means a surprising spread."
-        )
+        said = []
+        if result.rows:
+            said.append(f"{result.rows} rolls: each die's faces against fair dice.")
+        if result.decks:  # a card game's shuffles, once their rounds are over
+            said.append(
+                f"{result.decks} shuffled decks: each draw of a shuffle by the sixth of its "
+                "range it fell in (the round in play stays hidden)."
+            )
+        said.append("A small p-value means a surprising spread.")
+        description = " ".join(said)
         embeds = pack(f"Fairness: {title}", fields, 0x16A085, description=description)
         return [Reply(embeds=tuple(embeds))]
 

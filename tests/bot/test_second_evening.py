@@ -363,3 +363,45 @@ async def test_keep_by_faces_on_painted_dice_keeps_those_colours(table: Table) -
     await table.ok(ANN, "roll", [6, 6, 1, 2, 3])
     refusal = await table.refused(ANN, "keep 1 2")  # py1 py2 show two 6s; 1 and 2 are py3 py4
     assert "could mean dice py1, py2" in refusal and refusal.endswith("`!keep py3,py4`.")
+
+
+# ---- 10: fairness counts what was drawn ------------------------------------------------------
+
+
+async def test_the_start_rolls_are_not_a_sixth_die(table: Table) -> None:
+    await table.ok(ANN, "new classic")
+    await table.ok(BO, "join")
+    table.dice.push([5, 2])  # the start rolls: Ann 5, Bo 2
+    assert "Ann starts" in await table.ok(ANN, "start")
+    await table.ok(ANN, "roll", [1, 2, 3, 4, 6])
+    (report,) = await table.say(ANN, "fairness")
+    names = [f.name for f in report.embeds[0].fields]
+    assert names == ["d1", "d2", "d3", "d4", "d5", "start rolls (who goes first)"]
+    start = report.embeds[0].fields[-1].value.splitlines()[0]
+    assert start == "1: 0  2: 1  3: 0  4: 0  5: 1  6: 0"
+
+
+async def test_a_card_games_fairness_counts_its_revealed_shuffles(table: Table) -> None:
+    """A deck that came out of the shuffle in its starting order: by the README's
+    Fisher-Yates every draw was the highest face it could be (34, 33, ..., 2). A face f of n
+    falls in the sixth (f - 1) * 6 // n + 1 of its range: the top sixth for n >= 6 (29 draws),
+    the fifth for n = 5, 4, 3, the fourth for n = 2. Counted once the round is over."""
+    unshuffled = list(range(34, 1, -1))  # draw i (sides i + 1) = i + 1: nothing swapped
+    await table.ok(ANN, "new card order=join")
+    await table.ok(BO, "join")
+    table.dice.push(unshuffled)
+    await table.ok(ANN, "start")  # Ann: 7♣ 9♣ J♣ K♣ 7♦; Bo: 8♣ 10♣ Q♣ A♣ 8♦
+    (before,) = await table.say(ANN, "fairness")
+    assert before.refusal and "No rolls yet" in before.text  # round 1's deck is still secret
+    await table.ok(ANN, "stay")
+    await table.ok(BO, "stay")
+    await table.ok(ANN, "declare one pair")
+    table.dice.push(unshuffled)  # round 2's deal
+    await table.ok(BO, "declare one pair")
+    (report,) = await table.say(ANN, "fairness")
+    (shuffles,) = report.embeds[0].fields
+    assert shuffles.name == "card shuffles (1 deck, by sixths)"
+    counts, _, verdict = shuffles.value.splitlines()
+    assert counts == "1/6: 0  2/6: 0  3/6: 0  4/6: 1  5/6: 3  6/6: 29"
+    assert verdict == "**too few rolls to judge yet**"  # one deck: 5.5 draws a sixth
+    assert "1 shuffled decks" in report.embeds[0].description
