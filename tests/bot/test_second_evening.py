@@ -405,3 +405,25 @@ async def test_a_card_games_fairness_counts_its_revealed_shuffles(table: Table) 
     assert counts == "1/6: 0  2/6: 0  3/6: 0  4/6: 1  5/6: 3  6/6: 29"
     assert verdict == "**too few rolls to judge yet**"  # one deck: 5.5 draws a sixth
     assert "1 shuffled decks" in report.embeds[0].description
+
+
+# ---- 11: wording -----------------------------------------------------------------------------
+
+
+def test_a_quiet_bot_says_why_it_goes_quiet() -> None:
+    """Typed mistakes: a repeat is answered once with "same answer as above", the third answer
+    in 30 seconds says more get none for a while, and then the bot is quiet."""
+    from datetime import UTC, datetime
+
+    from bot.cooldown import Cooldown
+
+    now = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+    cooldown, bo = Cooldown(), (1, 2)
+    assert cooldown.answer(bo, "It's Ann's turn, not yours.", now) == "It's Ann's turn, not yours."
+    assert cooldown.answer(bo, "It's Ann's turn, not yours.", now) == "☝️ Same answer as above."
+    assert cooldown.answer(bo, "It's Ann's turn, not yours.", now) is None
+    assert cooldown.answer(bo, "There is no box `x`.", now) == (
+        "There is no box `x`. (More mistakes in the next 30 seconds get no answer here, so the "
+        "channel stays free for the game.)"
+    )
+    assert cooldown.answer(bo, "Anything else.", now) is None
