@@ -203,6 +203,12 @@ def mention(player: str, game: StoredGame) -> str:
     return f"<@{player}>" if player.isdigit() else game.name(player)
 
 
+def moment(at: datetime) -> str:
+    """A moment in a message everyone reads: Discord shows `<t:UNIX:f>` in each reader's
+    own time zone (the console prints it in UTC)."""
+    return f"<t:{int(at.timestamp())}:f>"
+
+
 def time_left(clock: TurnClock | None, now: datetime) -> str:
     """`20h 5m left`, `overdue by 2h`, or `` when the turn has no deadline."""
     if clock is None or clock.due_at is None:

@@ -79,6 +79,13 @@ class Rules:
         return self.columns * self.rounds
 
     @property
+    def options_in_play(self) -> tuple[tuple[str, str], ...]:
+        """The options as a game shows them: those that change how it plays (classic's
+        `free_joker` only with `joker=free`)."""
+        joker = dict(self.options).get("joker")
+        return tuple((k, v) for k, v in self.options if k != "free_joker" or joker == "free")
+
+    @property
     def turns_per_player(self) -> int:
         return len(self.boxes) * self.sheets_per_player
 

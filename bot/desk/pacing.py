@@ -13,7 +13,7 @@ from bot.caller import Caller
 from bot.config import read_deadline
 from bot.desk.context import Context
 from bot.replies import CONTENT_MAX, Field, Reply, clip, escape, pack, quote
-from bot.words import channel_ref, shown_game, time_left
+from bot.words import channel_ref, moment, shown_game, time_left
 from engine import Phase, RulesError
 from engine.numbers import read_number
 from engine.suggest import close_names
@@ -126,7 +126,7 @@ class Pacing:
         assert prefs.away_until is not None
         text = (
             f"🌴 {escape(caller.who.name)} is away for {format_duration(span)}, until "
-            f"{prefs.local(prefs.away_until)}: their turn deadlines are paused and no "
+            f"{moment(prefs.away_until)}: their turn deadlines are paused and no "
             f"reminders go out. `{self.prefix}back` to return early."
         )
         if moved:
@@ -214,21 +214,16 @@ class Pacing:
         lines = [game.pace.describe().capitalize() + "."]
         clock = game.clock
         if clock is not None and game.state.phase is Phase.PLAYING:
-            prefs = await self.service.prefs(clock.player)
             left = time_left(clock, now)
-            if clock.due_at is not None:
-                lines.append(
-                    f"{game.name(clock.player)}: {left} (due {prefs.local(clock.due_at)})."
-                )
+            if clock.due_at is not None:  # public: each reader sees it in their own zone
+                lines.append(f"{game.name(clock.player)}: {left} (due {moment(clock.due_at)}).")
             missed = clock.misses.get(clock.player)
             if missed:
                 lines.append(f"Missed in a row: {missed}.")
         for player in game.state.players:
             prefs = await self.service.prefs(player)
             if prefs.away(now) and prefs.away_until is not None:
-                lines.append(
-                    f"🌴 {game.name(player)} is away until {prefs.local(prefs.away_until)}."
-                )
+                lines.append(f"🌴 {game.name(player)} is away until {moment(prefs.away_until)}.")
         return Field("Turn clock", "\n".join(lines))
 
     async def zone_choices(self, caller: Caller, typed: str) -> list[tuple[str, str]]:

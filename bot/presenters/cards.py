@@ -28,6 +28,7 @@ from bot.words import (
     game_over_headline,
     lobby_closed,
     log_head,
+    plural,
     seed_reveal,
     shown_game,
     turn_reply,
@@ -157,10 +158,15 @@ class CardPresenter(Presenter):
         match event:
             case RoundDealt(number, dealer, turns, top, left):
                 final = " (end game)" if state.final_rounds is not None else ""
+                if state.rules.continuous:  # no rounds: one deal, then turn after turn
+                    opening, each = f"🂠 {game.name(dealer)} shuffled", ""
+                else:
+                    opening = f"🂠 Round {number}{final}: {game.name(dealer)} shuffled"
+                    each = f" {plural(turns, 'turn')} each."
                 return (
-                    f"🂠 Round {number}{final}: {game.name(dealer)} shuffled and dealt five "
-                    f"cards each. Discard pile: {show(top)} · stock: {left}. {turns} turns "
-                    f"each. See your cards: `{self.prefix}hand` or the **My hand** button."
+                    f"{opening} and dealt five cards each. Discard pile: {show(top)} · stock: "
+                    f"{left}.{each} See your cards: `{self.prefix}hand` or the **My hand** "
+                    "button."
                 )
             case Stayed(player, passed):
                 return f"{game.name(player)} {'passes' if passed else 'stays'}."
@@ -205,7 +211,7 @@ class CardPresenter(Presenter):
             case EndGameBegan(rounds):
                 return (
                     "⭐ Every hand but five of a kind and royal flush is crossed out: "
-                    f"{rounds} more rounds, three turns each. Each one in which someone "
+                    f"{plural(rounds, 'more round')}, three turns each. Each one in which someone "
                     "scores a special hand adds a round."
                 )
             case ExtraRound(player):

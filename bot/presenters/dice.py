@@ -371,7 +371,7 @@ class DicePresenter(Presenter):
             turn = "" if state.is_over else f" (turn {seat.next_turn}/{rules.turns_per_player})"
             lines.append(f"{marker}{game.name(seat.player)}: {totals[seat.player]}{turn}")
         players = Field("Players", "\n".join(lines) or "nobody yet")
-        options = ", ".join(f"{k}={v}" for k, v in rules.options)
+        options = ", ".join(f"{k}={v}" for k, v in rules.options_in_play)
         desc = f"{self._progress(game, state)}\n-# {options}"
         embed = Embed(f"{game.title}: {rules.title}", desc, (players, *fields), self.colour(rules))
         return Reply(embeds=(embed.fitted(),))
@@ -398,7 +398,8 @@ class DicePresenter(Presenter):
 
     def options_text(self, rules: AnyRules) -> str:
         """The options a new game plays by, as `new` says them."""
-        return ", ".join(f"{k}={v}" for k, v in rules.options)
+        assert isinstance(rules, Rules)
+        return ", ".join(f"{k}={v}" for k, v in rules.options_in_play)
 
     def new_game_note(self, rules: AnyRules) -> str:
         """More to know when a game opens: nothing for dice."""

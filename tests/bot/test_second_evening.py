@@ -427,3 +427,52 @@ def test_a_quiet_bot_says_why_it_goes_quiet() -> None:
         "channel stays free for the game.)"
     )
     assert cooldown.answer(bo, "Anything else.", now) is None
+
+
+async def test_turns_left_and_rounds_are_counted_in_words(table: Table) -> None:
+    await a_card_game_to_the_showdown(table)
+    await table.ok(MOD, "mod end again")
+    await table.ok(ANN, "new card order=join")
+    await table.ok(BO, "join")
+    from engine.cards import DECK, rolls_for
+
+    table.dice.push(rolls_for(DECK, list(DECK)))
+    await table.ok(ANN, "start")
+    await table.ok(ANN, "discard 7c")
+    board = await table.ok(ANN, "status")
+    assert "Ann: 0 (1 turn left)" in board and "Bo: 0 (2 turns left)" in board, board
+
+
+async def test_a_continuous_card_game_has_no_round_one(table: Table) -> None:
+    from engine.cards import DECK, rolls_for
+
+    await table.ok(ANN, "new card variant=continuous order=join")
+    await table.ok(BO, "join")
+    table.dice.push(rolls_for(DECK, list(DECK)))
+    dealt = await table.ok(ANN, "start")
+    assert "🂠 Bo shuffled and dealt five cards each." in dealt, dealt
+    assert "Round 1" not in dealt and "turns each" not in dealt
+
+
+async def test_a_forced_joker_game_does_not_list_the_free_jokers_option(table: Table) -> None:
+    opened = await table.ok(ANN, "new classic order=join")
+    assert "(hints=off, joker=forced, order=join, yahtzee_bonus=true;" in opened
+    assert "free_joker" not in opened and "free_joker" not in await table.ok(ANN, "status")
+    free = await table.ok(ANN, "new classic joker=free order=join")
+    assert "free_joker=upper, hints=off, joker=free" in free
+
+
+async def test_status_shows_the_deadline_in_each_readers_own_time(table: Table) -> None:
+    """A public message: Discord shows `<t:...>` in every reader's zone, not the mover's."""
+    from datetime import UTC, datetime
+
+    await table.ok(ANN, "tz Asia/Tokyo")
+    await table.ok(ANN, "new classic order=join deadline=48h")
+    await table.ok(BO, "join")
+    await table.ok(ANN, "start")
+    (status,) = await table.say(BO, "status")
+    clock = status.embeds[0].fields[-1].value
+    due = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)  # the fake clock's noon, plus 48 hours
+    assert f"Ann: 2d left (due <t:{int(due.timestamp())}:f>)." in clock
+    assert "Ann: 2d left (due Sun 22 Nov 12:00 UTC)." in said([status])  # the console's
+    assert "Tokyo" not in clock and "JST" not in clock
