@@ -223,7 +223,14 @@ def named_box(state: GameState, text: str, column: int | None = None) -> str:
             f"`{clip(text.strip(), 30)}` could be {either(shown)}: say which.",
             hint=score_hint(state, tuple(b for b in choices if b in worth), column=column),
         )
-    near = close_names(normalise_name(text), rules.box_spellings())
+    typed = normalise_name(text)
+    loose = dict(rules.loose)
+    near_loose = close_names(typed, list(loose))  # `hous`: both houses, like `house`
+    near = close_names(typed, rules.box_spellings())
+    hint = score_hint(state, near, in_order=True, column=column)  # the nearest name first
+    if near_loose:  # as a loose name asks: the one that scores more
+        near = tuple(dict.fromkeys([*loose[near_loose[0]], *near]))[:3]
+        hint = score_hint(state, loose[near_loose[0]], column=column)
     guess = (
         f"Did you mean {either(rules.label(b) for b in near)}?"
         if near
@@ -231,7 +238,7 @@ def named_box(state: GameState, text: str, column: int | None = None) -> str:
     )
     raise UnknownBoxError(
         f"There is no box `{clip(text.strip(), 30)}` in {rules.title}. {guess}",
-        hint=score_hint(state, near, in_order=True, column=column),  # the nearest name first
+        hint=hint,
     )
 
 

@@ -476,3 +476,15 @@ async def test_status_shows_the_deadline_in_each_readers_own_time(table: Table) 
     assert f"Ann: 2d left (due <t:{int(due.timestamp())}:f>)." in clock
     assert "Ann: 2d left (due Sun 22 Nov 12:00 UTC)." in said([status])  # the console's
     assert "Tokyo" not in clock and "JST" not in clock
+
+
+# ---- what the evening found ------------------------------------------------------------------
+
+
+async def test_a_misspelt_loose_box_name_offers_every_box_it_could_be(table: Table) -> None:
+    await table.ok(ANN, "new painted order=join")
+    await table.ok(ANN, "start solo")
+    await table.ok(ANN, "roll", [1, 2, 3, 1, 3])  # red, red, red, blue, blue: a painted house
+    refusal = await table.refused(ANN, "score hous")
+    assert "Did you mean Full house, Painted house or " in refusal, refusal
+    assert refusal.endswith("Try `!score painted_house`."), refusal
