@@ -79,13 +79,15 @@ async def game_to_review(store: GameStore, guild_id: str, channel_id: str,
     if number is not None:
         return check_reviewable(await store.game_by_number(guild_id, number))
     game = await store.game_here(channel_id)
-    finished = await _last_finished(store, channel_id)
+    played = await _last_finished(store, channel_id)
+    finished = played[0] if played else None
+    reviewable = next((g for g in played if valued(g)), None)
     if game is not None and game.state.phase is not Phase.LOBBY:
-        if finished is not None:  # a game in play: no review is posted over it
+        if reviewable is not None:  # a game in play: no review is posted over it
             raise NotReviewableError(
                 f"{game.title} is still running: reviews come after the end. The last "
-                f"finished game here is {finished.title}.",
-                hint=f"review game {finished.number}",
+                f"finished game here is {reviewable.title}.",
+                hint=f"review game {reviewable.number}",
             )
         return check_reviewable(game)  # says it is still running
     if finished is None:
@@ -94,6 +96,14 @@ async def game_to_review(store: GameStore, guild_id: str, channel_id: str,
             "game N of this server.",
             hint="games",
         )
+    if reviewable is not None and reviewable is not finished:  # the last was a card game
+        try:
+            check_reviewable(finished)
+        except NotReviewableError as exc:
+            raise NotReviewableError(
+                f"{exc.message} The last game here that can be: {reviewable.title}.",
+                hint=f"review game {reviewable.number}",
+            ) from None
     return check_reviewable(finished)
 
 
@@ -102,11 +112,12 @@ async def game_to_review(store: GameStore, guild_id: str, channel_id: str,
 LOOKED_BACK = 20
 
 
-async def _last_finished(store: GameStore, channel_id: str) -> StoredGame | None:
+async def _last_finished(store: GameStore, channel_id: str) -> list[StoredGame]:
+    """The channel's last finished games that were played, newest first."""
     sql = f"{GAME_SELECT} WHERE g.channel_id = ? AND g.phase = 'over' ORDER BY g.id DESC LIMIT ?"
     async with store.db.conn.execute(sql, (channel_id, LOOKED_BACK)) as cursor:
         rows = await cursor.fetchall()
-    return next((g for g in map(game_from_row, rows) if _played(g)), None)
+    return [g for g in map(game_from_row, rows) if _played(g)]
 
 
 async def games_played(

@@ -127,10 +127,12 @@ class Cards:
         _, state = await self._game(caller)
         if not hand.strip():
             player = caller.who.user_id
-            options = options_text(state, player) if player in state.players else ""
+            seated = player in state.players
+            options = options_text(state, player) if seated else ""
+            mine = seated and state.current_player == player
             raise CardError(
                 f"Name a hand, like `declare full house`. {options}".strip(),
-                hint="declare one pair",
+                hint=declare_hint(state, player) if mine else "declare one pair",
             )
         crossing = _CROSS_OFF.match(hand)
         if crossing:  # `declare cross off sevens`, as the menu and suggestions label it

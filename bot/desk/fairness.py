@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot.caller import Caller, user_named
 from bot.desk.context import Context
 from bot.replies import Field, Reply, pack, quote
+from bot.words import plural
 from engine.numbers import read_number
 from storage import fairness
 from storage.rolllog import LogQuery
@@ -39,8 +40,8 @@ class Fairness:
             said.append(f"{result.rows} rolls: each die's faces against fair dice.")
         if result.decks:  # a card game's shuffles, once their rounds are over
             said.append(
-                f"{result.decks} shuffled decks: each draw of a shuffle by the sixth of its "
-                "range it fell in (the round in play stays hidden)."
+                f"{plural(result.decks, 'shuffled deck')}: each draw of a shuffle by the sixth "
+                "of its range it fell in (the round in play stays hidden)."
             )
         said.append("A small p-value means a surprising spread.")
         description = " ".join(said)

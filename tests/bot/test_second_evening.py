@@ -404,7 +404,7 @@ async def test_a_card_games_fairness_counts_its_revealed_shuffles(table: Table) 
     counts, _, verdict = shuffles.value.splitlines()
     assert counts == "1/6: 0  2/6: 0  3/6: 0  4/6: 1  5/6: 3  6/6: 29"
     assert verdict == "**too few rolls to judge yet**"  # one deck: 5.5 draws a sixth
-    assert "1 shuffled decks" in report.embeds[0].description
+    assert "1 shuffled deck: each draw" in report.embeds[0].description
 
 
 # ---- 11: wording -----------------------------------------------------------------------------
@@ -488,3 +488,21 @@ async def test_a_misspelt_loose_box_name_offers_every_box_it_could_be(table: Tab
     refusal = await table.refused(ANN, "score hous")
     assert "Did you mean Full house, Painted house or " in refusal, refusal
     assert refusal.endswith("Try `!score painted_house`."), refusal
+
+
+async def test_a_bare_review_after_a_card_game_points_at_the_last_dice_game(table: Table) -> None:
+    await play_a_solo_classic_game(table, ANN)  # game 1
+    await a_card_game_to_the_showdown(table)  # game 2
+    await table.ok(MOD, "mod end enough cards")
+    refusal = await table.refused(ANN, "review")
+    assert refusal.startswith("Cards Game 2 can't be reviewed: Card Yahtzee games are not")
+    assert refusal.endswith(
+        "The last game here that can be: Yahtzee Game 1. Try `!review game 1`."
+    ), refusal
+
+
+async def test_an_empty_declare_hints_the_players_best_hand(table: Table) -> None:
+    await a_card_game_to_the_showdown(table)  # Ann: A♥ A♠ 7♣ 9♥ 8♣
+    refusal = await table.refused(ANN, "declare")
+    assert refusal.startswith("Name a hand, like `declare full house`. They make: One pair 40")
+    assert refusal.endswith("Try `!declare one_pair`."), refusal
