@@ -21,6 +21,11 @@ from engine.numbers import is_number, read_number
 from engine.suggest import close_names, either
 from storage.service import StoredGame
 
+# `keep nothing` (as reviews and hints say it) rerolls all five; `keep all` keeps all five.
+NOTHING = frozenset({"nothing", "none", "no dice", "no", "0"})
+EVERYTHING = frozenset({"all", "all five", "everything", "all dice"})
+_COLOURED_DIE = re.compile(r"([a-z]+) +([1-6])")
+_COLOURED_DICE = re.compile(r"\s*[a-z]+ +[1-6](?:\s*,?\s*[a-z]+ +[1-6])*\s*")
 _COLUMN = re.compile(r"(?:x|col|column|c)?([0-9]+)x?", re.IGNORECASE)
 
 
@@ -49,6 +54,12 @@ class Play:
     async def keep(self, caller: Caller, dice: str) -> list[Reply]:
         game = await self.service.require_game_here(caller.where.channel_id)
         state = dice_state(game)
+        said = " ".join(dice.lower().split())
+        if said in NOTHING and state.dice is not None:  # `keep nothing`, as reviews say it
+            all_five = state.rules.dice.names
+            return await self.context.play(caller, Roll(caller.who.user_id, all_five))
+        if said in EVERYTHING:  # the engine says to score them instead
+            return await self.context.play(caller, Keep(caller.who.user_id, state.rules.dice.names))
         try:
             names = self.named_dice(state, dice, "keep")
         except AmbiguousDiceError:
@@ -68,8 +79,12 @@ class Play:
         read the one way that fits, or the same dice either way; when the two readings
         differ, ask, as a loose box name does."""
         kind = state.rules.dice
-        words = text.replace(",", " ").split()
+        if " ".join(text.lower().split()) in EVERYTHING and verb == "roll":
+            return None if state.dice is None else kind.names  # `roll all`: all five
         table = state.dice
+        if table is not None and _COLOURED_DICE.fullmatch(text.lower()):
+            return _dice_coloured(table, text.lower(), verb)  # `keep yellow 5, green 5`
+        words = text.replace(",", " ").split()
         if table is None or not words or not all(is_number(w) and len(w) == 1 for w in words):
             return parse_dice(text, kind, first=not state.rolls_used)
         try:
@@ -244,6 +259,22 @@ def named_box(state: GameState, text: str, column: int | None = None) -> str:
 
 class AmbiguousDiceError(RulesError):
     """Bare numbers that name some dice, and other dice by the faces they show."""
+
+
+def _dice_coloured(table: tuple[DieFace, ...], text: str, verb: str) -> tuple[str, ...]:
+    """Painted dice named as reviews name them, by colour and face (`yellow 5, green 5`)."""
+    left = list(table)
+    named = []
+    for colour, face in _COLOURED_DIE.findall(text):
+        die = next((d for d in left if d.colour == colour and d.face == int(face)), None)
+        if die is None:
+            shown = " ".join(f"{d.colour} {d.face}" for d in table)
+            raise UsageError(
+                f"No {colour} {face} is on the table ({shown}).", hint=f"{verb} {table[0].die}"
+            )
+        left.remove(die)
+        named.append(die.die)
+    return tuple(d.die for d in table if d.die in named)
 
 
 def _dice_showing(table: tuple[DieFace, ...], faces: list[int]) -> tuple[str, ...] | None:

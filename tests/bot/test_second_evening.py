@@ -506,3 +506,36 @@ async def test_an_empty_declare_hints_the_players_best_hand(table: Table) -> Non
     refusal = await table.refused(ANN, "declare")
     assert refusal.startswith("Name a hand, like `declare full house`. They make: One pair 40")
     assert refusal.endswith("Try `!declare one_pair`."), refusal
+
+
+async def test_keep_nothing_and_keep_all_as_reviews_and_players_say_them(table: Table) -> None:
+    """Reviews write `keep nothing`: typed, it rerolls all five; `keep all` says to score;
+    `roll all` rerolls all five."""
+    await two_players(table)
+    await table.ok(ANN, "roll", [5, 4, 2, 2, 4])
+    rolled = await table.ok(ANN, "keep nothing", [1, 1, 1, 1, 1])
+    assert "Ann rolled d1,d2,d3,d4,d5 and got D1 = 1, D2 = 1, D3 = 1, D4 = 1, D5 = 1" in rolled
+    refusal = await table.refused(ANN, "keep all")
+    assert refusal == "You're keeping all five dice: score them instead. Try `!score yahtzee`."
+    rolled = await table.ok(ANN, "roll all", [6, 6, 6, 6, 6])
+    assert "Ann rolled d1,d2,d3,d4,d5 and got" in rolled
+
+
+async def test_painted_dice_kept_by_colour_and_face_as_reviews_write_them(table: Table) -> None:
+    """Reviews write painted keeps as `keep yellow 5, green 5`: typed, they keep those dice."""
+    from engine.dice import COLOURS
+
+    await table.ok(ANN, "new painted order=join")
+    await table.ok(ANN, "start solo")
+    await table.ok(ANN, "roll", [6, 6, 1, 2, 3])
+    game = await table.desk.service.require_game_here("c")
+    first, second, *_ = game.state.dice  # type: ignore[union-attr,misc]
+    kept = await table.ok(
+        ANN, f"keep {first.colour} {first.face}, {second.colour} {second.face}", [4, 4, 4]
+    )
+    assert "Ann rolled py3,py4,py5 and got" in kept
+    game = await table.desk.service.require_game_here("c")
+    shown = {(d.colour, d.face) for d in game.state.dice}  # type: ignore[union-attr]
+    colour, face = next((c, f) for c in COLOURS for f in range(1, 7) if (c, f) not in shown)
+    refusal = await table.refused(ANN, f"keep {colour} {face}")
+    assert refusal.startswith(f"No {colour} {face} is on the table (")
