@@ -11,6 +11,7 @@ from datetime import datetime
 from bot.caller import Caller
 from bot.replies import CONTENT_MAX, CardButtons, Reply, RollButton, clip, escape, quote
 from engine import (
+    AnyState,
     GameEnded,
     GameStarted,
     PlayerJoined,
@@ -18,6 +19,7 @@ from engine import (
     RollOffRolled,
     TurnSkipped,
 )
+from engine.cardgame import CardState
 from engine.timing import format_duration
 from storage.pace import TurnClock
 from storage.service import Outcome, StoredGame
@@ -57,7 +59,7 @@ def game_over_headline(game: StoredGame, ended: GameEnded, outcome: Outcome) -> 
     if not winners:
         text = f"🏁 {game.title} is over: nobody is left at the table."
     elif not any(points for _, points in totals):
-        text = f"🏁 {game.title} is over before anyone scored."
+        text = f"🏁 {game.title} is over: nobody scored a point."
     else:
         names = " and ".join(game.name(w) for w in winners)
         verb = "wins" if len(winners) == 1 else "share the win"
@@ -113,10 +115,23 @@ def result(game: StoredGame) -> str:
     winners = state.winners()
     if not winners:
         return "over, nobody was left at the table"
+    if not _played(state):
+        return "closed before anyone played"
     if not any(points for _, points in state.totals()):
-        return "closed before anyone scored"
+        return "over, nobody scored a point"
     names = " and ".join(game.name(w) for w in winners)
     return f"over, won by {names}" if len(winners) == 1 else f"over, {names} shared the win"
+
+
+def _played(state: AnyState) -> bool:
+    """Did anyone play? A card game deals at its start; a dice game counts a turn taken (or
+    skipped) or a box filled. A lobby that closed, or gave way to another `new`, did not."""
+    if isinstance(state, CardState):
+        return state.round > 0
+    return any(
+        seat.turns or any(v is not None for sheet in seat.card for v in sheet.scores)
+        for seat in state.seats
+    )
 
 
 def plural(count: int, word: str) -> str:

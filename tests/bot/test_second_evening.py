@@ -158,7 +158,7 @@ async def test_a_replaced_or_closed_lobby_is_not_a_game_anyone_won(table: Table)
     assert "(The lobby that was open here is closed.)" in await table.ok(BO, "new painted")
     listed = await table.ok(ANN, "games")
     assert "Painted Game 3 in c: gathering players (1 in)" in listed
-    assert "Yahtzee Game 2 in c: closed before anyone scored" in listed
+    assert "Yahtzee Game 2 in c: closed before anyone played" in listed
     assert "Yahtzee Game 1 in c: over, won by Ann" in listed
     # `review` names the last game anyone played, never the lobby that was replaced.
     (review,) = await table.say(ANN, "review")
@@ -173,9 +173,18 @@ async def test_a_replaced_or_closed_lobby_is_not_a_game_anyone_won(table: Table)
 async def test_a_game_ended_before_anyone_scored_has_no_winners(table: Table) -> None:
     await two_players(table)
     ended = await table.ok(MOD, "mod end wrong channel")
-    assert "Yahtzee Game 1 is over before anyone scored. (ended early: wrong channel)" in ended
+    assert "Yahtzee Game 1 is over: nobody scored a point. (ended early: wrong channel)" in ended
     assert "share the win" not in ended
-    assert "closed before anyone scored" in await table.ok(ANN, "games")
+    assert "Yahtzee Game 1 in c: closed before anyone played" in await table.ok(ANN, "games")
+
+
+async def test_a_game_of_zeros_is_nobodys_win_but_was_played(table: Table) -> None:
+    await two_players(table)
+    await table.ok(ANN, "roll", [1, 2, 3, 4, 6])
+    await table.ok(ANN, "score yahtzee")  # 0
+    ended = await table.ok(MOD, "mod end late")
+    assert "Yahtzee Game 1 is over: nobody scored a point. (ended early: late)" in ended
+    assert "Yahtzee Game 1 in c: over, nobody scored a point" in await table.ok(ANN, "games")
 
 
 async def test_a_table_everyone_left_is_said_so_in_the_list(table: Table) -> None:
