@@ -173,6 +173,11 @@ def slash_line(table: CommandTable, text: str) -> str:
 NUMBER = ArgKind.NUMBER
 
 
+def _numberish(word: str) -> bool:
+    """A number, or a placeholder where one goes (`<column>`)."""
+    return word.isdigit() or (word.startswith("<") and word.endswith(">"))
+
+
 def _options(command: Command[Any], words: list[str]) -> list[tuple[str, str]]:
     """The words of a typed line as the command's options, in its declared order: `name=N`
     and `game N` / `from discard N` by name, flags and choices by value, the rest in order
@@ -213,7 +218,7 @@ def _options(command: Command[Any], words: list[str]) -> list[tuple[str, str]]:
             break
         later = left[index + 1 :]
         if arg.kind is ArgKind.NUMBER:
-            if words[0].isdigit():
+            if _numberish(words[0]):
                 bound[arg.name] = words.pop(0)
             continue
         if any(a.kind is ArgKind.TEXT or a.required for a in later if a.kind is not NUMBER):
@@ -221,7 +226,7 @@ def _options(command: Command[Any], words: list[str]) -> list[tuple[str, str]]:
             continue
         numbers = sum(1 for a in later if a.kind is ArgKind.NUMBER)
         end = len(words)
-        while numbers and end > 1 and words[end - 1].isdigit():
+        while numbers and end > 1 and _numberish(words[end - 1]):
             end, numbers = end - 1, numbers - 1
         bound[arg.name] = " ".join(words[:end])
         words = words[end:]

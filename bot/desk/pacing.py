@@ -81,7 +81,7 @@ class Pacing:
             await self.service.set_prefs(prefs)
             intro = "Saved."
         else:
-            intro = f"Set yours with `{self.prefix}tz Europe/Berlin`."
+            intro = f"Set yours with `{self.context.command('tz Europe/Berlin')}`."
         return [Reply(text=f"{intro} {self._settings_text(prefs, now)}")]
 
     async def quiet(self, caller: Caller, hours: str) -> list[Reply]:

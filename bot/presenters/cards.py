@@ -180,7 +180,7 @@ class CardPresenter(Presenter):
             case RoundEnded(number):
                 return (
                     f"Round {number} is over. Its deck order is now in the log for the "
-                    f"moderators (`{self.prefix}mod hands {number}`)."
+                    f"moderators (`{self.command(f'mod hands {number}')}`)."
                 )
         return ""
 
@@ -321,7 +321,7 @@ class CardPresenter(Presenter):
         key = "mini" if rules.variant == "mini" else "standard"
         return (
             f"-# Expect a long game: two players take some {_ROUNDS[key]} rounds (two turns "
-            f"each). Much shorter: `{self.prefix}new card crossing_off_always=true` (about "
+            f"each). Much shorter: `{self.command('new card crossing_off_always=true')}` (about "
             f"{_ROUNDS['crossing_off_always']} rounds)."
         )
 

@@ -222,9 +222,9 @@ class DicePresenter(Presenter):
             redo = f"roll all five again: `{self.prefix}roll`."
         elif again:
             named = ",".join(again)
-            redo = f"roll the same dice again, {named}: `{self.prefix}roll {named}`."
+            redo = f"roll the same dice again, {named}: `{self.command(f'roll {named}')}`."
         else:
-            redo = f"roll again: `{self.prefix}roll <dice>`."
+            redo = f"roll again: `{self.command('roll <dice>')}`."
         return (
             f"🛑 {story.caller.who.name} voided roll{corrected} ({why}). "
             f"{story.game.name(player)}, {redo}"
@@ -270,10 +270,10 @@ class DicePresenter(Presenter):
         if left:
             plural = "s" if left != 1 else ""
             return (
-                f"{left} roll{plural} left: `{self.prefix}roll <dice>` to reroll, or "
-                f"`{self.prefix}score {box}`."
+                f"{left} roll{plural} left: `{self.command('roll <dice>')}` to reroll, or "
+                f"`{self.command(f'score {box}')}`."
             )
-        return f"No rolls left: `{self.prefix}score {box}` now."
+        return f"No rolls left: `{self.command(f'score {box}')}` now."
 
     def round_ended(self, game: StoredGame, placement: Placement) -> str:
         """A painted round is over when its last box is filled: its totals and bonuses (the

@@ -321,7 +321,8 @@ async def test_hints_in_a_slash_only_server_name_every_option(db: Database) -> N
     await two_players(slash)
     refusal = await slash.refused(MOD, "mod deadline off")
     assert refusal.endswith("Try `/mod deadline time:off reason:playing live tonight`.")
-    await slash.ok(ANN, "roll")
+    rolled = await slash.ok(ANN, "roll")
+    assert "2 rolls left: `/roll dice:<dice>` to reroll, or `/score box:<box>`." in rolled
     refusal = await slash.refused(ANN, "score fuors")
     assert refusal.endswith("Try `/score box:fours`."), refusal
     ended = await slash.ok(MOD, "mod end testing")
