@@ -144,6 +144,7 @@ def _corrected_option(preset: str, key: str, value: str) -> tuple[str, str] | No
     specs = {o.name: (o.choices, o.default) for o in find_preset(preset).options}
     names = [*specs, *PACE_OPTIONS, "drop_after"]
     name = key.strip().lower()
+    name = "drop_after" if name == "drop" else name  # its short form
     if name not in names:
         near = close_names(name, names)
         if not near:
