@@ -327,7 +327,7 @@ async def _audit_verify_rolls(args: argparse.Namespace) -> int:
 def _not_an_export(lines: list[str]) -> str | None:
     """Why these lines cannot be checked at all (exit 2), as opposed to draws that do not
     match (exit 1); None when the header is a fairness export's with its seed revealed."""
-    from engine.fairdice import EXPORT_FORMAT, SCHEME
+    from engine.fairdice import EXPORT_FORMAT, SCHEMES
 
     first = next((line for line in lines if line.strip()), None)
     try:
@@ -336,7 +336,7 @@ def _not_an_export(lines: list[str]) -> str | None:
         header = None
     if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
         return f"its first line is not an {EXPORT_FORMAT} header"
-    if header.get("scheme") != SCHEME:
+    if header.get("scheme") not in SCHEMES:
         return f"unknown scheme {str(header.get('scheme'))[:40]!r}"
     if not header.get("seed"):
         return "its seed is not revealed yet: it is once the game ends"

@@ -13,6 +13,7 @@ import re
 import signal
 import sys
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -26,6 +27,7 @@ from storage.service import GameService, Outgoing, Where, Who
 _LINE = re.compile(r"^\s*([^:]{1,32}?)\s*:\s?(.*)$")
 _MARKUP = re.compile(r"\*\*|__|^-# ", re.MULTILINE)
 _ESCAPED = re.compile(r"\\([^A-Za-z0-9\s])")  # `\_` shows as `_` on Discord, and here
+_MOMENT = re.compile(r"<t:([0-9]{1,10}):[tTdDfFR]>")  # Discord shows it in the reader's zone
 EXPORTS = Path("exports")
 
 
@@ -41,6 +43,12 @@ def render_embed(embed: Embed) -> list[str]:
     return lines
 
 
+def _utc(found: re.Match[str]) -> str:
+    """A Discord timestamp as the console shows it: in UTC (one terminal, many readers)."""
+    at = datetime.fromtimestamp(int(found.group(1)), UTC)
+    return at.strftime("%a %d %b %H:%M UTC")
+
+
 def render_reply(reply: Reply) -> str:
     """A reply as plain text: what a Discord user would see, minus the styling."""
     lines: list[str] = []
@@ -54,6 +62,7 @@ def render_reply(reply: Reply) -> str:
         target.write_bytes(attachment.data)
         lines.append(f"(attached {attachment.filename}: saved to {target})")
     text = _ESCAPED.sub(r"\1", _MARKUP.sub("", "\n".join(lines))).replace("\u200b", "")
+    text = _MOMENT.sub(_utc, text)
     if reply.secret_for is not None:
         text = f"(only {reply.secret_for.removeprefix('console:')} sees this) " + text
     elif reply.refusal:

@@ -64,7 +64,11 @@ def controls_view(controls: Controls) -> discord.ui.View:
         count = bin(controls.selected).count("1")
         items.append(
             discord.ui.Button(
-                label=f"Reroll {count} dice" if count else "Reroll (tap dice first)",
+                label=(
+                    f"Reroll {count} {'die' if count == 1 else 'dice'}"
+                    if count
+                    else "Reroll (tap dice first)"
+                ),
                 style=discord.ButtonStyle.success,
                 custom_id=f"rk:r:{game}:{version}",
                 row=1,

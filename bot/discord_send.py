@@ -172,9 +172,11 @@ class Transport:
         """A refusal to a typed command: a reply to it, removed after `refusal_seconds`; none
         when this person has had their share of refusals just now."""
         key = (message.channel.id, message.author.id)
-        if not self.cooldown.allow(key, reply.text, self.clock()):
+        said = self.cooldown.answer(key, reply.text, self.clock())
+        if said is None:
             log.debug("refusal to %s held back (cooldown)", message.author.id)
             return
+        reply = replace(reply, text=said)
         sent = await self.send(lambda r: message.channel.send(**_replying(r, message)), reply)
         if sent is not None:
             task = asyncio.create_task(self._remove_later(sent), name="remove refusal")

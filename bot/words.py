@@ -4,12 +4,14 @@ start rolls, a moderator's skip and kick), whose turn it is, and how a game ends
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from bot.caller import Caller
 from bot.replies import CONTENT_MAX, CardButtons, Reply, RollButton, clip, escape, quote
 from engine import (
+    AnyState,
     GameEnded,
     GameStarted,
     PlayerJoined,
@@ -17,6 +19,7 @@ from engine import (
     RollOffRolled,
     TurnSkipped,
 )
+from engine.cardgame import CardState
 from engine.timing import format_duration
 from storage.pace import TurnClock
 from storage.service import Outcome, StoredGame
@@ -55,6 +58,8 @@ def game_over_headline(game: StoredGame, ended: GameEnded, outcome: Outcome) -> 
     winners, totals = ended.winners, ended.totals
     if not winners:
         text = f"🏁 {game.title} is over: nobody is left at the table."
+    elif not any(points for _, points in totals):
+        text = f"🏁 {game.title} is over: nobody scored a point."
     else:
         names = " and ".join(game.name(w) for w in winners)
         verb = "wins" if len(winners) == 1 else "share the win"
@@ -85,7 +90,7 @@ def log_head(outcome: Outcome) -> str:
     return f"\n-# 🔗 Game log head {head} (check: `rollkeeper audit verify --head {head}`)"
 
 
-def seed_reveal(outcome: Outcome, prefix: str, what: str = "Dice") -> str:
+def seed_reveal(outcome: Outcome, command: Callable[[str], str], what: str = "Dice") -> str:
     """The game-over line that reveals the committed seed (empty when nothing was revealed)."""
     reveal = next((r for r in outcome.rows if r.action == Act.SEED_REVEAL), None)
     if reveal is None:
@@ -94,7 +99,7 @@ def seed_reveal(outcome: Outcome, prefix: str, what: str = "Dice") -> str:
     checked = "roll" if what == "Dice" else "shuffle"
     return (
         f"\n🔓 {what} seed revealed: `{info.get('seed')}`. Check every {checked}: a "
-        f"moderator's `{prefix}mod export {outcome.game.number}` gives the fairness file for "
+        f"moderator's `{command(f'mod export {outcome.game.number}')}` gives the fairness file for "
         "`fairdice.py`."
     )
 
@@ -110,6 +115,32 @@ def finished_note(game: StoredGame, prefix: str) -> str:
         return ""
     return (
         f"{game.title} is over (the channel's last game). `{prefix}new <variant>` starts the next."
+    )
+
+
+def result(game: StoredGame) -> str:
+    """How a finished game came out, for a list of games: who won, or why nobody did (a lobby
+    that closed or was replaced, a game ended before anyone scored, a table everyone left)."""
+    state = game.state
+    winners = state.winners()
+    if not winners:
+        return "over, nobody was left at the table"
+    if not _played(state):
+        return "closed before anyone played"
+    if not any(points for _, points in state.totals()):
+        return "over, nobody scored a point"
+    names = " and ".join(game.name(w) for w in winners)
+    return f"over, won by {names}" if len(winners) == 1 else f"over, {names} shared the win"
+
+
+def _played(state: AnyState) -> bool:
+    """Did anyone play? A card game deals at its start; a dice game counts a turn taken (or
+    skipped) or a box filled. A lobby that closed, or gave way to another `new`, did not."""
+    if isinstance(state, CardState):
+        return state.round > 0
+    return any(
+        seat.turns or any(v is not None for sheet in seat.card for v in sheet.scores)
+        for seat in state.seats
     )
 
 
@@ -195,6 +226,12 @@ def channel_ref(channel_id: str) -> str:
 
 def mention(player: str, game: StoredGame) -> str:
     return f"<@{player}>" if player.isdigit() else game.name(player)
+
+
+def moment(at: datetime) -> str:
+    """A moment in a message everyone reads: Discord shows `<t:UNIX:f>` in each reader's
+    own time zone (the console prints it in UTC)."""
+    return f"<t:{int(at.timestamp())}:f>"
 
 
 def time_left(clock: TurnClock | None, now: datetime) -> str:

@@ -769,7 +769,7 @@ def _skip(state: CardState, meant: str | None, source: DiceSource) -> Result:
     """A moderator (or a deadline) passes the current player's turn or declaration."""
     _require_playing(state)
     seat = state.seats[state.current]
-    check_skip_target(seat.player, seat.turns + 1, meant)
+    check_skip_target(state.seats, state.current, meant)
     if state.stage is Stage.SHOWDOWN:
         marked = replace(
             state, seats=_with(state.seats, state.current, replace(seat, declared=True))
@@ -916,7 +916,15 @@ def _named_hand(state: CardState, player: str, text: str, available: tuple[Best,
         return choices[0]
     if not choices:
         near = state.rules.near_hands(text)
-        raise state.rules.unknown_hand(text, declare_hint(state, player, prefer=near))
+        hint = declare_hint(state, player, prefer=near)
+        refusal = state.rules.unknown_hand(text, hint)
+        if near and hint.removeprefix("declare ") not in near:  # say why the guess isn't hinted
+            meant = near[0]
+            refusal = UnknownHandError(
+                f"{refusal.message} {state.rules.label(meant)} {_why_not(state, player, meant)}.",
+                hint=hint,
+            )
+        raise refusal
     made = [b.hand for b in available if b.hand in choices]
     if len(made) == 1:
         return made[0]

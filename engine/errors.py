@@ -6,6 +6,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 
 class Refusal(ValueError):
     """Base of everything the bot refuses to do, in words the user reads: the rules, a command
@@ -15,6 +18,7 @@ class Refusal(ValueError):
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.about_a_move = True  # False: the refused command was no move (the desk says)
 
 
 class RulesError(Refusal):
@@ -101,15 +105,32 @@ class TurnOverError(RulesError):
     """A skip meant for a turn that has already ended."""
 
 
-def check_skip_target(current: str, turn: int, meant: str | None) -> None:
-    """A skip applies to the turn the moderator meant: refused once that player's turn is over
-    (they scored just before the skip arrived), rather than skipping the next player."""
-    if meant is not None and meant != current:
-        raise TurnOverError(
-            f"{meant}'s turn is already over: it's {current}'s turn {turn} now, and nothing "
-            "was skipped.",
-            hint="status",
-        )
+class SeatTurns(Protocol):
+    """What a skip checks of a seat: whose it is and how many turns they have taken."""
+
+    @property
+    def player(self) -> str: ...
+
+    @property
+    def turns(self) -> int: ...
+
+
+def check_skip_target(seats: Sequence[SeatTurns], current: int, meant: str | None) -> None:
+    """A skip applies to the turn the moderator meant: refused when it is someone else's turn,
+    rather than skipping the wrong player. Said as it is: the meant player's turn is over
+    (they played just before the skip arrived, or earlier this round), or it is still to come."""
+    seat = seats[current]
+    if meant is None or meant == seat.player:
+        return
+    index = next((i for i, s in enumerate(seats) if s.player == meant), None)
+    now = f"it's {seat.player}'s turn {seat.turns + 1} now, and nothing was skipped."
+    if index is None:
+        raise TurnOverError(f"{meant} is not playing: {now}", hint="status")
+    other = seats[index]
+    previous = index == (current - 1) % len(seats)
+    if other.turns > seat.turns or (previous and other.turns > 0):
+        raise TurnOverError(f"{meant}'s turn is already over: {now}", hint="status")
+    raise TurnOverError(f"{meant}'s turn hasn't come yet: {now}", hint="status")
 
 
 class VoidedRollError(RulesError):

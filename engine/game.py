@@ -553,7 +553,7 @@ def _advance(state: GameState, start: int | None = None) -> Result:
 def _skip(state: GameState, meant: str | None) -> Result:
     _require_playing(state)
     seat = state.seats[state.current]
-    check_skip_target(seat.player, seat.turns + 1, meant)
+    check_skip_target(state.seats, state.current, meant)
     skipped = replace(seat, turns=seat.turns + 1)
     seats = (*state.seats[: state.current], skipped, *state.seats[state.current + 1 :])
     after, events = _advance(replace(state, seats=seats))
@@ -601,10 +601,16 @@ def _void(state: GameState, again: tuple[str, ...]) -> Result:
     return replace(state, turn=turn), (event,)
 
 
-def score_hint(state: GameState, prefer: tuple[str, ...] = (), in_order: bool = False) -> str:
+def score_hint(
+    state: GameState,
+    prefer: tuple[str, ...] = (),
+    in_order: bool = False,
+    column: int | None = None,
+) -> str:
     """A `score` the rules accept now from the current player: the placement worth most (the
     first on the card on a tie; in one of the `prefer` boxes when one is legal, the first of
-    them that is when `in_order`), with its column in triple; `roll` before the first roll."""
+    them that is when `in_order`; in the `column` the player named when one is open there),
+    with its column in triple; `roll` before the first roll."""
     legal = state.placements()
     if not legal:
         return "roll"
@@ -612,9 +618,11 @@ def score_hint(state: GameState, prefer: tuple[str, ...] = (), in_order: bool = 
     if in_order and preferred:
         first = next(b for b in prefer if any(p.box == b for p in preferred))
         preferred = [p for p in preferred if p.box == first]
-    best = max(preferred or legal, key=lambda p: p.gain)  # max keeps the first of equals
-    column = f" {best.column}" if state.rules.columns > 1 else ""
-    return f"score {best.box}{column}"
+    chosen = preferred or list(legal)
+    chosen = [p for p in chosen if p.column == column] or chosen
+    best = max(chosen, key=lambda p: p.gain)  # max keeps the first of equals
+    shown = f" {best.column}" if state.rules.columns > 1 else ""
+    return f"score {best.box}{shown}"
 
 
 def _end(state: GameState, early: bool = True) -> Result:

@@ -13,6 +13,7 @@ from enum import StrEnum
 from engine.boxes import CLASSIC_BOXES, PAINTED_BOXES, Box, normalise_name
 from engine.dice import DiceKind
 from engine.errors import ColumnError, InvalidOptionError, UnknownBoxError
+from engine.suggest import close_names
 
 
 class JokerMode(StrEnum):
@@ -76,6 +77,13 @@ class Rules:
     @property
     def sheets_per_player(self) -> int:
         return self.columns * self.rounds
+
+    @property
+    def options_in_play(self) -> tuple[tuple[str, str], ...]:
+        """The options as a game shows them: those that change how it plays (classic's
+        `free_joker` only with `joker=free`)."""
+        joker = dict(self.options).get("joker")
+        return tuple((k, v) for k, v in self.options if k != "free_joker" or joker == "free")
 
     @property
     def turns_per_player(self) -> int:
@@ -253,8 +261,11 @@ def find_preset(name: str) -> Preset:
         if wanted == preset.name or wanted in (a.replace("_", "-") for a in preset.aliases):
             return preset
     names = ", ".join(p.name for p in PRESETS)
+    near = close_names(wanted, {a: p.name for p in PRESETS for a in (p.name, *p.aliases)})
+    guess = f"Did you mean {near[0]}? " if near else ""
     raise InvalidOptionError(
-        f"There is no variant `{name[:30]}`. Pick one of: {names}.", hint="new classic"
+        f"There is no variant `{name[:30]}`. {guess}Pick one of: {names}.",
+        hint=f"new {near[0] if near else 'classic'}",
     )
 
 

@@ -113,10 +113,65 @@ class Tally:
 
 @dataclass(frozen=True, slots=True)
 class FairnessReport:
+    """`rows`: the rolls counted; `decks`: the card shuffles counted (once revealed)."""
+
     scope: str
     rows: int
     dice: tuple[Tally, ...] = field(default_factory=tuple)
     colours: Tally | None = None
+    shuffles: Tally | None = None
+    decks: int = 0
+
+    @property
+    def tallies(self) -> list[Tally]:
+        return [t for t in (*self.dice, self.colours, self.shuffles) if t is not None]
+
+
+# The start rolls (who goes first) throw one die of their own: never a sixth die `d6`.
+START_DIE = "start rolls (who goes first)"
+SHUFFLE_PARTS = 6  # a shuffle's draws are counted by the sixth of their range they fall in
+
+
+class _Shuffles:
+    """A card game's shuffles, counted once a round's deck orders are revealed: each draw of a
+    shuffle (a face from 1 to n, n = 34 down to 2) falls in one sixth of its range, and fair
+    draws fill each sixth as often as it has faces. Paired with their reveals game by game."""
+
+    def __init__(self) -> None:
+        self.shuffled: dict[int | None, list[LogRow]] = {}
+        self.revealed: dict[int | None, list[LogRow]] = {}
+
+    def add(self, row: LogRow) -> None:
+        if row.action in (Act.DEAL, Act.RESHUFFLE):
+            self.shuffled.setdefault(row.game_id, []).append(row)
+        elif row.action == Act.DECK_REVEAL:
+            self.revealed.setdefault(row.game_id, []).append(row)
+
+    def tally(self) -> tuple[Tally | None, int]:
+        observed = [0] * SHUFFLE_PARTS
+        expected = [0.0] * SHUFFLE_PARTS
+        decks = 0
+        for game, rows in self.shuffled.items():
+            reveals = sorted(self.revealed.get(game, []), key=lambda r: r.id)
+            orders = [o for r in reveals for o in deck_orders(r)]
+            for row, order in zip(sorted(rows, key=lambda r: r.id), orders, strict=False):
+                pile = list(DECK) if row.action == Act.DEAL else reshuffled_pile(row)
+                sides = range(len(pile), 1, -1)  # Fisher-Yates from the top: n, n - 1, ..., 2
+                for face, n in zip(rolls_for(pile, list(order)), sides, strict=True):
+                    observed[(face - 1) * SHUFFLE_PARTS // n] += 1
+                    for part in range(SHUFFLE_PARTS):
+                        expected[part] += _part_size(n, part) / n
+                decks += 1
+        if not decks:
+            return None, 0
+        labels = tuple(f"{p + 1}/{SHUFFLE_PARTS}" for p in range(SHUFFLE_PARTS))
+        name = f"card shuffles ({decks} {'deck' if decks == 1 else 'decks'}, by sixths)"
+        return Tally(name, labels, tuple(observed), tuple(expected)), decks
+
+
+def _part_size(sides: int, part: int) -> int:
+    """How many of the faces 1..sides fall in this sixth of the range."""
+    return sum(1 for face in range(sides) if face * SHUFFLE_PARTS // sides == part)
 
 
 def _sides(row: LogRow) -> list[int]:
@@ -133,8 +188,10 @@ def tally(rows: Iterable[LogRow], scope: str) -> FairnessReport:
     faces: dict[tuple[str, int], Counter[int]] = {}
     painted: Counter[str] = Counter()
     painted_rolls: Counter[str] = Counter()
+    shuffles = _Shuffles()
     count = 0
     for row in rows:
+        shuffles.add(row)
         if row.action not in ROLLS:
             continue
         count += 1
@@ -142,6 +199,8 @@ def tally(rows: Iterable[LogRow], scope: str) -> FairnessReport:
             name = (
                 f"{die} (free)" if row.action == Act.FREE_ROLL and not die.startswith("py") else die
             )
+            if row.action == Act.START_ROLL:
+                name = START_DIE
             faces.setdefault((name, sides), Counter())[face] += 1
             if colour is not None:
                 painted[colour] += 1
@@ -170,7 +229,8 @@ def tally(rows: Iterable[LogRow], scope: str) -> FairnessReport:
             tuple(painted[c] for c in COLOURS),
             tuple(expected[c] for c in COLOURS),
         )
-    return FairnessReport(scope, count, tuple(dice), colours)
+    shuffled, decks = shuffles.tally()
+    return FairnessReport(scope, count, tuple(dice), colours, shuffled, decks)
 
 
 async def report(db: Database, query: LogQuery, scope: str) -> FairnessReport:
@@ -181,8 +241,9 @@ async def report(db: Database, query: LogQuery, scope: str) -> FairnessReport:
 
 
 def report_text(result: FairnessReport) -> str:
-    lines = [f"Fairness of {result.scope}: {result.rows} rolls"]
-    for t in [*result.dice, *([result.colours] if result.colours else [])]:
+    decks = f", {result.decks} card shuffles" if result.decks else ""
+    lines = [f"Fairness of {result.scope}: {result.rows} rolls{decks}"]
+    for t in result.tallies:
         counts = " ".join(f"{label}:{o}" for label, o in zip(t.labels, t.observed, strict=True))
         spread = "" if len(set(t.expected)) > 1 else f" (expected {t.expected[0]:.1f} each)"
         lines.append(f"{t.name}: {counts}{spread}; chi-square {t.chi2:.2f}: {t.verdict()}")

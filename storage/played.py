@@ -6,6 +6,7 @@ the review's values (numpy) stay in storage/reviews.py, loaded when a review is 
 from __future__ import annotations
 
 from engine import GameState, Phase, RulesError
+from engine.cardgame import CardState
 from engine.kinds import DICE_GAMES
 from storage.model import StoredGame, Who
 from storage.store import GAME_SELECT, GameStore, game_from_row
@@ -62,37 +63,61 @@ def _scored(game: StoredGame) -> bool:
     return any(v is not None for seat in state.seats for sheet in seat.card for v in sheet.scores)
 
 
+def _played(game: StoredGame) -> bool:
+    """Was it played? A closed lobby is over, unplayed (a card game deals when it starts;
+    a dice game counts once anyone scored)."""
+    state = game.state
+    if isinstance(state, CardState):
+        return state.round > 0
+    return _scored(game)
+
+
 async def game_to_review(store: GameStore, guild_id: str, channel_id: str,
                          number: int | None) -> StoredGame:  # fmt: skip
     """The game `review` shows: game `number` of this server, else this channel's last game
     (refused while it is in play, saying which finished game `review game N` would show)."""
     if number is not None:
         return check_reviewable(await store.game_by_number(guild_id, number))
-    game = await store.shown_game_here(channel_id)
-    if game is None:
-        raise NotReviewableError(
-            "No game has been played in this channel yet. `review game N` reviews game N of "
-            "this server.",
-            hint="games",
-        )
-    if not game.state.is_over:
-        finished = await _last_finished(store, channel_id)
-        if finished is not None and game.state.phase is Phase.LOBBY:
-            return check_reviewable(finished)  # the next game's lobby: the last one is shown
-        if finished is not None:  # a game in play: no review is posted over it
+    game = await store.game_here(channel_id)
+    played = await _last_finished(store, channel_id)
+    finished = played[0] if played else None
+    reviewable = next((g for g in played if valued(g)), None)
+    if game is not None and game.state.phase is not Phase.LOBBY:
+        if reviewable is not None:  # a game in play: no review is posted over it
             raise NotReviewableError(
                 f"{game.title} is still running: reviews come after the end. The last "
-                f"finished game here is {finished.title}.",
-                hint=f"review game {finished.number}",
+                f"finished game here is {reviewable.title}.",
+                hint=f"review game {reviewable.number}",
             )
-    return check_reviewable(game)
+        return check_reviewable(game)  # says it is still running
+    if finished is None:
+        raise NotReviewableError(
+            "No game has been played to the end in this channel yet. `review game N` reviews "
+            "game N of this server.",
+            hint="games",
+        )
+    if reviewable is not None and reviewable is not finished:  # the last was a card game
+        try:
+            check_reviewable(finished)
+        except NotReviewableError as exc:
+            raise NotReviewableError(
+                f"{exc.message} The last game here that can be: {reviewable.title}.",
+                hint=f"review game {reviewable.number}",
+            ) from None
+    return check_reviewable(finished)
 
 
-async def _last_finished(store: GameStore, channel_id: str) -> StoredGame | None:
-    sql = f"{GAME_SELECT} WHERE g.channel_id = ? AND g.phase = 'over' ORDER BY g.id DESC LIMIT 1"
-    async with store.db.conn.execute(sql, (channel_id,)) as cursor:
-        row = await cursor.fetchone()
-    return None if row is None else game_from_row(row)
+# A lobby that closed (or was replaced by another `new`) is over too, but nobody played it:
+# the last finished game is the last one anyone scored in, among this many of the channel's.
+LOOKED_BACK = 20
+
+
+async def _last_finished(store: GameStore, channel_id: str) -> list[StoredGame]:
+    """The channel's last finished games that were played, newest first."""
+    sql = f"{GAME_SELECT} WHERE g.channel_id = ? AND g.phase = 'over' ORDER BY g.id DESC LIMIT ?"
+    async with store.db.conn.execute(sql, (channel_id, LOOKED_BACK)) as cursor:
+        rows = await cursor.fetchall()
+    return [g for g in map(game_from_row, rows) if _played(g)]
 
 
 async def games_played(

@@ -12,7 +12,7 @@ from bot.presenters.cards import CardPresenter, options_text
 from bot.presenters.cardtable import COLOUR
 from bot.replies import Field, Reply, chunks, escape, pack
 from engine import AnyAction, Phase
-from engine.cardgame import CardState, Declare, Done, Exchange, Stay
+from engine.cardgame import CardState, Declare, Done, Exchange, Stay, declare_hint
 from engine.cards import HAND_BY_ID, CardError, show_all
 from engine.errors import RulesError
 from engine.numbers import read_number
@@ -24,6 +24,26 @@ _FROM_DISCARD = re.compile(
     r"\s*(?:from\s+(?:the\s+)?discard(?:\s+pile)?|discard=|take|from\s+pile)\s*([0-9])?\s*$",
     re.IGNORECASE,
 )
+
+
+_CROSS_OFF = re.compile(r"\s*cross(?:ing)?(?:\s*-?\s*off)?\s+", re.IGNORECASE)
+
+
+def _require_cross_off(state: CardState, player: str, text: str) -> None:
+    """`declare cross off <hand>`: fine where that hand is one the player may cross off now;
+    a hand their cards make is scored by its name, and said so."""
+    if player not in state.players or state.current_player != player:
+        return  # the engine says whose turn it is
+    hands = state.rules.hand_choices(text)
+    if not hands or any(h in state.cross_off_choices(player) for h in hands):
+        return  # an unknown name is the engine's to answer, with the nearest names
+    label = state.rules.label(hands[0])
+    if any(b.hand in hands for b in state.available(player)):
+        raise CardError(
+            f"Your cards make {label}: it is scored, not crossed off.",
+            hint=f"declare {hands[0]}",
+        )
+    raise CardError(f"You can't cross off {label} now.", hint=declare_hint(state, player))
 
 
 class NotACardGameError(RulesError):
@@ -107,11 +127,17 @@ class Cards:
         _, state = await self._game(caller)
         if not hand.strip():
             player = caller.who.user_id
-            options = options_text(state, player) if player in state.players else ""
+            seated = player in state.players
+            options = options_text(state, player) if seated else ""
+            mine = seated and state.current_player == player
             raise CardError(
                 f"Name a hand, like `declare full house`. {options}".strip(),
-                hint="declare one pair",
+                hint=declare_hint(state, player) if mine else "declare one pair",
             )
+        crossing = _CROSS_OFF.match(hand)
+        if crossing:  # `declare cross off sevens`, as the menu and suggestions label it
+            hand = hand[crossing.end() :]
+            _require_cross_off(state, caller.who.user_id, hand)
         return await self._play(caller, Declare(caller.who.user_id, hand.strip()))
 
     async def _play(self, caller: Caller, action: AnyAction) -> list[Reply]:
@@ -127,8 +153,8 @@ class Cards:
             game_number = read_number(number, "the game number", hint="mod hands 2 game 5")
             game = await self.service.game_by_number(caller.where.guild_id, game_number)
             del words[at : at + 2]
-        else:
-            game = await self.service.require_game_here(caller.where.channel_id)
+        else:  # this channel's game, or once it is over the last one (as `card` shows)
+            game = await self.context.shown_game(caller)
         state = game.state
         if not isinstance(state, CardState):
             raise NotACardGameError(f"{game.title} is a dice game: see `mod log`.", "mod log")

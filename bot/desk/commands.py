@@ -232,9 +232,20 @@ COMMANDS = CommandTable(
             "leave",
             Lobby,
             Lobby.leave,
-            usage="leave",
-            summary="Leave the game (during play you forfeit).",
+            usage="leave [forfeit]",
+            summary="Leave the game. During play that forfeits it, so it asks first: "
+            "`leave forfeit`.",
             slash="Leave this channel's game",
+            args=(
+                Arg(
+                    "forfeit",
+                    "During play: yes, give up my place in this game (it asks first without)",
+                    FLAG,
+                    required=False,
+                    default=False,
+                ),
+            ),
+            typed=Lobby.leave_text,
         ),
         Command(
             "start",
@@ -280,9 +291,10 @@ COMMANDS = CommandTable(
             Play,
             Play.keep,
             usage="keep <dice>",
-            summary="Keep the named dice and reroll the rest: `keep 1 2 5`.",
+            summary="Keep the named dice and reroll the rest: `keep d1,d2,d5`, or by the faces "
+            "they show, `keep 3 3` (when numbers could be either, the bot asks).",
             slash="Keep these dice and reroll the others",
-            args=(Arg("dice", "The dice to keep, like 1 2 5 or py1,py2"),),
+            args=(Arg("dice", "The dice to keep, like d1,d2,d5 or py1,py2"),),
             aliases=("k",),
         ),
         Command(

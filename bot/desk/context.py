@@ -17,11 +17,21 @@ from storage.service import BOT, GameService, Outcome, StoredGame, Where
 class Context:
     """The desk's shared parts; each room (lobby, play, views, ...) gets this, never the desk."""
 
-    def __init__(self, service: GameService, config: Config, prefix: str) -> None:
+    def __init__(
+        self,
+        service: GameService,
+        config: Config,
+        prefix: str,
+        command: Callable[[str], str] | None = None,
+    ) -> None:
         self.service = service
         self.config = config
         self.prefix = prefix  # as hints show commands: `!roll`, or `/roll`
+        # A command line as a player types it here: `!mod export 1`, `/mod export game:1`.
+        self.command = command or (lambda line: f"{prefix}{line}")
         self.presenters = presenters(prefix, service.clock)
+        for presenter in self.presenters.values():
+            presenter.command = self.command
 
     def presenter(self, game: StoredGame | AnyState | AnyRules) -> Presenter:
         """The presenter of a game's family."""

@@ -153,3 +153,88 @@ class CommandTable:
             name = f"{entry.name} {words[1]}" if len(words) > 1 else entry.name
             return name, sub
         return entry.name, entry
+
+
+def slash_line(table: CommandTable, text: str) -> str:
+    """A typed command line as its slash command would be typed: `mod export 1` ->
+    `mod export game:1`, `score fours 2` -> `score box:fours column:2`. Discord fills an
+    option only when it is named (`game:1`), so a slash-only server's hints name every one.
+    A line that names no command comes back as it was."""
+    words = text.split()
+    entry = table.entry(words[0].lower()) if words else None
+    if entry is None:
+        return text
+    head, rest = [entry.name], words[1:]
+    if isinstance(entry, Group):
+        command = entry.command(rest[0].lower()) if rest else None
+        if command is None:
+            return " ".join([entry.name, *rest])
+        head, rest = [entry.name, command.name], rest[1:]
+    else:
+        command = entry
+    options = [f"{name}:{value}" if name else value for name, value in _options(command, rest)]
+    return " ".join([*head, *options])
+
+
+NUMBER = ArgKind.NUMBER
+
+
+def _numberish(word: str) -> bool:
+    """A number, or a placeholder where one goes (`<column>`)."""
+    return word.isdigit() or (word.startswith("<") and word.endswith(">"))
+
+
+def _options(command: Command[Any], words: list[str]) -> list[tuple[str, str]]:
+    """The words of a typed line as the command's options, in its declared order: `name=N`
+    and `game N` / `from discard N` by name, flags and choices by value, the rest in order
+    (the last text option takes what is left, bar the numbers options after it take; an
+    optional player after it is read from its first word, as `mod skip Bo away` is)."""
+    words = list(words)
+    bound: dict[str, str] = {}
+    args = {arg.name: arg for arg in command.args}
+    for word in list(words):
+        key, eq, value = word.partition("=")
+        if eq and value and key in args:
+            bound[key] = value
+            words.remove(word)
+    for arg in command.args:
+        label = arg.name.split("_")
+        for at in range(len(words) - len(label)):
+            named = [w.lower() for w in words[at : at + len(label)]] == label
+            if arg.kind is ArgKind.NUMBER and named and words[at + len(label)].isdigit():
+                bound[arg.name] = words[at + len(label)]
+                del words[at : at + len(label) + 1]
+                break
+        lowered = [w.lower() for w in words]
+        if arg.name in bound:
+            continue
+        if arg.kind is ArgKind.FLAG and arg.name in lowered:
+            bound[arg.name] = "True"
+            words.pop(lowered.index(arg.name))
+        elif arg.choices and any(w in arg.choices for w in lowered):
+            at = next(i for i, w in enumerate(lowered) if w in arg.choices)
+            bound[arg.name] = words.pop(at)
+    left = [
+        a
+        for a in command.args
+        if a.name not in bound and a.kind is not ArgKind.FLAG and not a.choices
+    ]
+    for index, arg in enumerate(left):
+        if not words:
+            break
+        later = left[index + 1 :]
+        if arg.kind is ArgKind.NUMBER:
+            if _numberish(words[0]):
+                bound[arg.name] = words.pop(0)
+            continue
+        if any(a.kind is ArgKind.TEXT or a.required for a in later if a.kind is not NUMBER):
+            bound[arg.name] = words.pop(0)
+            continue
+        numbers = sum(1 for a in later if a.kind is ArgKind.NUMBER)
+        end = len(words)
+        while numbers and end > 1 and _numberish(words[end - 1]):
+            end, numbers = end - 1, numbers - 1
+        bound[arg.name] = " ".join(words[:end])
+        words = words[end:]
+    shown = [(arg.name, bound[arg.name]) for arg in command.args if arg.name in bound]
+    return shown + [("", w) for w in words] if words else shown

@@ -6,6 +6,7 @@ from __future__ import annotations
 from bot.caller import Caller, user_named
 from bot.desk.context import Context
 from bot.replies import Embed, Reply, quote
+from bot.words import plural
 from engine.numbers import read_number
 from storage import fairness
 from storage.rolllog import LogQuery
@@ -21,11 +22,17 @@ class Fairness:
         """`fairness [game N | player | channel]`: phone-sized, a line per die."""
         query, title = await self._query(caller, scope)
         result = await fairness.report(self.service.db, query, title)
-        if not result.rows:
+        if not result.rows and not result.decks:
             return [Reply(text=f"No rolls yet for {title}.", private=True, refusal=True)]
-        tallies = [*result.dice, *([result.colours] if result.colours else [])]
+        tallies = result.tallies  # dice, colours, start rolls, and revealed card shuffles
+        counted = f"{result.rows} rolls"
+        if result.decks:  # a card game's shuffles, once their rounds are over
+            counted += (
+                f" and {plural(result.decks, 'shuffled deck')} (each draw by the sixth of its "
+                "range it fell in; the round in play stays hidden)"
+            )
         description = (
-            f"{result.rows} rolls. Each die's faces counted (≈: what fair dice would show of "
+            f"{counted}. Each die's faces counted (≈: what fair dice would show of "
             f"each):\n```\n{tally_table(tallies)}\n```\n{overall(tallies)}"
         )
         embed = Embed(f"Fairness: {title}", description, (), 0x16A085).fitted()

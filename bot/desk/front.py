@@ -17,7 +17,7 @@ from bot.config import Config
 from bot.desk.cards import Cards
 from bot.desk.commands import COMMANDS
 from bot.desk.context import Context
-from bot.desk.declare import ArgKind, Command, Group
+from bot.desk.declare import ArgKind, Command, Group, slash_line
 from bot.desk.fairness import Fairness
 from bot.desk.guide import Guide
 from bot.desk.herald import Herald
@@ -36,6 +36,10 @@ from storage.db import StorageError, storage_refusal
 from storage.service import GameService
 
 log = logging.getLogger("rollkeeper.desk")
+
+# The players' moves: a refusal of one may be answered with the move they can make instead.
+# Any other command's refusal points at a look at the game (`status`), never at a move.
+MOVES = frozenset({"roll", "keep", "score", "discard", "stay", "done", "declare", "hand"})
 
 
 def split_command(text: str) -> tuple[str, str]:
@@ -67,8 +71,8 @@ class Desk:
     """Every command, transport-free. Refusals come back as private replies; nothing changes."""
 
     def __init__(self, service: GameService, config: Config, prefix: str | None = None) -> None:
-        self.context = Context(service, config, prefix or config.prefix)
         self.commands = COMMANDS
+        self.context = Context(service, config, prefix or config.prefix, self.typeable)
         context = self.context
         self.lobby = Lobby(context)
         self.play = Play(context)
@@ -95,6 +99,14 @@ class Desk:
             )
         }
         self._previewer: Desk | None = None  # the desk that previews hints (bot/preview.py)
+
+    def typeable(self, line: str) -> str:
+        """A command line as a player types it here: `!mod export 1`; in a slash-only server
+        the slash command with its options named, `/mod export game:1` (Discord fills an
+        option only when it is named)."""
+        if self.prefix == "/":
+            return "/" + slash_line(self.commands, line)
+        return f"{self.prefix}{line}"
 
     @property
     def service(self) -> GameService:
@@ -125,7 +137,9 @@ class Desk:
             command = entry.command(sub.lower())
             if command is None:
                 names = ", ".join(c.name for c in entry.commands)
-                raise UsageError(f"{entry.members}: {names}.", hint=f"help {entry.name}")
+                refusal = UsageError(f"{entry.members}: {names}.", hint=f"help {entry.name}")
+                refusal.about_a_move = False
+                raise refusal
             rest = rest.strip()
         else:
             command = entry
@@ -154,9 +168,13 @@ class Desk:
     ) -> list[Reply]:
         if caller.where.guild_id == DIRECT and not command.dm:
             raise self._not_in_dms(command)
-        if command.moderators:
-            self.context.require_moderator(caller)
-        replies = await start(self.room(command))
+        try:
+            if command.moderators:
+                self.context.require_moderator(caller)
+            replies = await start(self.room(command))
+        except Refusal as exc:
+            exc.about_a_move = command.name in MOVES
+            raise
         if command.personal:  # only the caller sees it
             replies = [replace(r, private=True) for r in replies]
         return replies
@@ -183,8 +201,12 @@ class Desk:
         text = f"I don't know `{shown}`. Did you mean `{self.prefix}{near[0]}`?"
         refused = await self.preview(caller, guess)
         if refused is None:
-            return UsageError(text, hint=guess)
-        return UsageError(f"{text} It would answer: {refused.message}", hint=refused.hint)
+            answer = UsageError(text, hint=guess)
+        else:
+            answer = UsageError(f"{text} It would answer: {refused.message}", hint=refused.hint)
+        meant = self.commands.entry(near[0])
+        answer.about_a_move = meant is not None and meant.name in MOVES
+        return answer
 
     # ---- refusals and hints ------------------------------------------------------------------
 
@@ -204,10 +226,15 @@ class Desk:
             return UsageError("(could not check)")
         return None
 
-    async def checked_hint(self, caller: Caller, hint: str | None) -> str:
+    async def checked_hint(self, caller: Caller, hint: str | None, move: bool = True) -> str:
         """The hint to offer: the refusal's own when the bot would accept it now, else the
-        caller's next move, else `help` (which is always accepted)."""
-        for candidate in (hint, await self.context.next_move(caller)):
+        caller's next move (a look at the game, `status`, when the refused command was no
+        move: `start` in a game in play is not answered with a box to score), else `help`
+        (which is always accepted)."""
+        other = await self.context.next_move(caller)
+        if not move and await self.service.game_here(caller.where.channel_id):
+            other = "status"
+        for candidate in (hint, other):
             if candidate and await self.preview(caller, candidate) is None:
                 return candidate
         return "help"
@@ -226,7 +253,7 @@ class Desk:
                 with contextlib.suppress(Refusal, sqlite3.Error):
                     game = await self.service.game_here(caller.where.channel_id)
                     names = {**(game.names if game else {}), caller.who.user_id: caller.who.name}
-                hint = await self.checked_hint(caller, exc.hint)
+                hint = await self.checked_hint(caller, exc.hint, exc.about_a_move)
             return [self.refusal(exc, names, hint)]
         except sqlite3.Error as exc:  # a read that met a damaged or busy file
             refusal = storage_refusal(exc)
@@ -257,5 +284,5 @@ class Desk:
             text = text.replace(player, escape(name))
         hint = hint or exc.hint
         if hint:
-            text += f" Try `{self.prefix}{hint}`."
+            text += f" Try `{self.typeable(hint)}`."
         return Reply(text=clip(text, CONTENT_MAX), private=True, refusal=True)

@@ -8,7 +8,7 @@ from bot.desk.context import Context, read_options
 from bot.desk.declare import CommandTable, Group
 from bot.desk.lobby import variant_choices
 from bot.replies import Embed, Field, Reply, clip, code
-from engine import PRESETS, AnyRules, RulesError, find_preset, make_game_rules
+from engine import PRESETS, AnyRules, Rules, RulesError, find_preset, make_game_rules
 from engine.suggest import close_names
 
 # The line each room of the desk has in `help` (a room without one is listed by its name).
@@ -104,7 +104,8 @@ class Guide:
             title = f"{game.title}: the rules of this game"
         presenter = self.context.presenter(rules)
         lines, colour = presenter.rules_lines(rules), presenter.colour(rules)
-        options_line = ", ".join(f"{k}={v}" for k, v in rules.options)
+        shown = rules.options_in_play if isinstance(rules, Rules) else rules.options
+        options_line = ", ".join(f"{k}={v}" for k, v in shown)
         embed = Embed(title, "\n".join(lines), (), colour, options_line).fitted()
         return [Reply(embeds=(embed,), private=True)]  # longer than a phone's screen, as `help`
 

@@ -28,6 +28,7 @@ class Herald:
         self.context = context
         self.config = context.config
         self.prefix = context.prefix
+        self.command = context.command  # a command as typed here (named options in slash)
 
     def reminder(
         self, game: StoredGame, clock: TurnClock, kind: str, prefs: Prefs, now: datetime
@@ -84,8 +85,9 @@ class Herald:
         text = (
             f"⌛ {mods}: {name}'s turn in {game.title} passed its deadline"
             f"{' ' + late + ' ago' if late and late != '0m' else ''} (policy wait). "
-            f"`{self.prefix}mod skip <reason>`, `{self.prefix}mod kick {typed} <reason>`, or "
-            f"`{self.prefix}mod deadline <time> <reason>` to give more time."
+            f"`{self.command('mod skip <reason>')}`, "
+            f"`{self.command(f'mod kick {typed} <reason>')}`, or "
+            f"`{self.command('mod deadline <time> <reason>')}` to give more time."
         )
         reply = Reply(text=text, roles=(role,) if role and is_snowflake(role) else ())
         return [Outgoing(encode(reply), channel_id=game.channel_id)]

@@ -7,9 +7,13 @@ from bot.caller import Caller, UsageError
 from bot.desk.context import Context, read_options
 from bot.desk.pacing import pace_from_options
 from bot.replies import Reply, code, escape
-from engine import PRESETS, GameEnded, Join, Leave, Phase, Start, find_preset
+from engine import PRESETS, GameEnded, Join, Leave, Phase, RulesError, Start, find_preset
+from engine.kinds import make_game_rules
+from engine.suggest import close_names
+from storage.pace import Pace, Policy
 
 SOLO_WORDS = ("solo", "alone", "yes")
+FORFEIT_WORDS = ("forfeit", "yes", "now")
 
 
 class Lobby:
@@ -26,7 +30,13 @@ class Lobby:
                 hint="new classic",
             )
         variant, *words = rest.split()
-        return await self.new(caller, variant, read_options(words, f"new {variant}"))
+        try:
+            return await self.new(caller, variant, read_options(words, f"new {variant}"))
+        except RulesError as exc:
+            fixed = corrected_new(variant, words)
+            if fixed.split() != ["new", variant, *words]:  # only what was wrong is changed
+                exc.hint = fixed
+            raise
 
     async def new(self, caller: Caller, variant: str, options: dict[str, object]) -> list[Reply]:
         preset = find_preset(variant)
@@ -59,7 +69,21 @@ class Lobby:
     async def join(self, caller: Caller) -> list[Reply]:
         return await self.context.play(caller, Join(caller.who.user_id))
 
-    async def leave(self, caller: Caller) -> list[Reply]:
+    async def leave_text(self, caller: Caller, rest: str) -> list[Reply]:
+        """`leave`, or `leave forfeit` to give up a seat in a game in play."""
+        return await self.leave(caller, rest.strip().lower() in FORFEIT_WORDS)
+
+    async def leave(self, caller: Caller, forfeit: bool = False) -> list[Reply]:
+        """Give up a seat. In a game in play that forfeits it, so it asks first (as a start
+        alone does): `leave forfeit` confirms."""
+        game = await self.service.require_game_here(caller.where.channel_id)
+        state = game.state
+        if state.phase is Phase.PLAYING and caller.who.user_id in state.players and not forfeit:
+            raise UsageError(
+                f"Leaving {game.title} now forfeits it: your card leaves with you and you "
+                "can't come back.",
+                hint="leave forfeit",
+            )
         return await self.context.play(caller, Leave(caller.who.user_id))
 
     async def start_text(self, caller: Caller, rest: str) -> list[Reply]:
@@ -92,6 +116,51 @@ class Lobby:
 
     async def variant_choices(self, caller: Caller, typed: str) -> list[tuple[str, str]]:
         return variant_choices(typed)
+
+
+PACE_OPTIONS = {"deadline": ("48h", "off"), "policy": tuple(p.value for p in Policy)}
+
+
+def corrected_new(variant: str, words: list[str]) -> str:
+    """`new` as it was typed with only its mistakes corrected: a misspelt variant or option
+    by the nearest name, a value that can't be by the nearest allowed one (or the default);
+    a word that is no option at all is left out. Every option that was fine stays."""
+    try:
+        preset = find_preset(variant)
+    except RulesError:
+        spellings = {a: p.name for p in PRESETS for a in (p.name, *p.aliases)}
+        preset = find_preset((close_names(variant, spellings) or ("classic",))[0])
+    kept: dict[str, str] = {}
+    for word in words:
+        key, _, value = word.partition("=")
+        fixed = _corrected_option(preset.name, key, value) if key and value else None
+        if fixed is not None:
+            kept.setdefault(*fixed)
+    return " ".join(["new", preset.name, *(f"{k}={v}" for k, v in kept.items())])
+
+
+def _corrected_option(preset: str, key: str, value: str) -> tuple[str, str] | None:
+    """One `key=value` of `new`, corrected as little as it takes (None: leave it out)."""
+    specs = {o.name: (o.choices, o.default) for o in find_preset(preset).options}
+    names = [*specs, *PACE_OPTIONS, "drop_after"]
+    name = key.strip().lower()
+    name = "drop_after" if name == "drop" else name  # its short form
+    if name not in names:
+        near = close_names(name, names)
+        if not near:
+            return None
+        name = near[0]
+    try:
+        if name in specs:
+            make_game_rules(preset, {name: value})
+        else:
+            pace_from_options(Pace(), {name: value})
+        return name, value
+    except RulesError:
+        pass
+    choices, default = specs.get(name) or (PACE_OPTIONS.get(name) or ("3",), None)
+    near = close_names(value, choices)
+    return name, near[0] if near else (default or choices[0])
 
 
 def variant_choices(typed: str) -> list[tuple[str, str]]:

@@ -13,9 +13,10 @@ from bot.caller import DIRECT, Caller
 from bot.config import read_deadline
 from bot.desk.context import Context
 from bot.replies import CONTENT_MAX, Field, Reply, clip, escape, pack, quote
-from bot.words import channel_ref, shown_game, time_left
-from engine import Phase
+from bot.words import channel_ref, moment, shown_game, time_left
+from engine import Phase, RulesError
 from engine.numbers import read_number
+from engine.suggest import close_names
 from engine.timing import OFF_WORDS, QuietHours, format_duration, parse_duration
 from storage.pace import Pace, PaceError, Policy, Prefs, find_zone, parse_policy
 from storage.service import StoredGame
@@ -32,6 +33,11 @@ def pace_from_options(base: Pace, options: dict[str, object]) -> Pace:
         if key in options:
             pace = replace(pace, drop_after=_count(str(options.pop(key))))
     return pace
+
+
+def _why(deadline: str) -> str:
+    """An example reason for `mod deadline`, to go with the time given."""
+    return "playing live tonight" if deadline.lower() in OFF_WORDS else "holiday season"
 
 
 def _count(text: str) -> int:
@@ -75,7 +81,7 @@ class Pacing:
             await self.service.set_prefs(prefs)
             intro = "Saved."
         else:
-            intro = f"Set yours with `{self.prefix}tz Europe/Berlin`."
+            intro = f"Set yours with `{self.context.command('tz Europe/Berlin')}`."
         return [Reply(text=f"{intro} {self._settings_text(prefs, now)}")]
 
     async def quiet(self, caller: Caller, hours: str) -> list[Reply]:
@@ -120,7 +126,7 @@ class Pacing:
         assert prefs.away_until is not None
         text = (
             f"🌴 {escape(caller.who.name)} is away for {format_duration(span)}, until "
-            f"{prefs.local(prefs.away_until)}: their turn deadlines are paused and no "
+            f"{moment(prefs.away_until)}: their turn deadlines are paused and no "
             f"reminders go out. `{self.prefix}back` to return early."
         )
         if moved:
@@ -180,11 +186,20 @@ class Pacing:
                 "Say the new deadline (or `off`), optionally a policy, then why.", hint=example
             )
         game = await self.service.require_game_here(caller.where.channel_id)
-        pace = replace(game.pace, deadline=read_deadline(words.pop(0)))
+        said = [words.pop(0)]
+        try:
+            pace = replace(game.pace, deadline=read_deadline(said[0]))
+        except RulesError as exc:  # the time corrected, everything else as typed
+            guess = "off" if close_names(said[0], OFF_WORDS) else "24h"
+            exc.hint = " ".join(["mod deadline", guess, *(words or [_why(guess)])])
+            raise
         if words and words[0].lower() in {p.value for p in Policy}:
-            pace = replace(pace, policy=Policy(words.pop(0).lower()))
+            said.append(words.pop(0).lower())
+            pace = replace(pace, policy=Policy(said[-1]))
         if words and words[0].lower().startswith(("drop_after=", "drop=")):
-            pace = replace(pace, drop_after=_count(words.pop(0).partition("=")[2]))
+            said.append(words.pop(0))
+            pace = replace(pace, drop_after=_count(said[-1].partition("=")[2]))
+        example = " ".join(["mod deadline", *said, _why(said[0])])
         reason = self.context.require_reason(" ".join(words), example)
         updated = await self.service.set_pace(caller.where, caller.who, pace, reason)
         left = time_left(updated.clock, self.service.clock())
@@ -202,21 +217,16 @@ class Pacing:
         lines = [game.pace.describe().capitalize() + "."]
         clock = game.clock
         if clock is not None and game.state.phase is Phase.PLAYING:
-            prefs = await self.service.prefs(clock.player)
             left = time_left(clock, now)
-            if clock.due_at is not None:
-                lines.append(
-                    f"{game.name(clock.player)}: {left} (due {prefs.local(clock.due_at)})."
-                )
+            if clock.due_at is not None:  # public: each reader sees it in their own zone
+                lines.append(f"{game.name(clock.player)}: {left} (due {moment(clock.due_at)}).")
             missed = clock.misses.get(clock.player)
             if missed:
                 lines.append(f"Missed in a row: {missed}.")
         for player in game.state.players:
             prefs = await self.service.prefs(player)
             if prefs.away(now) and prefs.away_until is not None:
-                lines.append(
-                    f"🌴 {game.name(player)} is away until {prefs.local(prefs.away_until)}."
-                )
+                lines.append(f"🌴 {game.name(player)} is away until {moment(prefs.away_until)}.")
         return Field("Turn clock", "\n".join(lines))
 
     async def zone_choices(self, caller: Caller, typed: str) -> list[tuple[str, str]]:

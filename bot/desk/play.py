@@ -4,6 +4,7 @@ score menu), and free rolls outside a game. A card game is told its own commands
 from __future__ import annotations
 
 import json
+import re
 
 from bot.caller import Caller, UsageError
 from bot.desk.context import Context
@@ -11,6 +12,7 @@ from bot.presenters.dice import controls, dice_state
 from bot.replies import CONTENT_MAX, Reply, clip, escape
 from engine import AnyAction, GameState, Keep, Roll, Score, parse_dice
 from engine.boxes import normalise_name
+from engine.dice import DieFace
 from engine.errors import AmbiguousBoxError, RulesError, UnknownBoxError
 from engine.freeroll import parse_free_roll
 from engine.game import score_hint
@@ -18,6 +20,13 @@ from engine.kinds import DICE_GAMES
 from engine.numbers import is_number, read_number
 from engine.suggest import close_names, either
 from storage.service import StoredGame
+
+# `keep nothing` (as reviews and hints say it) rerolls all five; `keep all` keeps all five.
+NOTHING = frozenset({"nothing", "none", "no dice", "no", "0"})
+EVERYTHING = frozenset({"all", "all five", "everything", "all dice"})
+_COLOURED_DIE = re.compile(r"([a-z]+) +([1-6])")
+_COLOURED_DICE = re.compile(r"\s*[a-z]+ +[1-6](?:\s*,?\s*[a-z]+ +[1-6])*\s*")
+_COLUMN = re.compile(r"(?:x|col|column|c)?([0-9]+)x?", re.IGNORECASE)
 
 
 class Play:
@@ -33,7 +42,7 @@ class Play:
             game = None  # a free roll beside a card game
         if game is not None and (seated or not dice):
             state = dice_state(game)
-            names = parse_dice(dice, state.rules.dice, first=not state.rolls_used)
+            names = self.named_dice(state, dice, "roll")
             return await self.context.play(caller, Roll(caller.who.user_id, names))
         if not dice:
             raise UsageError(
@@ -45,20 +54,67 @@ class Play:
     async def keep(self, caller: Caller, dice: str) -> list[Reply]:
         game = await self.service.require_game_here(caller.where.channel_id)
         state = dice_state(game)
+        said = " ".join(dice.lower().split())
+        if said in NOTHING and state.dice is not None:  # `keep nothing`, as reviews say it
+            all_five = state.rules.dice.names
+            return await self.context.play(caller, Roll(caller.who.user_id, all_five))
+        if said in EVERYTHING:  # the engine says to score them instead
+            return await self.context.play(caller, Keep(caller.who.user_id, state.rules.dice.names))
         try:
-            names = parse_dice(dice, state.rules.dice, first=not state.rolls_used)
+            names = self.named_dice(state, dice, "keep")
+        except AmbiguousDiceError:
+            raise
         except RulesError as exc:
             raise _keep_refusal(state, dice, exc) from None
         if not names:
-            raise UsageError("Name the dice to keep, like `keep 1 2 5`.", hint="keep 1 2 5")
+            example = ",".join(state.rules.dice.names[i] for i in (0, 1, 4))
+            raise UsageError(
+                f"Name the dice to keep, like `keep {example}`.", hint=f"keep {example}"
+            )
         return await self.context.play(caller, Keep(caller.who.user_id, names))
+
+    def named_dice(self, state: GameState, text: str, verb: str) -> tuple[str, ...] | None:
+        """The dice a `roll` or `keep` names. Bare numbers (`keep 2 4`) may name the dice (d2,
+        d4) or the faces on the table (the 2 and the 4, as reviews and hints speak of keeps):
+        read the one way that fits, or the same dice either way; when the two readings
+        differ, ask, as a loose box name does."""
+        kind = state.rules.dice
+        if " ".join(text.lower().split()) in EVERYTHING and verb == "roll":
+            return None if state.dice is None else kind.names  # `roll all`: all five
+        table = state.dice
+        if table is not None and _COLOURED_DICE.fullmatch(text.lower()):
+            return _dice_coloured(table, text.lower(), verb)  # `keep yellow 5, green 5`
+        words = text.replace(",", " ").split()
+        if table is None or not words or not all(is_number(w) and len(w) == 1 for w in words):
+            return parse_dice(text, kind, first=not state.rolls_used)
+        try:
+            as_dice = parse_dice(text, kind)
+        except RulesError:
+            as_dice = None
+        as_faces = _dice_showing(table, [int(w) for w in words])
+        if as_faces is None or as_dice is None:
+            return as_dice or as_faces or parse_dice(text, kind)  # (the last one refuses)
+        if _shown(table, as_dice) == _shown(table, as_faces):
+            return as_dice
+        typed = " ".join(words)
+        other = self.context.command(f"{verb} {','.join(as_dice)}")
+        raise AmbiguousDiceError(
+            f"`{verb} {typed}` could mean dice {', '.join(as_dice)} (they show "
+            f"{' '.join(_shown(table, as_dice, sort=False))}: `{other}`) or the dice showing "
+            f"{typed} ({', '.join(as_faces)}): say which.",
+            hint=f"{verb} {','.join(as_faces)}",
+        )
 
     async def score_text(self, caller: Caller, rest: str) -> list[Reply]:
         """`score <box> [column]`."""
         words = rest.split()
         column = None
-        if len(words) > 1 and is_number(words[-1]):
-            column = read_number(words.pop(), "the column", most=999, hint="score chance 1")
+        named = _COLUMN.fullmatch(words[-1]) if len(words) > 1 else None
+        if named:  # `fours 2`, and as the card heads them: `fours x2`, `fours column 2`
+            words.pop()
+            if len(words) > 1 and words[-1].lower() in ("column", "col"):
+                words.pop()
+            column = read_number(named.group(1), "the column", most=999, hint="score chance 1")
         if not words:
             game = await self.service.game_here(caller.where.channel_id)
             hint = score_hint(game.state) if game and isinstance(game.state, GameState) else None
@@ -72,7 +128,7 @@ class Play:
         refused = self.context.presenter(game).score_refusal(game.state, caller.who.user_id, box)
         if refused is not None:
             raise refused
-        box_id = named_box(dice_state(game), box)
+        box_id = named_box(dice_state(game), box, column)
         return await self.context.play(caller, Score(caller.who.user_id, box_id, column))
 
     async def free_roll(self, caller: Caller, text: str) -> list[Reply]:
@@ -164,7 +220,7 @@ class Play:
         return choices[:25]
 
 
-def named_box(state: GameState, text: str) -> str:
+def named_box(state: GameState, text: str, column: int | None = None) -> str:
     """The box a player named. A loose name (`house` in painted) is asked about, never scored
     0 in a box the player may not have meant; an unknown one gets the nearest names."""
     rules = state.rules
@@ -180,9 +236,16 @@ def named_box(state: GameState, text: str) -> str:
         ]
         raise AmbiguousBoxError(
             f"`{clip(text.strip(), 30)}` could be {either(shown)}: say which.",
-            hint=score_hint(state, prefer=tuple(b for b in choices if b in worth)),
+            hint=score_hint(state, tuple(b for b in choices if b in worth), column=column),
         )
-    near = close_names(normalise_name(text), rules.box_spellings())
+    typed = normalise_name(text)
+    loose = dict(rules.loose)
+    near_loose = close_names(typed, list(loose))  # `hous`: both houses, like `house`
+    near = close_names(typed, rules.box_spellings())
+    hint = score_hint(state, near, in_order=True, column=column)  # the nearest name first
+    if near_loose:  # as a loose name asks: the one that scores more
+        near = tuple(dict.fromkeys([*loose[near_loose[0]], *near]))[:3]
+        hint = score_hint(state, loose[near_loose[0]], column=column)
     guess = (
         f"Did you mean {either(rules.label(b) for b in near)}?"
         if near
@@ -190,8 +253,49 @@ def named_box(state: GameState, text: str) -> str:
     )
     raise UnknownBoxError(
         f"There is no box `{clip(text.strip(), 30)}` in {rules.title}. {guess}",
-        hint=score_hint(state, prefer=near, in_order=True),  # the nearest name first
+        hint=hint,
     )
+
+
+class AmbiguousDiceError(RulesError):
+    """Bare numbers that name some dice, and other dice by the faces they show."""
+
+
+def _dice_coloured(table: tuple[DieFace, ...], text: str, verb: str) -> tuple[str, ...]:
+    """Painted dice named as reviews name them, by colour and face (`yellow 5, green 5`)."""
+    left = list(table)
+    named = []
+    for colour, face in _COLOURED_DIE.findall(text):
+        die = next((d for d in left if d.colour == colour and d.face == int(face)), None)
+        if die is None:
+            shown = " ".join(f"{d.colour} {d.face}" for d in table)
+            raise UsageError(
+                f"No {colour} {face} is on the table ({shown}).", hint=f"{verb} {table[0].die}"
+            )
+        left.remove(die)
+        named.append(die.die)
+    return tuple(d.die for d in table if d.die in named)
+
+
+def _dice_showing(table: tuple[DieFace, ...], faces: list[int]) -> tuple[str, ...] | None:
+    """The dice showing these faces (the first free one for each), or None if some face is
+    not on the table that often."""
+    left = list(table)
+    named = []
+    for face in faces:
+        die = next((d for d in left if d.face == face), None)
+        if die is None:
+            return None
+        left.remove(die)
+        named.append(die.die)
+    return tuple(d.die for d in table if d.die in named)
+
+
+def _shown(table: tuple[DieFace, ...], names: tuple[str, ...], sort: bool = True) -> list[str]:
+    """What these dice show (painted dice with their colour): the same list for two choices
+    of dice means the same keep."""
+    shown = [f"{d.colour} {d.face}" if d.colour else str(d.face) for d in table if d.die in names]
+    return sorted(shown) if sort else shown
 
 
 def _keep_refusal(state: GameState, text: str, exc: RulesError) -> RulesError:

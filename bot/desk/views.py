@@ -8,7 +8,7 @@ from bot.caller import Caller
 from bot.desk.context import Context
 from bot.desk.pacing import Pacing
 from bot.replies import Field, Reply, chunks, pack
-from bot.words import finished_note, shown_game
+from bot.words import finished_note, result, shown_game
 from engine import Phase
 
 
@@ -38,8 +38,7 @@ class Views:
         for g in map(shown_game, games):
             where = f"<#{g.channel_id}>" if g.channel_id.isdigit() else g.channel_id
             if g.state.is_over:
-                winners = ", ".join(g.name(w) for w in g.state.winners()) or "no winner"
-                lines.append(f"**{g.title}** in {where}: over, won by {winners}")
+                lines.append(f"**{g.title}** in {where}: {result(g)}")
             elif g.state.phase is Phase.LOBBY:
                 lines.append(
                     f"**{g.title}** in {where}: gathering players ({len(g.state.seats)} in)"

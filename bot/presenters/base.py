@@ -24,6 +24,8 @@ class Presenter(ABC):
     def __init__(self, prefix: str, clock: Callable[[], datetime]) -> None:
         self.prefix = prefix  # as hints show commands: `!roll`, or `/roll`
         self.clock = clock
+        # A command line as a player would type it here (the desk's `typeable`).
+        self.command: Callable[[str], str] = lambda line: f"{prefix}{line}"
 
     def next_move(self, state: AnyState, player: str) -> str:
         """What `player` can do now: their move when it is their turn, else a look at the

@@ -29,6 +29,7 @@ from bot.words import (
     game_over_headline,
     lobby_closed,
     log_head,
+    plural,
     seed_reveal,
     shown_game,
     turn_reply,
@@ -158,10 +159,15 @@ class CardPresenter(Presenter):
         match event:
             case RoundDealt(number, dealer, turns, top, left):
                 final = " (end game)" if state.final_rounds is not None else ""
+                if state.rules.continuous:  # no rounds: one deal, then turn after turn
+                    opening, each = f"🂠 {game.name(dealer)} shuffled", ""
+                else:
+                    opening = f"🂠 Round {number}{final}: {game.name(dealer)} shuffled"
+                    each = f" {plural(turns, 'turn')} each."
                 return (
-                    f"🂠 Round {number}{final}: {game.name(dealer)} shuffled and dealt five "
-                    f"cards each. Discard pile: {show(top)} · stock: {left}. {turns} turns "
-                    f"each. See your cards: `{self.prefix}hand` or the **My hand** button."
+                    f"{opening} and dealt five cards each. Discard pile: {show(top)} · stock: "
+                    f"{left}.{each} See your cards: `{self.prefix}hand` or the **My hand** "
+                    "button."
                 )
             case Stayed(player, passed):
                 return f"{game.name(player)} {'passes' if passed else 'stays'}."
@@ -175,7 +181,7 @@ class CardPresenter(Presenter):
             case RoundEnded(number):
                 return (
                     f"Round {number} is over. Its deck order is now in the log for the "
-                    f"moderators (`{self.prefix}mod hands {number}`)."
+                    f"moderators (`{self.command(f'mod hands {number}')}`)."
                 )
         return ""
 
@@ -206,7 +212,7 @@ class CardPresenter(Presenter):
             case EndGameBegan(rounds):
                 return (
                     "⭐ Every hand but five of a kind and royal flush is crossed out: "
-                    f"{rounds} more rounds, three turns each. Each one in which someone "
+                    f"{plural(rounds, 'more round')}, three turns each. Each one in which someone "
                     "scores a special hand adds a round."
                 )
             case ExtraRound(player):
@@ -247,7 +253,7 @@ class CardPresenter(Presenter):
             return Reply(text=lobby_closed(game, self.prefix))
         text = game_over_headline(game, ended, outcome)
         more = f"The table of hands: `{self.prefix}card` (only you see it)."
-        text += final_scores(game, ended, more) + seed_reveal(outcome, self.prefix, self.drawn)
+        text += final_scores(game, ended, more) + seed_reveal(outcome, self.command, self.drawn)
         return Reply(text=clip(text + log_head(outcome), CONTENT_MAX))
 
     # ---- a player's own cards ----------------------------------------------------------------
@@ -315,7 +321,7 @@ class CardPresenter(Presenter):
         key = "mini" if rules.variant == "mini" else "standard"
         return (
             f"-# Expect a long game: two players take some {_ROUNDS[key]} rounds (two turns "
-            f"each). Much shorter: `{self.prefix}new card crossing_off_always=true` (about "
+            f"each). Much shorter: `{self.command('new card crossing_off_always=true')}` (about "
             f"{_ROUNDS['crossing_off_always']} rounds)."
         )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bot.render import NAME_WIDTH, card_columns, fit_tables
 from bot.replies import Embed, Field, chunks
+from bot.words import plural
 from engine import Phase
 from engine.cardgame import CardState, Stage
 from engine.cards import HAND_BY_ID, show
@@ -34,7 +35,7 @@ def board_embed(game: StoredGame, prefix: str, table: bool = True) -> Embed:
                 " (stayed)"
                 if seat.stayed
                 else (
-                    f" ({state.turns_per_round - seat.round_turns} turns left)"
+                    f" ({plural(state.turns_per_round - seat.round_turns, 'turn')} left)"
                     if state.stage is Stage.TURNS
                     else ""
                 )
@@ -45,7 +46,7 @@ def board_embed(game: StoredGame, prefix: str, table: bool = True) -> Embed:
     for index, chunk in enumerate(chunks(lines, 1000)):
         fields.append(Field("Table" if index == 0 else "Table (cont.)", chunk))
     title = f"{game.title}: {state.rules.title}"
-    if state.round:
+    if state.round and not state.rules.continuous:  # continuous has no rounds
         title += f" · Round {state.round}"
     return Embed(title, "\n".join(parts), tuple(fields), COLOUR).fitted()
 
@@ -76,7 +77,8 @@ def _board_lines(game: StoredGame, state: CardState, prefix: str, table: bool) -
             parts.append(f"To play: **{game.name(current)}**{turns}")
         parts.append(f"Dealer: {game.name(dealer)}")
         if state.final_rounds is not None:
-            parts.append(f"End game: {state.final_rounds} round(s) left, three turns each")
+            left = plural(state.final_rounds, "round")
+            parts.append(f"End game: {left} left, three turns each")
     elif state.phase is Phase.LOBBY:
         parts.append(f"Waiting for players (2-4). `{prefix}join`, then `{prefix}start`.")
     else:

@@ -222,9 +222,9 @@ class DicePresenter(Presenter):
             redo = f"roll all five again: `{self.prefix}roll`."
         elif again:
             named = ",".join(again)
-            redo = f"roll the same dice again, {named}: `{self.prefix}roll {named}`."
+            redo = f"roll the same dice again, {named}: `{self.command(f'roll {named}')}`."
         else:
-            redo = f"roll again: `{self.prefix}roll <dice>`."
+            redo = f"roll again: `{self.command('roll <dice>')}`."
         return (
             f"🛑 {story.caller.who.name} voided roll{corrected} ({why}). "
             f"{story.game.name(player)}, {redo}"
@@ -270,10 +270,10 @@ class DicePresenter(Presenter):
         if left:
             plural = "s" if left != 1 else ""
             return (
-                f"{left} roll{plural} left: `{self.prefix}roll <dice>` to reroll, or "
-                f"`{self.prefix}score {box}`."
+                f"{left} roll{plural} left: `{self.command('roll <dice>')}` to reroll, or "
+                f"`{self.command(f'score {box}')}`."
             )
-        return f"No rolls left: `{self.prefix}score {box}` now."
+        return f"No rolls left: `{self.command(f'score {box}')}` now."
 
     def round_ended(self, game: StoredGame, placement: Placement) -> str:
         """A painted round is over when its last box is filled: its totals and bonuses (the
@@ -299,7 +299,7 @@ class DicePresenter(Presenter):
         p = self.prefix
         every = f"`{p}card all`" if dice_state(game).rules.rounds > 1 else f"`{p}card`"
         more = f"Every box: {every} (only you see it) · how it went: `{p}review`."
-        text += final_scores(game, ended, more) + seed_reveal(outcome, p, self.drawn)
+        text += final_scores(game, ended, more) + seed_reveal(outcome, self.command, self.drawn)
         return [Reply(text=clip(text + log_head(outcome), CONTENT_MAX))]
 
     # ---- views -------------------------------------------------------------------------------
@@ -367,7 +367,7 @@ class DicePresenter(Presenter):
             turn = "" if state.is_over else f" (turn {seat.next_turn}/{rules.turns_per_player})"
             lines.append(f"{marker}{game.name(seat.player)}: {totals[seat.player]}{turn}")
         players = Field("Players", "\n".join(lines) or "nobody yet")
-        options = ", ".join(f"{k}={v}" for k, v in rules.options)
+        options = ", ".join(f"{k}={v}" for k, v in rules.options_in_play)
         desc = f"{self._progress(game, state)}\n-# {options}"
         embed = Embed(f"{game.title}: {rules.title}", desc, (players, *fields), self.colour(rules))
         return Reply(embeds=(embed.fitted(),))
@@ -394,7 +394,8 @@ class DicePresenter(Presenter):
 
     def options_text(self, rules: AnyRules) -> str:
         """The options a new game plays by, as `new` says them."""
-        return ", ".join(f"{k}={v}" for k, v in rules.options)
+        assert isinstance(rules, Rules)
+        return ", ".join(f"{k}={v}" for k, v in rules.options_in_play)
 
     def new_game_note(self, rules: AnyRules) -> str:
         """More to know when a game opens: nothing for dice."""

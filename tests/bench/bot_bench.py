@@ -106,7 +106,7 @@ async def drive(
     one_game = [
         step
         for box in make_rules("classic").box_ids
-        for step in ("!roll", "!roll 1 2", "!roll 3", f"!score {box}")
+        for step in ("!roll", "!roll d1,d2", "!roll d3", f"!score {box}")
     ] + setup
     position = dict.fromkeys(channels, 0)
     sent: list[tuple[int, float, int]] = []  # channel, time sent, messages so far

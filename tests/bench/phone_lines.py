@@ -26,6 +26,7 @@ from bot.config import Config
 from bot.console import Console, render_reply
 from bot.desk import Desk
 from bot.replies import Reply
+from engine import make_rules
 from storage.db import Database
 from storage.service import GameService
 
@@ -111,7 +112,8 @@ async def measure(rolls: int, turns: int) -> list[tuple[str, dict[str, int | str
                     await console.post(f"{NAMES[1]}: !join")
                     await console.post(f"{NAMES[0]}: !start")
                     worst_first = max(worst_first, lines(await console.post(f"{NAMES[0]}: !roll")))
-                    second = await console.post(f"{NAMES[0]}: !roll 1 2")
+                    first_two = ",".join(make_rules(new.split()[0]).dice.names[:2])
+                    second = await console.post(f"{NAMES[0]}: !roll {first_two}")
                     worst_second = max(worst_second, lines(second))
                 figures["worst first roll"] = worst_first
                 figures["worst reroll"] = worst_second

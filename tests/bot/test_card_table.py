@@ -168,7 +168,7 @@ async def test_a_card_game_reveals_its_seed_when_it_ends(tmp_path: Path) -> None
         await desk.text_command(Caller(WHERE, ANN), "new card order=join")
         await desk.text_command(Caller(WHERE, BO), "join")
         await desk.text_command(Caller(WHERE, ANN), "start")
-        replies = await desk.text_command(Caller(WHERE, BO), "leave")
+        replies = await desk.text_command(Caller(WHERE, BO), "leave forfeit")
         said = "\n".join(r.text for r in replies)
         assert "is over" in said and f"Deck seed revealed: `{seed.hex()}`" in said
     finally:

@@ -316,7 +316,7 @@ async def test_card_game_over_is_a_few_lines(seeded: Player) -> None:
     (over,) = await seeded.ok(MOD, "mod end bedtime")
     assert over.embeds == ()
     said = render_reply(over).splitlines()
-    assert said[0].startswith("🏁 Cards Game 1 is over.")
+    assert said[0].startswith("🏁 Cards Game 1 is over: nobody scored a point.")
     assert said[0].endswith("(ended early: bedtime)")
     assert said[1] == "Final: Ann 0, Bo 0. The table of hands: `!card` (only you see it)."
     assert said[2].startswith(f"🔓 Deck seed revealed: `{bytes(range(32)).hex()}`.")
@@ -353,8 +353,9 @@ async def test_fairness_is_a_line_per_die(seeded: Player) -> None:
     assert not reply.private and len(said) <= PHONE, said
     assert said[0] == "┌─ Fairness: Painted Game 1"
     assert said[3].split() == ["│", "1", "2", "3", "4", "5", "6"]
-    assert [line.split()[1] for line in said[4:10]] == ["d6", "py1", "py2", "py3", "py4", "py5"]
-    assert sum(int(n) for n in said[4].split()[2:8]) >= 2  # the roll-off's dice
+    assert [line.split()[1] for line in said[4:10]] == ["py1", "py2", "py3", "py4", "py5", "start"]
+    start = said[9].split("(who goes first)")[1].split()
+    assert sum(int(n) for n in start[:6]) >= 2  # the roll-off's dice, apart from the game's
     assert said[10].split() == ["│", "red", "gre", "yel", "blu", "pur"]
     assert said[11].split()[1] == "colours"
 

@@ -63,7 +63,7 @@ async def test_refusals_name_the_role_when_there_is_one(service: GameService) ->
         ("mod skip", "mod skip Gypsy away"),  # the player to move
         ("mod end  ", "mod end abandoned"),
         ("mod kick Second", "mod kick Second left the server"),
-        ("mod deadline 24h", "mod deadline 24h skip holiday season"),
+        ("mod deadline 24h", "mod deadline 24h holiday season"),  # as typed, with a reason
     ],
 )
 async def test_every_override_needs_a_reason(desk: Desk, command: str, hint: str) -> None:

@@ -124,6 +124,8 @@ async def test_a_turn_with_buttons_survives_a_restart(table: Table) -> None:
     await fake.click("Gypsy", roll, toggles[2])
     await table.idle()
     roll = fake.find(roll["id"])
+    one = [c for row in roll["components"] for c in row["components"]]
+    assert one[5]["label"] == "Reroll 1 die"  # not "1 dice"
     toggles = [c for c in custom_ids(roll) if c.startswith("rk:t:")]
     await fake.click("Gypsy", roll, toggles[3])
     await table.idle()

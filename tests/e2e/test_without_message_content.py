@@ -47,3 +47,26 @@ async def test_mentions_slash_and_buttons_without_the_intent(table: Table) -> No
     await fake.slash("Second", "keep", dice="")
     refusal = (await table.answers(start))[0]
     assert "Try `/" in refusal["content"] and "`!" not in refusal["content"]
+
+
+async def test_hints_without_the_intent_are_slash_commands_with_named_options(
+    table: Table,
+) -> None:
+    """Discord fills a slash command's option only when it is named: the hint to bare numbers
+    that could be dice or faces is `/keep dice:d1,d5`, never `/keep d1,d5`."""
+    fake = table.fake
+    await table.send("Gypsy", f"<@{BOT_ID}> new classic order=join", expect="is in")
+    await table.send("Second", f"<@{BOT_ID}> join", expect="joined")
+    start = len(fake.messages)
+    await fake.slash("Gypsy", "start")
+    await table.answers(start, "your turn")
+    table.dice.push([2, 5, 6, 1, 4])
+    start = len(fake.messages)
+    await fake.slash("Gypsy", "roll")
+    await table.answers(start, "rolled")
+    start = len(fake.messages)
+    await fake.slash("Gypsy", "keep", dice="2 4")
+    refusal = (await table.answers(start))[0]
+    assert refusal["flags"] & 64, "only Gypsy sees it"
+    assert "could mean dice d2, d4 (they show 5 1: `/keep dice:d2,d4`)" in refusal["content"]
+    assert refusal["content"].endswith("Try `/keep dice:d1,d5`.")
