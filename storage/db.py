@@ -149,15 +149,21 @@ def _probe(conn: sqlite3.Connection) -> sqlite3.Connection:
 
 
 def lock_path(path: Path) -> Path:
-    return path.with_name(path.name + ".lock")
+    """The writer's lock file: beside the database's real file (symlinks resolved), so every
+    name for the file finds the same lock."""
+    real = path.resolve()
+    return real.with_name(real.name + ".lock")
 
 
 class _WriterLock:
-    """One writing process per database: an OS lock on `<file>.lock`, released by the OS when
-    the process ends however it ends. The file says who holds it."""
+    """One writing process per database: an OS lock on `<real file>.lock` (which says who holds
+    it) and one on the database file itself, so a symlink, a hard link or any other path to the
+    same file (device and inode) finds it taken. The OS releases both when the process ends,
+    however it ends. (On Linux, `flock` does not touch the POSIX locks SQLite takes.)"""
 
-    def __init__(self, handle: IO[str]) -> None:
+    def __init__(self, handle: IO[str], inode: int) -> None:
         self.handle = handle
+        self.inode = inode  # a descriptor of the database file, holding its flock
 
     @classmethod
     def take(cls, path: Path) -> _WriterLock:
@@ -179,19 +185,48 @@ class _WriterLock:
                 f"{path} is in use by another rollkeeper ({holder}); stop that one first "
                 "(the read-only `rollkeeper audit` tools work beside it)"
             ) from None
+        try:
+            inode = _lock_inode(path)
+        except BaseException:
+            handle.close()
+            raise
         handle.seek(0)
         handle.truncate()
         command = " ".join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv[:3]))
         started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         handle.write(f"pid {os.getpid()}, `{command}`, since {started}\n")
         handle.flush()
-        return cls(handle)
+        return cls(handle, inode)
 
     def release(self) -> None:
         with contextlib.suppress(OSError):
             self.handle.seek(0)
             self.handle.truncate()
         self.handle.close()  # closing the file releases the lock
+        with contextlib.suppress(OSError):
+            os.close(self.inode)
+
+
+def _lock_inode(path: Path) -> int:
+    """Lock the database file itself (created empty if new): its device and inode, whatever
+    name reached it. Raises `DatabaseFileError` when another writer holds it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except PermissionError:
+        raise DatabaseFileError(
+            f"{path} is read-only (the bot writes to it); the read-only `rollkeeper audit` "
+            "tools work on it"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DatabaseFileError(
+            f"{path} is in use by another rollkeeper, which opened the same file under another "
+            f"name (device {os.stat(path).st_dev}, inode {os.stat(path).st_ino}); stop that one "
+            "first (the read-only `rollkeeper audit` tools work beside it)"
+        ) from None
+    return fd
 
 
 class Database:

@@ -33,6 +33,10 @@ class SealKeyError(Exception):
     """The key is missing, malformed, or not the one this database was sealed with."""
 
 
+class KeyFileOpenError(SealKeyError):
+    """The key file may be read (or written) by others than its owner: refused, never used."""
+
+
 def default_key_file(db_path: Path) -> Path:
     """`rollkeeper.sqlite3` -> `rollkeeper.key`, beside the database."""
     return db_path.with_suffix(".key")
@@ -118,13 +122,36 @@ def load_or_create_key(db_path: Path, key_file: Path | None = None) -> SealKey:
     if env:
         return _parse(env, f"${ENV_KEY}")
     path = key_file or default_key_file(db_path)
+    found = read_key_file(path)
+    if found is not None:
+        return found
+    key = SealKey.generate(str(path))
+    write_key_file(path, key)
+    return key
+
+
+def read_key_file(path: Path) -> SealKey | None:
+    """The key in `path` (None if there is no such file). A file others may read is refused:
+    it would let them predict every open game's dice."""
     try:
-        return _parse(path.read_text(encoding="ascii"), str(path))
+        with path.open("rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if mode & 0o077:
+                raise KeyFileOpenError(
+                    f"the seal key file {path} can be read by others than its owner (mode "
+                    f"{mode & 0o777:04o}): anyone who reads it can predict the dice. Make it "
+                    f"owner-only with `chmod 600 {path}` and start again"
+                )
+            text = handle.read().decode("ascii")
     except FileNotFoundError:
-        pass
+        return None
     except (OSError, UnicodeDecodeError) as exc:
         raise SealKeyError(f"cannot read the seal key file {path}: {exc}") from None
-    key = SealKey.generate(str(path))
+    return _parse(text, str(path))
+
+
+def write_key_file(path: Path, key: SealKey) -> None:
+    """A new key file, owner-only (0600) from its first byte; never over an existing file."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
@@ -133,7 +160,6 @@ def load_or_create_key(db_path: Path, key_file: Path | None = None) -> SealKey:
         handle.write(key._secret.hex() + "\n")
         handle.flush()
         os.fsync(handle.fileno())
-    return key
 
 
 def forget_created_key(key: SealKey) -> None:

@@ -223,6 +223,27 @@ class Seeds:
         self, conn: aiosqlite.Connection, channel_id: str, day: str, base: LogEntry
     ) -> list[LogEntry]:
         """Make sure today's channel seed exists (committed in the log); reveal older ones."""
+        entries = await self.reveal_days(conn, channel_id, day, base)
+        seed = self.ctx.seeds()
+        created = await conn.execute(
+            "INSERT OR IGNORE INTO channel_seeds (channel_id, day, seed, commitment) "
+            "VALUES (?, ?, ?, ?)",
+            (channel_id, day, self._seal.seal(seed), commitment(seed)),
+        )
+        if created.rowcount:
+            info = {
+                "scheme": SCHEME,
+                "label": f"free/{channel_id}/{day}",
+                "commitment": commitment(seed),
+            }
+            entries.append(replace(base, action=Act.COMMIT, randomness=json.dumps(info)))
+        return entries
+
+    async def reveal_days(
+        self, conn: aiosqlite.Connection, channel_id: str, day: str, base: LogEntry
+    ) -> list[LogEntry]:
+        """The rows revealing a channel's free-roll seeds of the days before `day` (and the
+        days marked revealed)."""
         entries = []
         async with conn.execute(
             "SELECT day, seed, commitment FROM channel_seeds WHERE channel_id = ? AND day < ? "
@@ -243,19 +264,6 @@ class Seeds:
                 "UPDATE channel_seeds SET revealed = 1 WHERE channel_id = ? AND day = ?",
                 (channel_id, old_day),
             )
-        seed = self.ctx.seeds()
-        created = await conn.execute(
-            "INSERT OR IGNORE INTO channel_seeds (channel_id, day, seed, commitment) "
-            "VALUES (?, ?, ?, ?)",
-            (channel_id, day, self._seal.seal(seed), commitment(seed)),
-        )
-        if created.rowcount:
-            info = {
-                "scheme": SCHEME,
-                "label": f"free/{channel_id}/{day}",
-                "commitment": commitment(seed),
-            }
-            entries.append(replace(base, action=Act.COMMIT, randomness=json.dumps(info)))
         return entries
 
 

@@ -1,0 +1,143 @@
+"""Custody: a free-roll day's seed is revealed when its UTC day ends (the timekeeper does it,
+whether or not anyone rolls in that channel again); a key file others can read is refused;
+one writer per database file, whatever path reaches it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from bot.desk import Desk
+from bot.timekeeper import Timekeeper
+from engine.freeroll import parse_free_roll
+from storage.audit import verify
+from storage.db import Database
+from storage.rolllog import LogQuery, query
+from storage.seal import ENV_KEY
+from storage.service import GameService, Where, Who
+from storage.vocabulary import Act
+from tests.bot.test_cli import cli, one_line
+from tests.bot.test_pacing import Inbox
+from tests.conftest import FakeClock
+
+HERE = Where("1000", "2000")
+ANN = Who("101", "Ann")
+
+
+async def test_a_free_roll_days_seed_is_revealed_when_the_day_ends(tmp_path: Path) -> None:
+    clock = FakeClock(datetime(2026, 11, 20, 12, 0, tzinfo=UTC))
+    db = await Database.open(tmp_path / "days.sqlite3")
+    try:
+        service = GameService(db, clock=clock)  # production dice: the channel's seed of the day
+        keeper = Timekeeper(service, Desk(service, Config()).herald, Inbox(clock))
+        await service.free_roll(HERE, ANN, parse_free_roll("3d6"))
+        await service.free_roll(HERE, ANN, parse_free_roll("d20"))
+        assert await service.next_due() == datetime(2026, 11, 21, tzinfo=UTC)
+
+        clock.advance(hours=11, minutes=59)  # 23:59: the day is not over
+        assert (await keeper.tick()).fired == []
+        assert (await verify(db)).sealed == 1
+
+        clock.advance(minutes=1)  # midnight UTC: nobody rolls again, the seed comes out
+        assert (await keeper.tick()).fired == ["free rolls: 1 day seed(s) revealed"]
+        rows = await query(db, LogQuery(channel_id=HERE.channel_id, limit=10))
+        reveal = next(r for r in rows if r.action == Act.SEED_REVEAL)
+        info = json.loads(reveal.randomness or "{}")
+        assert info["label"] == "free/2000/2026-11-20"
+        commit = next(r for r in rows if r.action == Act.COMMIT)
+        assert (
+            hashlib.sha256(bytes.fromhex(info["seed"])).hexdigest()
+            == json.loads(commit.randomness or "{}")["commitment"]
+        )
+        assert (reveal.user_name, reveal.guild_id) == ("rollkeeper", "1000")
+        report = await verify(db)
+        assert report.ok and (report.revealed, report.sealed) == (1, 0)
+        assert await service.next_due() is None
+
+        assert (await keeper.tick()).fired == []  # revealed once
+        _, _, reveals = await service.free_roll(HERE, ANN, parse_free_roll("d6"))
+        assert reveals == []  # the next day's first roll has nothing left to reveal
+        assert (await verify(db)).ok
+    finally:
+        await db.close()
+
+
+# ---- tight custody: the key file and the one writer ----------------------------------------
+
+
+@pytest.fixture
+def played(tmp_path: Path) -> Path:
+    """A database with an open game in it, made by the console (its key beside it)."""
+    db = tmp_path / "bot.sqlite3"
+    lines = "Ann: !new classic order=join\nAnn: !start solo\nAnn: !roll\n"
+    result = cli("console", "--db", str(db), cwd=tmp_path, stdin=lines)
+    assert result.returncode == 0, result.stderr
+    return db
+
+
+def test_a_key_file_others_can_read_is_refused_with_the_fix(played: Path) -> None:
+    key = played.with_suffix(".key")
+    assert key.stat().st_mode & 0o777 == 0o600  # as the bot made it
+    before = {p.name: p.read_bytes() for p in played.parent.iterdir() if p.is_file()}
+    for mode in (0o644, 0o640, 0o604):
+        key.chmod(mode)
+        result = cli("console", "--db", str(played), cwd=played.parent, stdin="Ann: !status\n")
+        assert result.returncode == 2
+        assert one_line(result) == (
+            f"rollkeeper: the seal key file {key} can be read by others than its owner (mode "
+            f"{mode:04o}): anyone who reads it can predict the dice. Make it owner-only with "
+            f"`chmod 600 {key}` and start again"
+        )
+        assert result.stdout == ""
+    after = {p.name: p.read_bytes() for p in played.parent.iterdir() if p.is_file()}
+    assert after == before  # refused before anything was written
+    key.chmod(0o600)
+    again = cli("console", "--db", str(played), cwd=played.parent, stdin="Ann: !status\n")
+    assert again.returncode == 0 and "roll 1 of 3 used" in again.stdout
+
+
+@pytest.mark.parametrize("second", ["symlink", "hard link", "dotted path"])
+def test_a_second_writer_by_another_path_is_refused(played: Path, second: str) -> None:
+    """The guard is the file (device and inode), not its name: with the key in the
+    environment, a symlink, a hard link or `dir/../dir/file` still finds it taken."""
+    other = played.parent / "other.sqlite3"
+    if second == "symlink":
+        other.symlink_to(played)
+        expected = "in use by another rollkeeper (pid {pid}, `cli.py console"
+    elif second == "hard link":
+        os.link(played, other)
+        expected = "in use by another rollkeeper, which opened the same file under another name"
+    else:
+        other = played.parent / ".." / played.parent.name / played.name
+        expected = "in use by another rollkeeper (pid {pid}, `cli.py console"
+    env = {**os.environ, ENV_KEY: played.with_suffix(".key").read_text().strip()}
+    first = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "console", "--db", str(played)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=played.parent,
+    )
+    try:
+        assert first.stdin is not None and first.stdout is not None
+        first.stdin.write("Ann: !status\n")
+        first.stdin.flush()
+        assert "Yahtzee Game 1" in first.stdout.readline()  # it is up, holding the file
+        result = cli(
+            "console", "--db", str(other), cwd=played.parent, stdin="Ann: !roll\n", env=env
+        )
+        assert result.returncode == 2 and result.stdout == ""
+        assert expected.format(pid=first.pid) in one_line(result)
+    finally:
+        first.terminate()
+        first.communicate(timeout=30)
+    assert first.returncode == 0
