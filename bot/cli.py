@@ -153,6 +153,11 @@ async def _audit_verify(args: argparse.Namespace) -> int:
         f"{report.sealed} still sealed (open games, today's free rolls): their dice are "
         "checked once revealed."
     )
+    if report.lost:
+        print(
+            f"{report.lost} lost with the seal key (ended unverifiable, closed free-roll days): "
+            "their dice can never be checked."
+        )
     if args.head is not None:
         print(f"The log still reaches the published head #{args.head[0]}.")
     return 0
@@ -258,6 +263,43 @@ async def _game_exists(db: Database, game_id: int) -> bool:
         return await cursor.fetchone() is not None
 
 
+def _seal_lost(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(_declare_lost(args, _load(args)))
+
+
+async def _declare_lost(args: argparse.Namespace, config: Config) -> int:
+    from storage.db import Database
+    from storage.seal import SealKeyError
+    from storage.service import GameService
+
+    path = Path(args.db) if args.db else config.database
+    if not path.is_file():
+        print(f"rollkeeper: there is no database at {path}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    db = await Database.open(path, config.durability, key_file=config.seal_key_file)
+    try:
+        report = await GameService(db).declare_key_lost(config.seal_key_file)
+    except SealKeyError as exc:
+        print(f"rollkeeper: {exc}; nothing changed", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:
+        await db.close()
+    ended = ", ".join(f"game {g.number} (server {g.guild_id})" for g in report.ended)
+    print(f"Seal key {report.lost_key} of {path} declared lost.")
+    print(
+        f"{len(report.ended)} open game{'' if len(report.ended) == 1 else 's'} ended without a "
+        f"winner, as unverifiable{': ' + ended if ended else ''}."
+    )
+    print(f"{len(report.days)} free-roll day{'' if len(report.days) == 1 else 's'} closed.")
+    print(
+        f"New seal key {report.new_key.key_id} in {report.new_key.origin} (owner-only), for new "
+        "games and free rolls: back it up apart from the database (README, 'Backups')."
+    )
+    return 0
+
+
 def _load(args: argparse.Namespace) -> Config:
     from bot.config import load_config
 
@@ -341,6 +383,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache", help="where the classic value tables are kept (default: $ROLLKEEPER_CACHE)"
     )
     review.set_defaults(handler=_review)
+
+    seal = commands.add_parser("seal", help="the seal key (see README, 'Sealed seeds')")
+    seal_commands = seal.add_subparsers(dest="seal_command", metavar="ACTION", required=True)
+    lost = seal_commands.add_parser(
+        "lost",
+        help="the key is gone for good: end its open games as unverifiable, make a new key",
+    )
+    lost.add_argument("--db", help="the database file (default: from the config)")
+    lost.add_argument("--config", help="the config file (default: ./config.toml if present)")
+    lost.set_defaults(handler=_seal_lost)
 
     audit = commands.add_parser("audit", help="moderators' tools over the database")
     audit_commands = audit.add_subparsers(dest="audit_command", metavar="TOOL", required=True)

@@ -76,6 +76,7 @@ class VerifyReport:
     problem: ChainProblem | GameProblem | FreeRollProblem | None
     revealed: int = 0  # games and free-roll days whose every draw was checked against its seed
     sealed: int = 0  # games and days whose seed is not revealed yet (their dice: see README)
+    lost: int = 0  # games and days whose seed was lost with the seal key (never checkable)
 
     @property
     def ok(self) -> bool:
@@ -105,7 +106,7 @@ def verify_file(path: Path | str, head: tuple[int, str] | None = None) -> Verify
             problem = _check_head(reader, head)
             if problem is not None:
                 return VerifyReport(chain.rows, 0, problem)
-        revealed = sealed = checked = 0
+        revealed = sealed = lost = checked = 0
         games = reader.execute(
             "SELECT id, guild_id, channel_id, number, preset, options, snapshot, names, "
             "created_at, commitment, player_seeds FROM games ORDER BY id"
@@ -119,13 +120,24 @@ def verify_file(path: Path | str, head: tuple[int, str] | None = None) -> Verify
             checked += 1
             revealed += opened is True
             sealed += opened is False
+            lost += opened == _LOST
         try:
-            days_revealed, days_sealed = _verify_free_rolls(reader)
+            days_revealed, days_sealed, days_lost = _verify_free_rolls(reader)
         except _BadDay as bad:
             return VerifyReport(chain.rows, checked, FreeRollProblem(bad.label, bad.reason))
     finally:
         reader.close()
-    return VerifyReport(chain.rows, checked, None, revealed + days_revealed, sealed + days_sealed)
+    return VerifyReport(
+        chain.rows,
+        checked,
+        None,
+        revealed + days_revealed,
+        sealed + days_sealed,
+        lost + days_lost,
+    )
+
+
+_LOST = "lost"  # a game whose seed was lost with the seal key
 
 
 class _Bad(Exception):
@@ -163,9 +175,12 @@ class _Replaying:
     positions: dict[int, tuple[str, int, int, str]] = field(default_factory=dict)
 
 
-def _verify_game(reader: sqlite3.Connection, game_row: Sequence[Any], last_old: int) -> bool | None:
+def _verify_game(
+    reader: sqlite3.Connection, game_row: Sequence[Any], last_old: int
+) -> bool | str | None:
     """Raises `_Bad`; returns True when every draw was checked against the revealed seed,
-    False when the seed is still sealed (an open game), None for a game without one.
+    False when the seed is still sealed (an open game), `_LOST` when it was lost with the seal
+    key (the game ended unverifiable), None for a game without one.
     `last_old`: the last row an older release wrote (see `_last_old_row`)."""
     (game_id, guild, channel, number, preset, options, snapshot, names_text, created_at,
      commit, player_seeds_text) = game_row  # fmt: skip
@@ -190,10 +205,15 @@ def _verify_game(reader: sqlite3.Connection, game_row: Sequence[Any], last_old: 
         raise _Bad("its stored state differs from replaying its actions")
     _compare_rows(rows, check.expected, commit is not None, check.legacy, last_old)
     revealed = any(r.action == Act.SEED_REVEAL for r in rows)
-    if commit is not None and final.is_over and not revealed:
+    lost = any(r.action == Act.SEED_LOST for r in rows)
+    if lost != final.unverifiable or (lost and revealed):
+        raise _Bad("it ended unverifiable without its seed lost, or the other way round")
+    if commit is not None and final.is_over and not (revealed or lost):
         raise _Bad("it is over but its seed was never revealed")
-    if revealed and not final.is_over:
+    if (revealed or lost) and not final.is_over:
         raise _Bad("its seed was revealed while it is still open")
+    if lost:
+        return _LOST
     return None if commit is None else check.key is not None
 
 
@@ -410,12 +430,14 @@ def _faces(entry: LogEntry) -> list[tuple[str, int, str | None]]:
     return [(d, int(f), c) for d, f, c in json.loads(entry.results)]
 
 
-def _verify_free_rolls(reader: sqlite3.Connection) -> tuple[int, int]:
+def _verify_free_rolls(reader: sqlite3.Connection) -> tuple[int, int, int]:
     """Each channel's free rolls of a day under their committed seed: committed before the
     first roll, events numbered 0, 1, 2, ... with no gap, as many as the day's count, and once
-    revealed, every face what the seed gives. Returns (days revealed, days still sealed)."""
+    revealed, every face what the seed gives. Returns (days revealed, days still sealed, days
+    whose seed was lost with the seal key)."""
     commits: dict[str, str] = {}
     reveals: dict[str, bytes] = {}
+    lost: set[str] = set()
     events: dict[str, int] = {}
     sql = f"{rolllog.ROW_SELECT} WHERE game_id IS NULL ORDER BY id"
     for record in reader.execute(sql):
@@ -430,10 +452,12 @@ def _verify_free_rolls(reader: sqlite3.Connection) -> tuple[int, int]:
             commits[label] = str(info.get("commitment"))
         elif row.action == Act.SEED_REVEAL:
             reveals[label] = _revealed_day(row, label, info, commits.get(label))
+        elif row.action == Act.SEED_LOST:
+            lost.add(label)
         elif row.action == Act.FREE_ROLL:
             if label not in commits or info.get("commitment") != commits[label]:
                 raise _BadDay(label, f"row {row.id} rolled before its seed was committed")
-            if label in reveals:
+            if label in reveals or label in lost:
                 raise _BadDay(label, f"row {row.id} rolled after its seed was revealed")
             if info.get("event") != events.get(label, 0) or info.get("first_draw") != 0:
                 raise _BadDay(
@@ -453,7 +477,7 @@ def _verify_free_rolls(reader: sqlite3.Connection) -> tuple[int, int]:
             raise _BadDay(
                 label, f"the log holds {events.get(label, 0)} rolls, the day counted {rolls}"
             )
-    return len(reveals), len(commits) - len(reveals)
+    return len(reveals), len(commits) - len(reveals) - len(lost), len(lost)
 
 
 def _revealed_day(row: LogRow, label: str, info: dict[str, Any], commit: str | None) -> bytes:

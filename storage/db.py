@@ -30,7 +30,7 @@ import aiosqlite
 
 from engine.errors import Refusal
 from storage.migrations import MIGRATIONS
-from storage.seal import SealKey, SealKeyError, forget_created_key, load_or_create_key
+from storage.seal import ENV_KEY, SealKey, SealKeyError, create_key, default_key_file, find_key
 
 log = logging.getLogger("rollkeeper.storage")
 
@@ -243,6 +243,10 @@ class Database:
         self.conn = conn
         self.path = path
         self.seal = seal
+        # The id of the key this file's seeds were sealed with, when that key is missing: the
+        # bot runs without one (finished games need none; see storage/custody.py).
+        self.lost_key: str | None = None
+        self.key_place = ""  # where the key was looked for (for what the operator is told)
         self.readonly = writer is None
         self._writer = writer
         self._write_lock = asyncio.Lock()
@@ -294,8 +298,7 @@ class Database:
             ):
                 await conn.execute(pragma)
             await db._check_version(migrate=True)
-            db.seal = load_or_create_key(target, key_file)
-            await db._check_seal()
+            await db._load_seal(key_file)
         except BaseException as exc:
             await db.close()
             if isinstance(exc, sqlite3.Error):
@@ -371,17 +374,34 @@ class Database:
                     await conn.execute(statement)
                 await conn.execute(f"PRAGMA user_version = {number}")
 
-    async def _check_seal(self) -> None:
-        """The key must be the one this file's seeds were sealed with; a file from before
-        sealing has its plaintext seeds sealed now (their old pages overwritten)."""
-        assert self.seal is not None
+    async def recorded_key(self) -> str | None:
+        """The id of the key this file's seeds are sealed with (None: no key yet)."""
         async with self.conn.execute("SELECT key_id FROM seal_key") as cursor:
             row = await cursor.fetchone()
-        if row is not None:
-            if row[0] != self.seal.key_id:
-                forget_created_key(self.seal)
-                raise SealKeyError(self.seal.mismatch(self.path, str(row[0])))
+        return None if row is None else str(row[0])
+
+    async def _load_seal(self, key_file: Path | None) -> None:
+        """The key must be the one this file's seeds were sealed with. A file without a key
+        gets one (a new key file); a file whose key is missing opens without one, never with a
+        new one (`rollkeeper seal lost` makes that decision, not a start-up)."""
+        self.key_place = f"${ENV_KEY} or {key_file or default_key_file(self.path)}"
+        recorded = await self.recorded_key()
+        found = find_key(self.path, key_file)
+        if recorded is None:
+            self.seal = found or create_key(self.path, key_file)
+            await self._seal_plaintext()
             return
+        if found is None:
+            self.lost_key = recorded  # said by whoever opened it (storage/custody.py)
+            return
+        if found.key_id != recorded:
+            raise SealKeyError(found.mismatch(self.path, recorded))
+        self.seal = found
+
+    async def _seal_plaintext(self) -> None:
+        """A file from before sealing has its plaintext seeds sealed now (their old pages
+        overwritten), and records its key."""
+        assert self.seal is not None
         await self.conn.execute("PRAGMA secure_delete=ON")
         async with self.transaction() as conn:
             async with conn.execute("SELECT id, seed FROM games WHERE seed IS NOT NULL") as cur:

@@ -92,12 +92,6 @@ class SealKey:
         return seed
 
     def mismatch(self, db_path: Path, recorded: str) -> str:
-        if self.created:
-            return (
-                f"the key that seals {db_path}'s dice is missing: it was sealed with key "
-                f"{recorded}, which is not at {self.origin} (or in ${ENV_KEY}). Restore the key "
-                "file from your backup (see README, 'Verifiable fairness')"
-            )
         return (
             f"the seal key at {self.origin} (id {self.key_id}) is not the one {db_path} was "
             f"sealed with (id {recorded}). Use the right key file (see README, 'Verifiable "
@@ -115,16 +109,18 @@ def _parse(text: str, origin: str) -> SealKey:
     return SealKey(secret, origin)
 
 
-def load_or_create_key(db_path: Path, key_file: Path | None = None) -> SealKey:
-    """The key from the environment, else from the key file, else a new key file (owner-only
-    permissions). The database decides whether a new key is acceptable (see `Database`)."""
+def find_key(db_path: Path, key_file: Path | None = None) -> SealKey | None:
+    """The key from the environment, else from the key file; None when there is neither."""
     env = os.environ.get(ENV_KEY)
     if env:
         return _parse(env, f"${ENV_KEY}")
+    return read_key_file(key_file or default_key_file(db_path))
+
+
+def create_key(db_path: Path, key_file: Path | None = None) -> SealKey:
+    """A new key in a new key file (owner-only): for a database that has none, or whose key
+    was declared lost (`rollkeeper seal lost`). Never over an existing file."""
     path = key_file or default_key_file(db_path)
-    found = read_key_file(path)
-    if found is not None:
-        return found
     key = SealKey.generate(str(path))
     write_key_file(path, key)
     return key
@@ -160,9 +156,3 @@ def write_key_file(path: Path, key: SealKey) -> None:
         handle.write(key._secret.hex() + "\n")
         handle.flush()
         os.fsync(handle.fileno())
-
-
-def forget_created_key(key: SealKey) -> None:
-    """Remove a key file this run created for a database that turned out to need another."""
-    if key.created and not key.origin.startswith("$"):
-        Path(key.origin).unlink(missing_ok=True)

@@ -13,7 +13,7 @@ from datetime import UTC
 
 import aiosqlite
 
-from engine import DiceSource, Phase, Refusal, RulesError
+from engine import AnyAction, DiceSource, EndGame, Phase, Refusal, RulesError
 from engine.fairdice import SCHEME, HmacDice, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
 from storage import rolllog
@@ -37,6 +37,22 @@ class SealedSeedError(Refusal):
     """A sealed seed that does not open to its commitment: wrong key or an altered file."""
 
 
+class SealKeyMissingError(Refusal):
+    """The bot has no seal key (it was not found at start-up): nothing new can be sealed, and
+    nothing sealed under the missing key opened (storage/custody.py)."""
+
+
+class SeedLostError(RulesError):
+    """An open game sealed under the missing key: it cannot roll, only end (unverifiable)."""
+
+
+class _SeedLost:
+    """The dice of a game whose seed is lost: there are none."""
+
+    def roll_die(self, sides: int) -> int:
+        raise SeedLostError("This game's seed was lost with the bot's seal key.")
+
+
 def _sides_of(die: str) -> int:
     """Sides of a free-roll die: `d20` -> 20; painted dice have six."""
     return 6 if die.startswith("py") else int(die[1:])
@@ -57,8 +73,29 @@ class Seeds:
     @property
     def _seal(self) -> SealKey:
         if self.ctx.db.seal is None:
-            raise RuntimeError("the service needs a database opened to write (with its key)")
+            if self.ctx.db.lost_key is None:
+                raise RuntimeError("the service needs a database opened to write")
+            raise SealKeyMissingError(
+                "The bot's seal key is missing, so it can't seal or open any dice (new games, "
+                "free rolls): a moderator should ask the bot's operator to put the key back, "
+                "or to declare it lost with `rollkeeper seal lost` (README, 'Sealed seeds')."
+            )
         return self.ctx.db.seal
+
+    def lost(self, game: StoredGame) -> bool:
+        """Is this open game sealed under the key the bot no longer has?"""
+        lost = self.ctx.db.lost_key is not None and game.commitment is not None
+        return lost and not game.state.is_over
+
+    def check_not_lost(self, game: StoredGame, action: AnyAction) -> None:
+        """A game whose seed is lost cannot go on: only its end, without a winner."""
+        if self.lost(game) and not (isinstance(action, EndGame) and action.unverifiable):
+            raise SeedLostError(
+                f"{game.title}'s dice were sealed with a key the bot no longer has, so it "
+                "can't go on: a moderator can end it (without a winner, as unverifiable), or "
+                "the bot's operator can put the key back.",
+                hint="mod end the seal key was lost",
+            )
 
     def _unseal(self, sealed: str, commit: str | None, what: str) -> bytes:
         """A seed out of its seal, checked against its commitment; a seed that does not match
@@ -100,6 +137,8 @@ class Seeds:
         """The dice of one action (`event`: its number) of a game."""
         if self.ctx.dice is not None:
             return self.ctx.dice
+        if self.lost(game):
+            return _SeedLost()
         key = self._keys.get(game.id)
         if key is None:
             key = game_key(await self._game_seed(game), game.player_seeds)
@@ -117,7 +156,15 @@ class Seeds:
         return self._unseal(row[0], game.commitment, game.title)
 
     async def reveal_entry(self, game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:
-        """The game is over: its seed goes into the log for anyone to check."""
+        """The game is over: its seed goes into the log for anyone to check (or, lost with
+        the seal key, the row that says it never will)."""
+        if self.ctx.db.lost_key is not None:
+            lost = {"scheme": SCHEME, "label": game.label, "commitment": game.commitment}
+            return replace(
+                base_entry(game, where, who, now, None),
+                action=Act.SEED_LOST,
+                randomness=json.dumps({**lost, "lost_key": self.ctx.db.lost_key}),
+            )
         info = {
             "scheme": SCHEME,
             "label": game.label,
@@ -184,6 +231,8 @@ class Seeds:
                 source: DiceSource | None = self.ctx.dice
                 commit, event = None, 0
                 if source is None:
+                    day = await _seed_day(conn, where.channel_id, day)
+                    label = f"free/{where.channel_id}/{day}"
                     entries = await self._rotate_channel_seed(conn, where.channel_id, day, base)
                     seed, commit, event = await self._day_seed(conn, where.channel_id, day)
                     source = HmacDice(game_key(seed), label, event)
@@ -265,6 +314,19 @@ class Seeds:
                 (channel_id, old_day),
             )
         return entries
+
+
+async def _seed_day(conn: aiosqlite.Connection, channel_id: str, today: str) -> str:
+    """Which seed of the day a channel rolls from: `today`, or `today/2` (`/3`, ...) once an
+    earlier seed of today was lost with the seal key (closed before its day ended)."""
+    async with conn.execute(
+        "SELECT count(*) FROM channel_seeds WHERE channel_id = ? AND (day = ? OR day LIKE ?) "
+        "AND revealed = 1",
+        (channel_id, today, f"{today}/%"),
+    ) as cursor:
+        row = await cursor.fetchone()
+    closed = int(row[0]) if row else 0
+    return f"{today}/{closed + 1}" if closed else today
 
 
 async def _link_message(conn: aiosqlite.Connection, where: Where, row: LogRow) -> None:

@@ -21,13 +21,14 @@ import asyncio
 import secrets
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from engine import DiceSource
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
 from storage import played
 from storage.clocks import Clocks
-from storage.custody import FreeDays
+from storage.custody import FreeDays, LostKey, LostReport
 from storage.db import Database
 from storage.deadlines import Deadlines
 from storage.hints import HintAsked, HintLog, check_hint
@@ -109,6 +110,7 @@ class GameService:
         self.messages = Outbox(ctx)
         self.hints = HintLog(ctx, self.store)
         self.free_days = FreeDays(ctx, self.store, self.seeding)
+        self.lost_key = LostKey(ctx, self.store, self.table, self.free_days)
 
     # What every part shares, as callers (and tests) set it.
 
@@ -268,6 +270,9 @@ class GameService:
 
     async def close_free_days(self) -> list[LogRow]:
         return await self.free_days.close()
+
+    async def declare_key_lost(self, key_file: Path | None = None) -> LostReport:
+        return await self.lost_key.declare(key_file)
 
     async def due_reminders(self, limit: int = 200) -> list[DueReminder]:
         return await self.deadlines.due_reminders(limit)
