@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime
@@ -141,3 +142,110 @@ def test_a_second_writer_by_another_path_is_refused(played: Path, second: str) -
         first.terminate()
         first.communicate(timeout=30)
     assert first.returncode == 0
+
+
+# ---- a lost key: the bot starts, finished games are served, `seal lost` frees the channels ---
+
+
+@pytest.fixture
+def keyless(tmp_path: Path) -> tuple[Path, str]:
+    """A database restored without its key: game 1 finished, game 2 open (rolled once)."""
+    db = tmp_path / "bot.sqlite3"
+    lines = (
+        "Ann: !new classic order=join\nAnn: !start solo\nAnn: !roll\n"
+        "Mod: !mod end a short game\n"
+        "Ann: !new classic order=join\nAnn: !start solo\nAnn: !roll\n"
+    )
+    made = cli("console", "--db", str(db), cwd=tmp_path, stdin=lines)
+    assert made.returncode == 0 and made.stderr == "", made.stderr
+    db.with_suffix(".key").unlink()
+    conn = sqlite3.connect(db)
+    (key_id,) = conn.execute("SELECT key_id FROM seal_key").fetchone()
+    conn.close()
+    return db, key_id
+
+
+def test_a_database_restored_without_its_key_serves_and_seal_lost_frees_it(
+    keyless: tuple[Path, str],
+) -> None:
+    db, key_id = keyless
+    key = db.with_suffix(".key")
+    started = cli(
+        "console", "--db", str(db), cwd=db.parent, stdin="Ann: !roll\nAnn: !new classic\n"
+    )
+    assert started.returncode == 0
+    assert one_line(started) == (
+        f"rollkeeper: the seal key of {db} (id {key_id}) is missing from "
+        f"$ROLLKEEPER_SEAL_KEY or {key}: finished games are served, but 1 open game sealed "
+        "under it cannot roll and no new dice can be sealed. Put the key back and restart, or "
+        "end those games (`mod end`, or all at once `rollkeeper seal lost` with the bot "
+        "stopped, which then makes a new key)"
+    )
+    assert (
+        "Yahtzee Game 2's dice were sealed with a key the bot no longer has, so it can't go "
+        "on: a moderator can end it (without a winner, as unverifiable), or the bot's operator "
+        "can put the key back." in started.stdout
+    )
+    assert "This channel already has a game (Yahtzee Game 2" in started.stdout
+    assert not key.exists()  # no key was made behind the operator's back
+    exported = cli("audit", "export", "--db", str(db), "--game", "1", cwd=db.parent)
+    assert exported.returncode == 0 and exported.stdout.splitlines()[-1] == '{"end": true}'
+
+    lost = cli("seal", "lost", "--db", str(db), cwd=db.parent)
+    assert lost.returncode == 0, lost.stderr
+    new_id = sqlite3.connect(db).execute("SELECT key_id FROM seal_key").fetchone()[0]
+    assert lost.stdout.splitlines() == [
+        f"Seal key {key_id} of {db} declared lost.",
+        "1 open game ended without a winner, as unverifiable: game 2 (server console).",
+        "0 free-roll days closed.",
+        f"New seal key {new_id} in {key} (owner-only), for new games and free rolls: back it "
+        "up apart from the database (README, 'Backups').",
+    ]
+    assert new_id != key_id and key.stat().st_mode & 0o777 == 0o600
+    verified = cli("audit", "verify", "--db", str(db), cwd=db.parent)
+    assert verified.returncode == 0, verified.stdout
+    assert verified.stdout.splitlines()[2] == (
+        "1 lost with the seal key (ended unverifiable, closed free-roll days): their dice can "
+        "never be checked."
+    )
+    export = cli("audit", "export", "--db", str(db), "--game", "2", cwd=db.parent)
+    assert export.stdout.splitlines()[-1] == '{"end": true, "unverifiable": true}'
+
+    again = cli(
+        "console",
+        "--db",
+        str(db),
+        cwd=db.parent,
+        stdin="Ann: !new classic order=join\nAnn: !start solo\nAnn: !roll\nAnn: !roll 1\n",
+    )
+    assert again.returncode == 0 and again.stderr == ""
+    assert "Ann rolled" in again.stdout and "Yahtzee Game 3" in again.stdout
+
+    refused = cli("seal", "lost", "--db", str(db), cwd=db.parent)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert one_line(refused) == (
+        f"rollkeeper: the seal key of {db} is not lost: it is in $ROLLKEEPER_SEAL_KEY or {key}; "
+        "nothing changed"
+    )
+    missing = cli("seal", "lost", "--db", str(db.parent / "nope.sqlite3"), cwd=db.parent)
+    assert missing.returncode == 2
+    assert one_line(missing) == f"rollkeeper: there is no database at {db.parent / 'nope.sqlite3'}"
+
+
+def test_a_moderator_ends_a_game_whose_key_was_lost(keyless: tuple[Path, str]) -> None:
+    db, _ = keyless
+    ended = cli(
+        "console",
+        "--db",
+        str(db),
+        cwd=db.parent,
+        stdin="Mod: !mod end we restored without the key\nAnn: !status\n",
+    )
+    assert ended.returncode == 0
+    assert (
+        "🏁 Yahtzee Game 2 is over without a winner: unverifiable (its dice's seed was lost with "
+        "the bot's seal key, so no roll can ever be checked). (ended early: seal key lost: we "
+        "restored without the key)" in ended.stdout
+    )
+    verified = cli("audit", "verify", "--db", str(db), cwd=db.parent)
+    assert verified.returncode == 0 and "1 lost with the seal key" in verified.stdout
