@@ -300,6 +300,31 @@ async def _declare_lost(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def _backup(args: argparse.Namespace) -> int:
+    from storage.backup import make_backup
+    from storage.seal import SealKeyError
+
+    config = _load(args)
+    source = Path(args.db) if args.db else config.database
+    try:
+        done = make_backup(source, Path(args.dest), config.seal_key_file, not args.no_key)
+    except SealKeyError as exc:
+        print(f"rollkeeper: {exc}; nothing was backed up", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    size = done.copy.stat().st_size / 1e6
+    print(f"Backed up {source} to {done.copy} ({done.pages:,} pages, {size:.1f} MB).")
+    print(done.key_note)
+    report = done.report
+    if report.problem is not None:
+        print(f"The copy does NOT verify: {report.problem}")
+        return 1
+    print(
+        f"Verified: {report.rows} log row{'' if report.rows == 1 else 's'} chained and "
+        f"{report.games} game{'' if report.games == 1 else 's'} replayed in the copy."
+    )
+    return 0
+
+
 def _load(args: argparse.Namespace) -> Config:
     from bot.config import load_config
 
@@ -383,6 +408,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache", help="where the classic value tables are kept (default: $ROLLKEEPER_CACHE)"
     )
     review.set_defaults(handler=_review)
+
+    backup = commands.add_parser(
+        "backup", help="a consistent, verified copy of the database (also while the bot runs)"
+    )
+    backup.add_argument("dest", help="the copy's file name, or a folder to put it in")
+    backup.add_argument("--db", help="the database file (default: from the config)")
+    backup.add_argument("--config", help="the config file (default: ./config.toml if present)")
+    backup.add_argument(
+        "--no-key", action="store_true", help="leave the seal key out (keep it apart yourself)"
+    )
+    backup.set_defaults(handler=_backup)
 
     seal = commands.add_parser("seal", help="the seal key (see README, 'Sealed seeds')")
     seal_commands = seal.add_subparsers(dest="seal_command", metavar="ACTION", required=True)
