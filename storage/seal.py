@@ -9,11 +9,13 @@ clear. Each is stored sealed under a 32-byte key kept outside the database:
 with a fresh 16-byte nonce per seed (HMAC-SHA256 as a pseudorandom function: one block covers
 the 32-byte seed). The commitment `sha256(seed)`, published before the first roll, doubles as
 the check that a seed was unsealed with the right key: a wrong key can never silently give
-other dice. The database records the key's id, so a missing or different key is refused at
-start-up, before any command.
+other dice. The database records the key's id, so a different key is refused at start-up,
+before any command; a missing one is never replaced by a new one at start-up (the database
+opens without a key: storage/custody.py).
 
 The key comes from `ROLLKEEPER_SEAL_KEY` (64 hex digits) or a key file (`<database>.key` by
-default) created on first run with owner-only permissions. Back it up apart from the database.
+default) created on first run with owner-only permissions; a key file others can read is
+refused.
 """
 
 from __future__ import annotations
