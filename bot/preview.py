@@ -52,6 +52,8 @@ class PreviewService(GameService):
             "toggle_die",
             "postpone",
             "log_hint",
+            "close_free_days",
+            "declare_key_lost",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -133,6 +135,12 @@ class PreviewService(GameService):
         raise Accepted
 
     async def postpone(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def close_free_days(self) -> NoReturn:
+        raise Accepted
+
+    async def declare_key_lost(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def game_to_review(self, where: Where, number: int | None) -> NoReturn:

@@ -125,14 +125,16 @@ async def _plays_on(service: GameService) -> None:
     """A restored open game rolls its committed dice: the key came back with it."""
     where = Where("guild", "chan-0", message_id=None)
     who = Who(f"{0:018d}", "player0")
-    game = await service.require_game_here(where.channel_id)
+    game = await service.game_here(where.channel_id)
+    if game is None:
+        game = (await service.new_game(where, who, "classic", {"order": "join"})).game
     if game.state.phase is Phase.LOBBY:
         game = (await service.play(where, who, Start())).game
     if game.state.rolls_used == 3:
-        game = (await service.play(where, who, Score(who.user_id, "chance"))).game
-    outcome = await service.play(
-        where, who, Roll(who.user_id, None if not game.state.rolls_used else ("d1",))
-    )
+        box = game.state.placements()[0].box
+        game = (await service.play(where, who, Score(who.user_id, box))).game
+    again = ("d1",) if game.state.rolls_used else None
+    outcome = await service.play(where, who, Roll(who.user_id, again))
     assert outcome.rows and outcome.rows[0].faces
     assert (await verify(service.db)).ok
 
