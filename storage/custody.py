@@ -37,29 +37,28 @@ class FreeDays:
         self.ctx = ctx
         self.store = store
         self.seeds = seeds
+        self._closed_through: str | None = None  # the UTC day up to which all are revealed
 
     def _today(self) -> str:
         return self.ctx.clock().astimezone(UTC).date().isoformat()
 
     async def next_close(self) -> datetime | None:
-        """When the earliest free-roll day still sealed ends (None: none, or no key)."""
+        """When a free-roll day next ends: the coming midnight UTC (None without a key). Not
+        worth a look at the table: the timekeeper looks at least once a minute anyway."""
         if self.ctx.db.seal is None:
             return None
-        async with self.ctx.db.conn.execute(
-            "SELECT MIN(day) FROM channel_seeds WHERE revealed = 0"
-        ) as cursor:
-            row = await cursor.fetchone()
-        if row is None or row[0] is None:
-            return None
-        day = datetime.fromisoformat(str(row[0])[:10]).date() + timedelta(days=1)
-        return datetime.combine(day, time(), tzinfo=UTC)
+        tomorrow = self.ctx.clock().astimezone(UTC).date() + timedelta(days=1)
+        return datetime.combine(tomorrow, time(), tzinfo=UTC)
 
     async def close(self) -> list[LogRow]:
         """Reveal the seed of every free-roll day that has ended, each channel under its lock;
-        the rows revealing them (by rollkeeper) are what it wrote."""
+        the rows revealing them (by rollkeeper) are what it wrote. Looks at the table once per
+        UTC day (no day can end in between)."""
         if self.ctx.db.seal is None:
             return []  # sealed under a lost key: `rollkeeper seal lost` closes them
         today = self._today()
+        if self._closed_through == today:
+            return []
         async with self.ctx.db.conn.execute(
             "SELECT DISTINCT channel_id FROM channel_seeds WHERE day < ? AND revealed = 0",
             (today,),
@@ -78,6 +77,7 @@ class FreeDays:
                     entries = await self.seeds.reveal_days(conn, channel, today, base)
                     if entries:
                         written += await rolllog.append(self.ctx.db, entries)
+        self._closed_through = today
         return written
 
     async def lose(self, lost_key: str) -> list[str]:

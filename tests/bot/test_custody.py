@@ -61,7 +61,7 @@ async def test_a_free_roll_days_seed_is_revealed_when_the_day_ends(tmp_path: Pat
         assert (reveal.user_name, reveal.guild_id) == ("rollkeeper", "1000")
         report = await verify(db)
         assert report.ok and (report.revealed, report.sealed) == (1, 0)
-        assert await service.next_due() is None
+        assert await service.next_due() == datetime(2026, 11, 22, tzinfo=UTC)
 
         assert (await keeper.tick()).fired == []  # revealed once
         _, _, reveals = await service.free_roll(HERE, ANN, parse_free_roll("d6"))
