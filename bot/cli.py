@@ -275,8 +275,11 @@ async def _declare_lost(args: argparse.Namespace, config: Config) -> int:
     from storage.service import GameService
 
     path = Path(args.db) if args.db else config.database
-    if not path.is_file():
-        print(f"rollkeeper: there is no database at {path}", file=sys.stderr)
+    if _recorded_key(path) is None:
+        print(
+            f"rollkeeper: {path} records no seal key: there is nothing to declare lost",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     db = await Database.open(path, config.durability, key_file=config.seal_key_file)
     try:
@@ -323,6 +326,23 @@ def _backup(args: argparse.Namespace) -> int:
         f"{report.games} game{'' if report.games == 1 else 's'} replayed in the copy."
     )
     return 0
+
+
+def _recorded_key(path: Path) -> str | None:
+    """The seal key id a database records, read without changing anything (a file that is
+    not a database raises `DatabaseFileError`)."""
+    import sqlite3
+
+    from storage.db import connect_readonly
+
+    reader = connect_readonly(path)
+    try:
+        row = reader.execute("SELECT key_id FROM seal_key").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    finally:
+        reader.close()
+    return None if row is None else str(row[0])
 
 
 def _load(args: argparse.Namespace) -> Config:

@@ -230,6 +230,14 @@ def test_a_database_restored_without_its_key_serves_and_seal_lost_frees_it(
     missing = cli("seal", "lost", "--db", str(db.parent / "nope.sqlite3"), cwd=db.parent)
     assert missing.returncode == 2
     assert one_line(missing) == f"rollkeeper: there is no database at {db.parent / 'nope.sqlite3'}"
+    empty = db.parent / "empty.sqlite3"
+    empty.write_bytes(b"")
+    unkeyed = cli("seal", "lost", "--db", str(empty), cwd=db.parent)
+    assert unkeyed.returncode == 2
+    assert one_line(unkeyed) == (
+        f"rollkeeper: {empty} records no seal key: there is nothing to declare lost"
+    )
+    assert empty.read_bytes() == b"" and not (db.parent / "empty.key").exists()
 
 
 def test_a_moderator_ends_a_game_whose_key_was_lost(keyless: tuple[Path, str]) -> None:
