@@ -167,6 +167,7 @@ class Play:
                 f"{existing.state.rules.title}). Finish it first, or ask a moderator to end it.",
                 hint="status",
             )
+        self.seeds.require_key()
         return existing, make_game_rules(preset, options)
 
     async def _replaceable(self, game: StoredGame, who: Who) -> bool:

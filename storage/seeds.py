@@ -82,6 +82,11 @@ class Seeds:
             )
         return self.ctx.db.seal
 
+    def require_key(self) -> None:
+        """What sealing new dice needs (a game, a free roll): refused while the key is missing."""
+        if self.ctx.dice is None:
+            _ = self._seal
+
     def lost(self, game: StoredGame) -> bool:
         """Is this open game sealed under the key the bot no longer has?"""
         lost = self.ctx.db.lost_key is not None and game.commitment is not None
