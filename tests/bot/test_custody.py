@@ -187,6 +187,7 @@ def test_a_database_restored_without_its_key_serves_and_seal_lost_frees_it(
         "can put the key back." in started.stdout
     )
     assert "This channel already has a game (Yahtzee Game 2" in started.stdout
+    assert "can put the key back. Try `!help`." in started.stdout  # Ann may not end it
     assert not key.exists()  # no key was made behind the operator's back
     exported = cli("audit", "export", "--db", str(db), "--game", "1", cwd=db.parent)
     assert exported.returncode == 0 and exported.stdout.splitlines()[-1] == '{"end": true}'
@@ -247,7 +248,7 @@ def test_a_moderator_ends_a_game_whose_key_was_lost(keyless: tuple[Path, str]) -
         "--db",
         str(db),
         cwd=db.parent,
-        stdin="Mod: !mod end we restored without the key\nAnn: !status\n",
+        stdin="Mod: !roll\nMod: !mod end we restored without the key\nAnn: !status\nAnn: !games\n",
     )
     assert ended.returncode == 0
     assert (
@@ -255,5 +256,10 @@ def test_a_moderator_ends_a_game_whose_key_was_lost(keyless: tuple[Path, str]) -
         "the bot's seal key, so no roll can ever be checked). (ended early: seal key lost: we "
         "restored without the key)" in ended.stdout
     )
+    assert "can put the key back. Try `!mod end the seal key was lost`." in ended.stdout
+    assert "Game over without a winner: unverifiable (its seed was lost with the seal key)." in (
+        ended.stdout
+    )
+    assert "Yahtzee Game 2 in console: over, unverifiable (no winner)" in ended.stdout
     verified = cli("audit", "verify", "--db", str(db), cwd=db.parent)
     assert verified.returncode == 0 and "1 lost with the seal key" in verified.stdout
