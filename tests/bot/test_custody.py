@@ -10,7 +10,7 @@ import os
 import sqlite3
 import subprocess
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,9 +18,11 @@ import pytest
 from bot.config import Config
 from bot.desk import Desk
 from bot.timekeeper import Timekeeper
+from engine import Join, Start
 from engine.freeroll import parse_free_roll
 from storage.audit import verify
 from storage.db import Database
+from storage.pace import Pace, Policy
 from storage.rolllog import LogQuery, query
 from storage.seal import ENV_KEY
 from storage.service import GameService, Where, Who
@@ -31,6 +33,7 @@ from tests.conftest import FakeClock
 
 HERE = Where("1000", "2000")
 ANN = Who("101", "Ann")
+BO = Who("102", "Bo")
 
 
 async def test_a_free_roll_days_seed_is_revealed_when_the_day_ends(tmp_path: Path) -> None:
@@ -263,3 +266,39 @@ def test_a_moderator_ends_a_game_whose_key_was_lost(keyless: tuple[Path, str]) -
     assert "Yahtzee Game 2 in console: over, unverifiable (no winner)" in ended.stdout
     verified = cli("audit", "verify", "--db", str(db), cwd=db.parent)
     assert verified.returncode == 0 and "1 lost with the seal key" in verified.stdout
+
+
+async def test_a_game_whose_key_is_missing_chases_nobody(tmp_path: Path) -> None:
+    """Its turn cannot be played, so no reminder goes out and no deadline acts (and nothing
+    fails over and over)."""
+    clock = FakeClock(datetime(2026, 11, 20, 12, 0, tzinfo=UTC))
+    path = tmp_path / "pace.sqlite3"
+    db = await Database.open(path)
+    service = GameService(db, clock=clock)
+    outcome = await service.new_game(
+        HERE, ANN, "classic", {"order": "join"}, Pace(timedelta(hours=2), Policy.SKIP)
+    )
+    await service.play(HERE, BO, Join(BO.user_id))
+    await service.play(HERE, ANN, Start())
+    await db.close()
+    path.with_suffix(".key").unlink()
+    db = await Database.open(path)
+    try:
+        service = GameService(db, clock=clock)
+        inbox = Inbox(clock)
+        keeper = Timekeeper(service, Desk(service, Config()).herald, inbox)
+        clock.advance(hours=3)
+        report = await keeper.tick()
+        assert report.fired and set(report.fired) == {
+            f"{kind}: skipped: its seal key is missing" for kind in _kinds(report.fired)
+        }
+        assert not report.retry and inbox.sent == []
+        game = await service.require_game_here(HERE.channel_id)
+        assert game.version == outcome.game.version + 2  # nothing happened to it
+        assert (await keeper.tick()).fired == []  # said once
+    finally:
+        await db.close()
+
+
+def _kinds(fired: list[str]) -> set[str]:
+    return {line.partition(":")[0] for line in fired}
