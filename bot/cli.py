@@ -180,6 +180,11 @@ async def _audit_verify(args: argparse.Namespace) -> int:
         f"{report.sealed} still sealed (open games, today's free rolls): their dice are "
         "checked once revealed."
     )
+    if report.lost:
+        print(
+            f"{report.lost} lost with the seal key (ended unverifiable, closed free-roll days): "
+            "their dice can never be checked."
+        )
     if args.head is not None:
         chain, seq, _ = args.head
         place = f"#{seq}" if chain == "log" else f"{chain}#{seq}"
@@ -278,10 +283,10 @@ async def _audit_fairness(args: argparse.Namespace) -> int:
 def _key_if_any(db: str) -> SealKey | None:
     """The seal key, where this machine has it (an open card game's export needs it): never
     created, never required."""
-    from storage.seal import SealKeyError, load_key
+    from storage.seal import SealKeyError, find_key
 
     try:
-        return load_key(Path(db))
+        return find_key(Path(db))
     except SealKeyError:
         return None
 
@@ -351,6 +356,88 @@ async def _require_game(db: Database, game_id: int | None) -> None:
     async with db.conn.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)) as cursor:
         if await cursor.fetchone() is None:
             raise _CliError(f"there is no game {game_id} in {db.path} (`audit log` shows the ids)")
+
+
+def _seal_lost(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(_declare_lost(args, _load(args)))
+
+
+async def _declare_lost(args: argparse.Namespace, config: Config) -> int:
+    from storage.db import Database
+    from storage.seal import SealKeyError
+    from storage.service import GameService
+
+    path = Path(args.db) if args.db else config.database
+    if _recorded_key(path) is None:
+        print(
+            f"rollkeeper: {path} records no seal key: there is nothing to declare lost",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    db = await Database.open(path, config.durability, key_file=config.seal_key_file)
+    try:
+        report = await GameService(db).declare_key_lost(config.seal_key_file)
+    except SealKeyError as exc:
+        print(f"rollkeeper: {exc}; nothing changed", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:
+        await db.close()
+    ended = ", ".join(f"game {g.number} (server {g.guild_id})" for g in report.ended)
+    print(f"Seal key {report.lost_key} of {path} declared lost.")
+    print(
+        f"{len(report.ended)} open game{'' if len(report.ended) == 1 else 's'} ended without a "
+        f"winner, as unverifiable{': ' + ended if ended else ''}."
+    )
+    print(f"{len(report.days)} free-roll day{'' if len(report.days) == 1 else 's'} closed.")
+    print(
+        f"New seal key {report.new_key.key_id} in {report.new_key.origin} (owner-only), for new "
+        "games and free rolls: back it up apart from the database (README, 'Backups')."
+    )
+    return 0
+
+
+def _backup(args: argparse.Namespace) -> int:
+    from storage.backup import make_backup
+    from storage.seal import SealKeyError
+
+    config = _load(args)
+    source = Path(args.db) if args.db else config.database
+    try:
+        done = make_backup(source, Path(args.dest), config.seal_key_file, not args.no_key)
+    except SealKeyError as exc:
+        print(f"rollkeeper: {exc}; nothing was backed up", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    size = done.copy.stat().st_size / 1e6
+    print(f"Backed up {source} to {done.copy} ({done.pages:,} pages, {size:.1f} MB).")
+    print(done.key_note)
+    report = done.report
+    if report.problem is not None:
+        print(f"The copy does NOT verify: {report.problem}")
+        return 1
+    print(
+        f"Verified: {report.rows} log row{'' if report.rows == 1 else 's'} chained and "
+        f"{report.games} game{'' if report.games == 1 else 's'} replayed in the copy."
+    )
+    return 0
+
+
+def _recorded_key(path: Path) -> str | None:
+    """The seal key id a database records, read without changing anything (a file that is
+    not a database raises `DatabaseFileError`)."""
+    import sqlite3
+
+    from storage.db import connect_readonly
+
+    reader = connect_readonly(path)
+    try:
+        row = reader.execute("SELECT key_id FROM seal_key").fetchone()
+    except sqlite3.OperationalError:
+        return None
+    finally:
+        reader.close()
+    return None if row is None else str(row[0])
 
 
 def _load(args: argparse.Namespace) -> Config:
@@ -446,6 +533,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache", help="where the classic value tables are kept (default: $ROLLKEEPER_CACHE)"
     )
     review.set_defaults(handler=_review)
+
+    backup = commands.add_parser(
+        "backup", help="a consistent, verified copy of the database (also while the bot runs)"
+    )
+    backup.add_argument("dest", help="the copy's file name, or a folder to put it in")
+    backup.add_argument("--db", help="the database file (default: from the config)")
+    backup.add_argument("--config", help="the config file (default: ./config.toml if present)")
+    backup.add_argument(
+        "--no-key", action="store_true", help="leave the seal key out (keep it apart yourself)"
+    )
+    backup.set_defaults(handler=_backup)
+
+    seal = commands.add_parser("seal", help="the seal key (see README, 'Sealed seeds')")
+    seal_commands = seal.add_subparsers(dest="seal_command", metavar="ACTION", required=True)
+    lost = seal_commands.add_parser(
+        "lost",
+        help="the key is gone for good: end its open games as unverifiable, make a new key",
+    )
+    lost.add_argument("--db", help="the database file (default: from the config)")
+    lost.add_argument("--config", help="the config file (default: ./config.toml if present)")
+    lost.set_defaults(handler=_seal_lost)
 
     audit = commands.add_parser("audit", help="moderators' tools over the database")
     audit_commands = audit.add_subparsers(dest="audit_command", metavar="TOOL", required=True)

@@ -21,6 +21,7 @@ from bot.config import Config
 from bot.desk import Caller, Desk
 from bot.replies import Embed, Reply
 from bot.timekeeper import Timekeeper
+from storage.custody import lost_key_notice
 from storage.db import Database
 from storage.service import GameService, Outgoing, Where, Who
 
@@ -117,6 +118,9 @@ async def run_console(
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="replace")
     db = await Database.open(db_path, config.durability, key_file=config.seal_key_file)
+    notice = await lost_key_notice(db)
+    if notice is not None:
+        print(f"rollkeeper: {notice}", file=sys.stderr)
     service = GameService(db)
     desk = Desk(service, config)
     console = Console(desk, config, stdout)

@@ -34,6 +34,7 @@ from bot.discord_slash import register
 from bot.discord_watchdog import Watchdog
 from bot.replies import Reply
 from bot.timekeeper import Timekeeper
+from storage.custody import lost_key_notice
 from storage.db import Database
 from storage.service import GameService, Where, Who, utc_now
 
@@ -315,6 +316,9 @@ async def _serve(config: Config, token: str, db_path: Path) -> int:
     # The database first: a file problem is the one line an operator reads, before anything
     # discord.py has to say.
     db = await Database.open(db_path, config.durability, key_file=config.seal_key_file)
+    notice = await lost_key_notice(db)
+    if notice is not None:
+        print(f"rollkeeper: {notice}", file=sys.stderr)
     discord.utils.setup_logging(level=logging.INFO)
     bot = RollkeeperBot(config, db_path)
     bot.db = db

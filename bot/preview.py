@@ -10,7 +10,7 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any, NoReturn
 
-from engine import AnyAction, apply
+from engine import AnyAction, EndGame, apply
 from storage import selections
 from storage.pace import Pace, Prefs
 from storage.service import NO_DEADLINE, GameService, StoredGame, Where, Who
@@ -52,6 +52,8 @@ class PreviewService(GameService):
             "toggle_die",
             "postpone",
             "log_hint",
+            "close_free_days",
+            "declare_key_lost",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -79,6 +81,8 @@ class PreviewService(GameService):
 
     async def play(self, where: Where, who: Who, action: AnyAction) -> NoReturn:
         game = await self.require_game_here(where.channel_id)
+        if not isinstance(action, EndGame):  # a moderator's end is what a lost game allows
+            self.seeding.check_not_lost(game, action)
         apply(game.state, action, _AnyFaces())
         raise Accepted
 
@@ -92,6 +96,7 @@ class PreviewService(GameService):
     ) -> NoReturn:
         game = await self.table.button_game(where, who, game_id, version)
         held = await selections.selected(self.db, game.id, game.version)
+        self.seeding.check_not_lost(game, make(game, held))
         apply(game.state, make(game, held), _AnyFaces())
         raise Accepted
 
@@ -111,6 +116,7 @@ class PreviewService(GameService):
         raise Accepted
 
     async def free_roll(self, *args: Any, **kwargs: Any) -> NoReturn:
+        self.seeding.require_key()
         raise Accepted
 
     async def set_pace(self, where: Where, moderator: Who, pace: Pace, reason: str) -> NoReturn:
@@ -133,6 +139,12 @@ class PreviewService(GameService):
         raise Accepted
 
     async def postpone(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def close_free_days(self) -> NoReturn:
+        raise Accepted
+
+    async def declare_key_lost(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def game_to_review(self, where: Where, number: int | None) -> NoReturn:

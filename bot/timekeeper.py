@@ -1,4 +1,5 @@
-"""The timekeeper: fires due reminders and deadlines, then sends what the outbox holds.
+"""The timekeeper: reveals the seeds of free-roll days that have ended, fires due reminders
+and deadlines, then sends what the outbox holds.
 
 Everything it acts on is in the database, so a restart (or hours of downtime) loses nothing:
 a reminder is marked done in the same transaction that queues its messages, a deadline in the
@@ -69,6 +70,14 @@ class Timekeeper:
 
     async def _tick(self) -> TickReport:
         report = TickReport()
+        try:
+            revealed = await self.service.close_free_days()
+        except Exception as exc:  # a day that cannot be closed holds up no game
+            log.error("free-roll days could not be closed: %s", exc, exc_info=exc)
+            report.retry = True
+        else:
+            if revealed:
+                report.fired.append(f"free rolls: {len(revealed)} day seed(s) revealed")
         failed: set[int] = set()
         while True:
             due = [r for r in await self.service.due_reminders(BATCH) if r.id not in failed]

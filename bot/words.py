@@ -56,7 +56,12 @@ def with_lines(lines: list[str], turn: Reply) -> list[Reply]:
 def game_over_headline(game: StoredGame, ended: GameEnded, outcome: Outcome) -> str:
     """`🏁 ... is over. **Ann** wins with 230!`, and why when a moderator ended it early."""
     winners, totals = ended.winners, ended.totals
-    if not winners:
+    if ended.unverifiable:
+        text = (
+            f"🏁 {game.title} is over without a winner: unverifiable (its dice's seed was lost "
+            "with the bot's seal key, so no roll can ever be checked)."
+        )
+    elif not winners:
         text = f"🏁 {game.title} is over: nobody is left at the table."
     elif not any(points for _, points in totals):
         text = f"🏁 {game.title} is over: nobody scored a point."

@@ -417,6 +417,7 @@ class CardState:
     picks: int = 0  # one_at_a_time: cards picked up this turn
     picked: tuple[str, ...] = ()  # ... which may not be put aside again this turn
     ended_early: bool = False
+    unverifiable: bool = False  # ended without a winner: its deals can never be checked
     history: tuple[tuple[str, ...], ...] = field(default=())  # every deck order of the game
     round_orders: int = 0  # how many of the last orders in `history` this round shuffled
 
@@ -473,7 +474,7 @@ class CardState:
 
     def winners(self) -> tuple[str, ...]:
         totals = self.totals()
-        if not totals:
+        if not totals or self.unverifiable:
             return ()
         best = max(t for _, t in totals)
         return tuple(p for p, t in totals if t == best)
@@ -555,8 +556,8 @@ def apply_card(state: CardState, action: object, source: DiceSource) -> Result:
             return _declare(state, player, hand, whole_turn, source)
         case Skip(player):
             return _skip(state, player, source)
-        case EndGame():
-            return _end(state, early=True)
+        case EndGame(unverifiable):
+            return _end(state, early=True, unverifiable=unverifiable)
     raise CardTurnError(
         "This is a card game: `hand` to see your cards, `discard 7h,Kd` to exchange, `stay`, "
         "and `declare <hand>` at the showdown.",
@@ -1051,13 +1052,15 @@ def _remove(
     return nxt, (*news, *events)
 
 
-def _end(state: CardState, early: bool) -> Result:
+def _end(state: CardState, early: bool, unverifiable: bool = False) -> Result:
     if state.phase is Phase.OVER:
         raise GameOverError("This game is already over.")
     was_playing = state.phase is Phase.PLAYING
-    ended = replace(state, phase=Phase.OVER, ended_early=early)
+    ended = replace(state, phase=Phase.OVER, ended_early=early, unverifiable=unverifiable)
     winners = ended.winners() if was_playing else ()
-    return ended, (GameEnded(winners, ended.totals(), early=early, started=was_playing),)
+    return ended, (
+        GameEnded(winners, ended.totals(), early, was_playing, unverifiable=unverifiable),
+    )
 
 
 def _with(seats: tuple[CardSeat, ...], index: int, seat: CardSeat) -> tuple[CardSeat, ...]:

@@ -39,6 +39,7 @@ def dice_snapshot(state: GameState) -> dict[str, Any]:
         "current": state.current,
         "rolls": [list(r) for r in state.turn.rolls],
         "ended_early": state.ended_early,
+        **({"unverifiable": True} if state.unverifiable else {}),
         **({} if state.turn.redo is None else {"redo": list(state.turn.redo)}),
         "seats": [
             {
@@ -83,6 +84,7 @@ def dice_from_snapshot(data: dict[str, Any]) -> GameState:
             current=int(data["current"]),
             turn=Turn(rolls, redo),
             ended_early=bool(data["ended_early"]),
+            unverifiable=bool(data.get("unverifiable", False)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, SnapshotError):
@@ -116,6 +118,7 @@ def card_snapshot(state: CardState) -> dict[str, Any]:
         "history": [list(o) for o in state.history],
         "round_orders": state.round_orders,
         "ended_early": state.ended_early,
+        **({"unverifiable": True} if state.unverifiable else {}),
         "seats": [
             {
                 "player": s.player,
@@ -175,6 +178,7 @@ def card_from_snapshot(data: dict[str, Any]) -> CardState:
             history=tuple(_cards(o) for o in data["history"]),
             round_orders=int(data["round_orders"]),
             ended_early=bool(data["ended_early"]),
+            unverifiable=bool(data.get("unverifiable", False)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, SnapshotError):

@@ -157,7 +157,11 @@ class VoidRoll:
 
 @dataclass(frozen=True, slots=True)
 class EndGame:
-    """A moderator ends the game now; the leaders at that moment win."""
+    """A moderator ends the game now; the leaders at that moment win. `unverifiable`: the
+    game's dice can never be checked (its sealed seed was lost with the seal key), so it ends
+    without a winner."""
+
+    unverifiable: bool = False
 
 
 Action = Join | Leave | Start | Roll | Keep | Score | Skip | Kick | VoidRoll | EndGame
@@ -245,6 +249,7 @@ class GameEnded:
     totals: tuple[tuple[str, int], ...]
     early: bool
     started: bool = True
+    unverifiable: bool = False
 
 
 Event = (
@@ -274,6 +279,7 @@ class GameState:
     current: int = 0
     turn: Turn = Turn()
     ended_early: bool = False
+    unverifiable: bool = False  # ended without a winner: its dice can never be checked
 
     @classmethod
     def new(cls, rules: Rules) -> GameState:
@@ -332,7 +338,7 @@ class GameState:
 
     def winners(self) -> tuple[str, ...]:
         totals = self.totals()
-        if not totals:
+        if not totals or self.unverifiable:
             return ()
         best = max(t for _, t in totals)
         return tuple(p for p, t in totals if t == best)
@@ -371,8 +377,8 @@ def apply(state: GameState, action: Action, dice: DiceSource) -> Result:
             return _remove(state, player, kicked=True)
         case VoidRoll(again):
             return _void(state, again)
-        case EndGame():
-            return _end(state)
+        case EndGame(unverifiable):
+            return _end(state, unverifiable=unverifiable)
     raise TypeError(f"not an action: {action!r}")  # pragma: no cover
 
 
@@ -625,10 +631,14 @@ def score_hint(
     return f"score {best.box}{shown}"
 
 
-def _end(state: GameState, early: bool = True) -> Result:
+def _end(state: GameState, early: bool = True, unverifiable: bool = False) -> Result:
     if state.phase is Phase.OVER:
         raise GameOverError("This game is already over.")
     was_playing = state.phase is Phase.PLAYING
-    ended = replace(state, phase=Phase.OVER, ended_early=early, turn=Turn())
+    ended = replace(
+        state, phase=Phase.OVER, ended_early=early, turn=Turn(), unverifiable=unverifiable
+    )
     winners = ended.winners() if was_playing else ()
-    return ended, (GameEnded(winners, ended.totals(), early=early, started=was_playing),)
+    return ended, (
+        GameEnded(winners, ended.totals(), early, was_playing, unverifiable=unverifiable),
+    )

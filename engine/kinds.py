@@ -9,7 +9,7 @@ in `storage.families`, presentation in `bot.presenters`), each with an entry for
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from engine.autoplay import card_ends_turn, card_next_action, dice_ends_turn, dice_next_action
@@ -26,6 +26,7 @@ from engine.cardgame import (
     apply_card,
     make_card_rules,
 )
+from engine.cards import DECK
 from engine.codec import (
     SnapshotError,
     card_from_snapshot,
@@ -181,6 +182,21 @@ def apply(state: AnyState, action: AnyAction, dice: DiceSource) -> Applied:
 def to_snapshot(state: AnyState) -> dict[str, Any]:
     """Everything needed to rebuild `state`, as JSON-ready data."""
     return kind_of(state).to_snapshot(state)
+
+
+def public_state(state: AnyState) -> AnyState:
+    """What anyone at the table may see of a game: a card game without its hands, stock and
+    deck orders (dice games hide nothing)."""
+    if not isinstance(state, CardState):
+        return state
+    # The hidden cards, in the deck's own order (so nothing of the real order shows), dealt
+    # back as many to each hand and to the stock as there are.
+    hidden = iter(c for c in DECK if c not in state.discard)
+    seats = tuple(
+        replace(seat, hand=tuple(next(hidden) for _ in seat.hand)) for seat in state.seats
+    )
+    stock = tuple(next(hidden) for _ in state.stock)
+    return replace(state, seats=seats, stock=stock, history=(), round_orders=0, picked=())
 
 
 def from_snapshot(data: dict[str, Any]) -> AnyState:

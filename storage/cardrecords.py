@@ -117,6 +117,7 @@ class LeaveLine(Strict):
 
 class EndLine(Strict):
     end: Literal[True]
+    unverifiable: bool = False
 
 
 def is_card_record(first_line: str) -> bool:
@@ -199,8 +200,7 @@ def _action(data: dict[str, Any], number: int) -> object:
     if "leave" in data:
         return Leave(LeaveLine.model_validate(data).player)
     if "end" in data:
-        EndLine.model_validate(data)
-        return EndGame()
+        return EndGame(EndLine.model_validate(data).unverifiable)
     raise RecordError(number, "an event needs a deal, refill, exchange, stay, done or declare")
 
 
@@ -233,8 +233,8 @@ def card_record_lines(
                 line = {"player": name(player), "skip": True}
             case PlayerLeft(player=player) if order is not None:
                 line = {"player": name(player), "leave": True}
-            case GameEnded(early=True):
-                line = {"end": True}
+            case GameEnded(early=True, unverifiable=unverifiable):
+                line = {"end": True, **({"unverifiable": True} if unverifiable else {})}
         if line is not None:
             lines.append(json.dumps(line))
     if order is None:

@@ -30,7 +30,7 @@ import aiosqlite
 
 from engine.errors import Refusal
 from storage.migrations import MIGRATIONS
-from storage.seal import SealKey, SealKeyError, forget_created_key, load_or_create_key
+from storage.seal import ENV_KEY, SealKey, SealKeyError, create_key, default_key_file, find_key
 
 log = logging.getLogger("rollkeeper.storage")
 
@@ -164,17 +164,23 @@ def _check_place(target: Path) -> None:
 
 
 def lock_path(path: Path) -> Path:
-    return path.with_name(path.name + ".lock")
+    """The writer's lock file: beside the database's real file (symlinks resolved), so every
+    name for the file finds the same lock."""
+    real = path.resolve()
+    return real.with_name(real.name + ".lock")
 
 
 class _WriterLock:
-    """One writing process per database: an OS lock on `<file>.lock`, released by the OS when
-    the process ends however it ends. The file says who holds it."""
+    """One writing process per database: an OS lock on `<real file>.lock` (which says who holds
+    it) and one on the database file itself, so a symlink, a hard link or any other path to the
+    same file (device and inode) finds it taken. The OS releases both when the process ends,
+    however it ends. (On Linux, `flock` does not touch the POSIX locks SQLite takes.)"""
 
-    def __init__(self, handle: IO[str], path: Path, created: bool) -> None:
+    def __init__(self, handle: IO[str], path: Path, created: bool, inode: int) -> None:
         self.handle = handle
         self.path = path
         self.created = created
+        self.inode = inode  # a descriptor of the database file, holding its flock
 
     @classmethod
     def take(cls, path: Path) -> _WriterLock:
@@ -197,13 +203,18 @@ class _WriterLock:
                 f"{path} is in use by another rollkeeper ({holder}); stop that one first "
                 "(the read-only `rollkeeper audit` tools work beside it)"
             ) from None
+        try:
+            inode = _lock_inode(path)
+        except BaseException:
+            handle.close()
+            raise
         handle.seek(0)
         handle.truncate()
         command = " ".join(Path(a).name if i == 0 else a for i, a in enumerate(sys.argv[:3]))
         started = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
         handle.write(f"pid {os.getpid()}, `{command}`, since {started}\n")
         handle.flush()
-        return cls(handle, target, created)
+        return cls(handle, target, created, inode)
 
     def release(self, failed: bool = False) -> None:
         """Let go of the file. After an open that `failed`, a lock file this run created is
@@ -214,6 +225,30 @@ class _WriterLock:
             if failed and self.created:
                 self.path.unlink()
         self.handle.close()  # closing the file releases the lock
+        with contextlib.suppress(OSError):
+            os.close(self.inode)
+
+
+def _lock_inode(path: Path) -> int:
+    """Lock the database file itself (created empty if new): its device and inode, whatever
+    name reached it. Raises `DatabaseFileError` when another writer holds it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except PermissionError:
+        raise DatabaseFileError(
+            f"{path} is read-only (the bot writes to it); the read-only `rollkeeper audit` "
+            "tools work on it"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DatabaseFileError(
+            f"{path} is in use by another rollkeeper, which opened the same file under another "
+            f"name (device {os.stat(path).st_dev}, inode {os.stat(path).st_ino}); stop that one "
+            "first (the read-only `rollkeeper audit` tools work beside it)"
+        ) from None
+    return fd
 
 
 class Database:
@@ -230,6 +265,10 @@ class Database:
         self.conn = conn
         self.path = path
         self.seal = seal
+        # The id of the key this file's seeds were sealed with, when that key is missing: the
+        # bot runs without one (finished games need none; see storage/custody.py).
+        self.lost_key: str | None = None
+        self.key_place = ""  # where the key was looked for (for what the operator is told)
         self.readonly = writer is None
         self._writer = writer
         self._write_lock = asyncio.Lock()
@@ -291,8 +330,7 @@ class Database:
             ):
                 await conn.execute(pragma)
             await db._check_version(migrate=True)
-            db.seal = load_or_create_key(target, key_file)
-            await db._check_seal()
+            await db._load_seal(key_file)
         except BaseException as exc:
             await db.close(failed=True)
             if isinstance(exc, sqlite3.Error):
@@ -368,17 +406,34 @@ class Database:
                     await conn.execute(statement)
                 await conn.execute(f"PRAGMA user_version = {number}")
 
-    async def _check_seal(self) -> None:
-        """The key must be the one this file's seeds were sealed with; a file from before
-        sealing has its plaintext seeds sealed now (their old pages overwritten)."""
-        assert self.seal is not None
+    async def recorded_key(self) -> str | None:
+        """The id of the key this file's seeds are sealed with (None: no key yet)."""
         async with self.conn.execute("SELECT key_id FROM seal_key") as cursor:
             row = await cursor.fetchone()
-        if row is not None:
-            if row[0] != self.seal.key_id:
-                forget_created_key(self.seal)
-                raise SealKeyError(self.seal.mismatch(self.path, str(row[0])))
+        return None if row is None else str(row[0])
+
+    async def _load_seal(self, key_file: Path | None) -> None:
+        """The key must be the one this file's seeds were sealed with. A file without a key
+        gets one (a new key file); a file whose key is missing opens without one, never with a
+        new one (`rollkeeper seal lost` makes that decision, not a start-up)."""
+        self.key_place = f"${ENV_KEY} or {key_file or default_key_file(self.path)}"
+        recorded = await self.recorded_key()
+        found = find_key(self.path, key_file)
+        if recorded is None:
+            self.seal = found or create_key(self.path, key_file)
+            await self._seal_plaintext()
             return
+        if found is None:
+            self.lost_key = recorded  # said by whoever opened it (storage/custody.py)
+            return
+        if found.key_id != recorded:
+            raise SealKeyError(found.mismatch(self.path, recorded))
+        self.seal = found
+
+    async def _seal_plaintext(self) -> None:
+        """A file from before sealing has its plaintext seeds sealed now (their old pages
+        overwritten), and records its key."""
+        assert self.seal is not None
         await self.conn.execute("PRAGMA secure_delete=ON")
         async with self.transaction() as conn:
             async with conn.execute("SELECT id, seed FROM games WHERE seed IS NOT NULL") as cur:

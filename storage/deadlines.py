@@ -78,6 +78,9 @@ class Deadlines:
             if game is None or clock is None or clock.turn_seq != due.turn_seq:
                 await self._settle(due, "skipped", "the turn is over")
                 return "skipped: the turn is over"
+            if self.road.seeds.lost(game):  # it cannot move: nobody is chased to
+                await self._settle(due, "skipped", "its seal key is missing")
+                return "skipped: its seal key is missing"
             now = self.ctx.clock()
             prefs = await self.clocks.prefs(due.player)
             if due.kind in REMINDER_KINDS:

@@ -179,6 +179,7 @@ class Play:
                 f"{existing.state.rules.title}). Finish it first, or ask a moderator to end it.",
                 hint="status",
             )
+        self.seeds.require_key()
         return existing, make_game_rules(preset, options)
 
     async def _replaceable(self, game: StoredGame, who: Who) -> bool:
@@ -212,6 +213,9 @@ class Play:
     async def _act(self, where: Where, who: Who, action: AnyAction, reason: str | None) -> Outcome:
         async with self.store.lock(where.channel_id):
             game = await self.store.require_game_here(where.channel_id)
+            if reason is not None and isinstance(action, EndGame) and self.seeds.lost(game):
+                # A moderator ends a game whose seed was lost: it can only end unverifiable.
+                action, reason = EndGame(unverifiable=True), f"seal key lost: {reason}"
             outcome = await self.road.commit(game, where, who, action, reason, None)
             state = outcome.game.state
             if state.phase is Phase.LOBBY and not state.seats:

@@ -83,9 +83,11 @@ class LeaveEvent(Strict):
 
 
 class EndEvent(Strict):
-    """Extension: a moderator ended the game early."""
+    """Extension: a moderator ended the game early (`unverifiable`: without a winner, its
+    seed lost with the seal key)."""
 
     end: Literal[True]
+    unverifiable: bool = False
 
 
 def parse_header(line: str, number: int = 1) -> Rules:
@@ -174,8 +176,8 @@ def _replay_line(
             leave = LeaveEvent.model_validate(data)
             return _apply(state, Leave(leave.player), ScriptedDice(), number, leave.player)
         elif "end" in data:
-            EndEvent.model_validate(data)
-            return _apply(state, EndGame(), ScriptedDice(), number, "end")
+            end = EndEvent.model_validate(data)
+            return _apply(state, EndGame(end.unverifiable), ScriptedDice(), number, "end")
         elif "score" in data:
             score = ScoreEvent.model_validate(data)
             if state.rules.columns > 1 and score.column is None:
@@ -233,8 +235,8 @@ def event_line(rules: Rules, event: Event, name: Callable[[str], str] = _same) -
             line = {"player": name(player), "skip": True}
         case PlayerLeft(player=player):
             line = {"player": name(player), "leave": True}
-        case GameEnded(early=True):
-            line = {"end": True}
+        case GameEnded(early=True, unverifiable=unverifiable):
+            line = {"end": True, **({"unverifiable": True} if unverifiable else {})}
         case _:
             return None
     return json.dumps(line)

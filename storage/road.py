@@ -169,6 +169,7 @@ class Road:
         automatic: bool,
     ) -> _Applied:
         """The engine's part and everything worked out from it, before anything is written."""
+        self.seeds.check_not_lost(game, action)
         recording = RecordingDice(await self.seeds.game_dice(game, game.version + 1))
         state, events = apply(game.state, action, recording)
         now = timestamp(self.ctx.clock())

@@ -9,11 +9,13 @@ clear. Each is stored sealed under a 32-byte key kept outside the database:
 with a fresh 16-byte nonce per seed (HMAC-SHA256 as a pseudorandom function: one block covers
 the 32-byte seed). The commitment `sha256(seed)`, published before the first roll, doubles as
 the check that a seed was unsealed with the right key: a wrong key can never silently give
-other dice. The database records the key's id, so a missing or different key is refused at
-start-up, before any command.
+other dice. The database records the key's id, so a different key is refused at start-up,
+before any command; a missing one is never replaced by a new one at start-up (the database
+opens without a key: storage/custody.py).
 
 The key comes from `ROLLKEEPER_SEAL_KEY` (64 hex digits) or a key file (`<database>.key` by
-default) created on first run with owner-only permissions. Back it up apart from the database.
+default) created on first run with owner-only permissions; a key file others can read is
+refused.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ _KEY_BYTES = 32
 
 class SealKeyError(Exception):
     """The key is missing, malformed, or not the one this database was sealed with."""
+
+
+class KeyFileOpenError(SealKeyError):
+    """The key file may be read (or written) by others than its owner: refused, never used."""
 
 
 def default_key_file(db_path: Path) -> Path:
@@ -123,12 +129,6 @@ class SealKey:
         return seed
 
     def mismatch(self, db_path: Path, recorded: str) -> str:
-        if self.created:
-            return (
-                f"the key that seals {db_path}'s dice is missing: it was sealed with key "
-                f"{recorded}, which is not at {self.origin} (or in ${ENV_KEY}). Restore the key "
-                "file from your backup (see README, 'Verifiable fairness')"
-            )
         return (
             f"the seal key at {self.origin} (id {self.key_id}) is not the one {db_path} was "
             f"sealed with (id {recorded}). Use the right key file (see README, 'Verifiable "
@@ -146,33 +146,45 @@ def _parse(text: str, origin: str) -> SealKey:
     return SealKey(secret, origin)
 
 
-def load_key(db_path: Path, key_file: Path | None = None) -> SealKey:
-    """The key from the environment or the key file, never created (`SealKeyError` if there
-    is none): for tools that read, and may open what a key seals."""
+def find_key(db_path: Path, key_file: Path | None = None) -> SealKey | None:
+    """The key from the environment, else from the key file; None when there is neither."""
     env = os.environ.get(ENV_KEY)
     if env:
         return _parse(env, f"${ENV_KEY}")
-    path = key_file or default_key_file(db_path)
-    try:
-        return _parse(path.read_text(encoding="ascii"), str(path))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SealKeyError(f"cannot read the seal key file {path}: {exc}") from None
+    return read_key_file(key_file or default_key_file(db_path))
 
 
-def load_or_create_key(db_path: Path, key_file: Path | None = None) -> SealKey:
-    """The key from the environment, else from the key file, else a new key file (owner-only
-    permissions). The database decides whether a new key is acceptable (see `Database`)."""
-    env = os.environ.get(ENV_KEY)
-    if env:
-        return _parse(env, f"${ENV_KEY}")
+def create_key(db_path: Path, key_file: Path | None = None) -> SealKey:
+    """A new key in a new key file (owner-only): for a database that has none, or whose key
+    was declared lost (`rollkeeper seal lost`). Never over an existing file."""
     path = key_file or default_key_file(db_path)
-    try:
-        return _parse(path.read_text(encoding="ascii"), str(path))
-    except FileNotFoundError:
-        pass
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SealKeyError(f"cannot read the seal key file {path}: {exc}") from None
     key = SealKey.generate(str(path))
+    write_key_file(path, key)
+    return key
+
+
+def read_key_file(path: Path) -> SealKey | None:
+    """The key in `path` (None if there is no such file). A file others may read is refused:
+    it would let them predict every open game's dice."""
+    try:
+        with path.open("rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if mode & 0o077:
+                raise KeyFileOpenError(
+                    f"the seal key file {path} can be read by others than its owner (mode "
+                    f"{mode & 0o777:04o}): anyone who reads it can predict the dice. Make it "
+                    f"owner-only with `chmod 600 {path}` and start again"
+                )
+            text = handle.read().decode("ascii")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SealKeyError(f"cannot read the seal key file {path}: {exc}") from None
+    return _parse(text, str(path))
+
+
+def write_key_file(path: Path, key: SealKey) -> None:
+    """A new key file, owner-only (0600) from its first byte; never over an existing file."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
@@ -181,10 +193,3 @@ def load_or_create_key(db_path: Path, key_file: Path | None = None) -> SealKey:
         handle.write(key._secret.hex() + "\n")
         handle.flush()
         os.fsync(handle.fileno())
-    return key
-
-
-def forget_created_key(key: SealKey) -> None:
-    """Remove a key file this run created for a database that turned out to need another."""
-    if key.created and not key.origin.startswith("$"):
-        Path(key.origin).unlink(missing_ok=True)

@@ -13,10 +13,10 @@ from datetime import UTC
 
 import aiosqlite
 
-from engine import DiceSource, Phase, Refusal, RulesError
+from engine import AnyAction, DiceSource, EndGame, Phase, Refusal, RulesError
 from engine.fairdice import SCHEME, HmacDice, bound_label, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
-from engine.kinds import CARD_GAMES, to_snapshot
+from engine.kinds import CARD_GAMES, public_state, to_snapshot
 from storage import rolllog
 from storage.logrows import base_entry, derivation, plain_entry
 from storage.model import StoredGame, Where, Who, timestamp
@@ -36,6 +36,22 @@ class SeedRefusedError(RulesError):
 
 class SealedSeedError(Refusal):
     """A sealed seed that does not open to its commitment: wrong key or an altered file."""
+
+
+class SealKeyMissingError(Refusal):
+    """The bot has no seal key (it was not found at start-up): nothing new can be sealed, and
+    nothing sealed under the missing key opened (storage/custody.py)."""
+
+
+class SeedLostError(RulesError):
+    """An open game sealed under the missing key: it cannot roll, only end (unverifiable)."""
+
+
+class _SeedLost:
+    """The dice of a game whose seed is lost: there are none."""
+
+    def roll_die(self, sides: int) -> int:
+        raise SeedLostError("This game's seed was lost with the bot's seal key.")
 
 
 def _sides_of(die: str) -> int:
@@ -58,8 +74,34 @@ class Seeds:
     @property
     def _seal(self) -> SealKey:
         if self.ctx.db.seal is None:
-            raise RuntimeError("the service needs a database opened to write (with its key)")
+            if self.ctx.db.lost_key is None:
+                raise RuntimeError("the service needs a database opened to write")
+            raise SealKeyMissingError(
+                "The bot's seal key is missing, so it can't seal or open any dice (new games, "
+                "free rolls): a moderator should ask the bot's operator to put the key back, "
+                "or to declare it lost with `rollkeeper seal lost` (README, 'Sealed seeds')."
+            )
         return self.ctx.db.seal
+
+    def require_key(self) -> None:
+        """What sealing new dice needs (a game, a free roll): refused while the key is missing."""
+        if self.ctx.dice is None:
+            _ = self._seal
+
+    def lost(self, game: StoredGame) -> bool:
+        """Is this open game sealed under the key the bot no longer has?"""
+        lost = self.ctx.db.lost_key is not None and game.commitment is not None
+        return lost and not game.state.is_over
+
+    def check_not_lost(self, game: StoredGame, action: AnyAction) -> None:
+        """A game whose seed is lost cannot go on: only its end, without a winner."""
+        if self.lost(game) and not (isinstance(action, EndGame) and action.unverifiable):
+            raise SeedLostError(
+                f"{game.title}'s dice were sealed with a key the bot no longer has, so it "
+                "can't go on: a moderator can end it (without a winner, as unverifiable), or "
+                "the bot's operator can put the key back.",
+                hint="mod end the seal key was lost",
+            )
 
     def _unseal(
         self, sealed: str, commit: str | None, what: str, label: str | None = None
@@ -91,6 +133,13 @@ class Seeds:
 
     # ---- games ---------------------------------------------------------------------------
 
+    def new_seed(self, label: str) -> tuple[str | None, str | None]:
+        """A new game's seed, sealed, and its commitment (none with injected dice)."""
+        if self.ctx.dice is not None:
+            return None, None
+        seed = self.ctx.seeds()
+        return self._seal.seal(seed), commitment(seed, label)
+
     def hides(self, game: StoredGame) -> bool:
         """A committed card game's draws decide cards nobody may see yet: its moves' faces
         never go into the log's bodies (they follow from the seed once it is revealed), and
@@ -101,19 +150,14 @@ class Seeds:
         return self._seal.seal_text(text)
 
     def snapshot_text(self, game: StoredGame) -> str:
-        """The snapshot as stored: sealed for an open card game (hands, stock), else plain."""
+        """The snapshot as stored: for an open card game, sealed (hands, stock, deck orders)
+        beside its public part (scores, discard pile: what a key-less reader, or a game whose
+        key was lost, may see); else plain."""
         text = json.dumps(to_snapshot(game.state))
-        if self.hides(game) and not game.state.is_over:
-            return self._seal.seal_text(text)
+        if self.hides(game) and not game.state.is_over and not self.lost(game):
+            shown = to_snapshot(public_state(game.state))
+            return json.dumps({"sealed": self._seal.seal_text(text), "public": shown})
         return text
-
-    def new_seed(self, label: str) -> tuple[str | None, str | None]:
-        """A new game's seed, sealed, and its commitment bound to the game's `label` (none
-        with injected dice)."""
-        if self.ctx.dice is not None:
-            return None, None
-        seed = self.ctx.seeds()
-        return self._seal.seal(seed), commitment(seed, label)
 
     def commit_entry(self, game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:
         """The row that publishes a new game's commitment, before any die."""
@@ -126,6 +170,8 @@ class Seeds:
         """The dice of one action (`event`: its number) of a game."""
         if self.ctx.dice is not None:
             return self.ctx.dice
+        if self.lost(game):
+            return _SeedLost()
         key = self._keys.get(game.id)
         if key is None:
             key = game_key(await self._game_seed(game), game.player_seeds, game.bound)
@@ -143,7 +189,15 @@ class Seeds:
         return self._unseal(row[0], game.commitment, game.title, game.bound)
 
     async def reveal_entry(self, game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:
-        """The game is over: its seed goes into the log for anyone to check."""
+        """The game is over: its seed goes into the log for anyone to check (or, lost with
+        the seal key, the row that says it never will)."""
+        if self.ctx.db.lost_key is not None:
+            lost = {"scheme": game.scheme, "label": game.label, "commitment": game.commitment}
+            return replace(
+                base_entry(game, where, who, now, None),
+                action=Act.SEED_LOST,
+                randomness=json.dumps({**lost, "lost_key": self.ctx.db.lost_key}),
+            )
         info = {
             "scheme": game.scheme,
             "label": game.label,
@@ -210,6 +264,8 @@ class Seeds:
                 source: DiceSource | None = self.ctx.dice
                 commit, event, scheme = None, 0, SCHEME
                 if source is None:
+                    day = await _seed_day(conn, where.channel_id, day)
+                    label = f"free/{where.channel_id}/{day}"
                     entries = await self._rotate_channel_seed(conn, where.channel_id, day, base)
                     seed, commit, event, scheme = await self._day_seed(conn, where.channel_id, day)
                     source = HmacDice(game_key(seed, (), bound_label(scheme, label)), label, event)
@@ -253,32 +309,7 @@ class Seeds:
         self, conn: aiosqlite.Connection, channel_id: str, day: str, base: LogEntry
     ) -> list[LogEntry]:
         """Make sure today's channel seed exists (committed in the log); reveal older ones."""
-        entries = []
-        async with conn.execute(
-            "SELECT day, seed, commitment, scheme FROM channel_seeds WHERE channel_id = ? "
-            "AND day < ? AND revealed = 0",
-            (channel_id, day),
-        ) as cursor:
-            stale = await cursor.fetchall()
-        for old_day, old_seed, old_commit, old_scheme in stale:
-            old_label = f"free/{channel_id}/{old_day}"
-            revealed = self._unseal(
-                old_seed,
-                old_commit,
-                f"the free rolls of {old_day}",
-                bound_label(old_scheme, old_label),
-            )
-            info = {
-                "scheme": old_scheme,
-                "label": old_label,
-                "commitment": old_commit,
-                "seed": revealed.hex(),
-            }
-            entries.append(replace(base, action=Act.SEED_REVEAL, randomness=json.dumps(info)))
-            await conn.execute(
-                "UPDATE channel_seeds SET revealed = 1 WHERE channel_id = ? AND day = ?",
-                (channel_id, old_day),
-            )
+        entries = await self.reveal_days(conn, channel_id, day, base)
         seed = self.ctx.seeds()
         label = f"free/{channel_id}/{day}"
         created = await conn.execute(
@@ -290,6 +321,48 @@ class Seeds:
             info = {"scheme": SCHEME, "label": label, "commitment": commitment(seed, label)}
             entries.append(replace(base, action=Act.COMMIT, randomness=json.dumps(info)))
         return entries
+
+    async def reveal_days(
+        self, conn: aiosqlite.Connection, channel_id: str, day: str, base: LogEntry
+    ) -> list[LogEntry]:
+        """The rows revealing a channel's free-roll seeds of the days before `day` (and the
+        days marked revealed)."""
+        entries = []
+        async with conn.execute(
+            "SELECT day, seed, commitment, scheme FROM channel_seeds WHERE channel_id = ? "
+            "AND day < ? AND revealed = 0",
+            (channel_id, day),
+        ) as cursor:
+            stale = await cursor.fetchall()
+        for old_day, old_seed, old_commit, old_scheme in stale:
+            old_label = f"free/{channel_id}/{old_day}"
+            what = f"the free rolls of {old_day}"
+            revealed = self._unseal(old_seed, old_commit, what, bound_label(old_scheme, old_label))
+            info = {
+                "scheme": old_scheme,
+                "label": old_label,
+                "commitment": old_commit,
+                "seed": revealed.hex(),
+            }
+            entries.append(replace(base, action=Act.SEED_REVEAL, randomness=json.dumps(info)))
+            await conn.execute(
+                "UPDATE channel_seeds SET revealed = 1 WHERE channel_id = ? AND day = ?",
+                (channel_id, old_day),
+            )
+        return entries
+
+
+async def _seed_day(conn: aiosqlite.Connection, channel_id: str, today: str) -> str:
+    """Which seed of the day a channel rolls from: `today`, or `today/2` (`/3`, ...) once an
+    earlier seed of today was lost with the seal key (closed before its day ended)."""
+    async with conn.execute(
+        "SELECT count(*) FROM channel_seeds WHERE channel_id = ? AND (day = ? OR day LIKE ?) "
+        "AND revealed = 1",
+        (channel_id, today, f"{today}/%"),
+    ) as cursor:
+        row = await cursor.fetchone()
+    closed = int(row[0]) if row else 0
+    return f"{today}/{closed + 1}" if closed else today
 
 
 async def _link_message(conn: aiosqlite.Connection, where: Where, row: LogRow) -> None:

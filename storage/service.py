@@ -10,6 +10,7 @@ together its parts, each a room of its own:
 - storage/watchdog.py: edited and deleted roll messages.
 - storage/outbox.py: the messages the bot owes.
 - storage/hints.py: who may have a hint, and the log row of each hint given.
+- storage/custody.py: free-roll days closed when they end; a lost seal key.
 
 Callers answer the user only after a write has committed.
 """
@@ -20,12 +21,14 @@ import asyncio
 import secrets
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from engine import DiceSource
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
 from storage import played
 from storage.clocks import Clocks
+from storage.custody import FreeDays, LostKey, LostReport
 from storage.db import Database
 from storage.deadlines import Deadlines
 from storage.hints import HintAsked, HintLog, check_hint
@@ -106,6 +109,8 @@ class GameService:
         self.watchdog = Watchdog(ctx)
         self.messages = Outbox(ctx)
         self.hints = HintLog(ctx, self.store)
+        self.free_days = FreeDays(ctx, self.store, self.seeding)
+        self.lost_key = LostKey(ctx, self.store, self.table, self.free_days)
 
     # What every part shares, as callers (and tests) set it.
 
@@ -259,7 +264,15 @@ class GameService:
         return await self.clocks.set_pace(where, moderator, pace, reason)
 
     async def next_due(self) -> datetime | None:
-        return await self.deadlines.next_due()
+        """When the timekeeper must look next: a reminder or a free-roll day's end."""
+        due = [await self.deadlines.next_due(), await self.free_days.next_close()]
+        return min((d for d in due if d is not None), default=None)
+
+    async def close_free_days(self) -> list[LogRow]:
+        return await self.free_days.close()
+
+    async def declare_key_lost(self, key_file: Path | None = None) -> LostReport:
+        return await self.lost_key.declare(key_file)
 
     async def due_reminders(self, limit: int = 200) -> list[DueReminder]:
         return await self.deadlines.due_reminders(limit)

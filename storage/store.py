@@ -89,15 +89,15 @@ def game_from_row(row: Sequence[Any], seal: SealKey | None = None) -> StoredGame
 
 
 def open_snapshot(text: str, seal: SealKey | None, game_id: int) -> str:
-    """A snapshot as text: an open card game's is sealed (its hands and stock), and needs the
-    key."""
-    if not SealKey.is_sealed_text(text):
+    """A snapshot as text. An open card game's is sealed (its hands, stock and deck orders)
+    beside its public part: with the key, the whole game; without it (a copy, or a key that
+    was lost), what anyone at the table may see."""
+    if not text.startswith('{"sealed"'):
         return text
+    stored = json.loads(text)
     if seal is None:
-        raise SealedGameError(
-            f"Game {game_id}'s cards are sealed: reading them needs the bot's seal key."
-        )
-    return seal.unseal_text(text, f"game {game_id}'s cards")
+        return json.dumps(stored["public"])
+    return seal.unseal_text(str(stored["sealed"]), f"game {game_id}'s cards")
 
 
 class SealedGameError(RulesError):

@@ -49,7 +49,6 @@ from storage.model import StoredGame, Where, Who
 from storage.pace import Policy
 from storage.people import commit_text, pseudonym
 from storage.rolllog import LEGACY_CHAIN, ChainProblem, LogEntry, LogRow
-from storage.seal import SealKey
 from storage.vocabulary import (
     ACTION_ROWS,
     NAMES_PLAYERS,
@@ -86,6 +85,7 @@ class VerifyReport:
     revealed: int = 0  # games and free-roll days whose every draw was checked against its seed
     sealed: int = 0  # games and days whose seed is not revealed yet (their dice: see README)
     chains: int = 0
+    lost: int = 0  # games and days whose seed was lost with the seal key (never checkable)
 
     @property
     def ok(self) -> bool:
@@ -151,7 +151,7 @@ def _verify_contents(reader: sqlite3.Connection, head: Head | None, rows: int) -
     except _Bad as bad:
         return VerifyReport(rows, audit.checked, GameProblem(bad.game, str(bad)))
     try:
-        days_revealed, days_sealed = _verify_free_rolls(reader, audit.seeds)
+        days_revealed, days_sealed, days_lost = _verify_free_rolls(reader, audit.seeds)
     except _BadDay as bad:
         return VerifyReport(rows, audit.checked, FreeRollProblem(bad.label, bad.reason))
     return VerifyReport(
@@ -160,6 +160,7 @@ def _verify_contents(reader: sqlite3.Connection, head: Head | None, rows: int) -
         None,
         audit.revealed + days_revealed,
         audit.sealed + days_sealed,
+        lost=audit.lost + days_lost,
     )
 
 
@@ -274,6 +275,7 @@ class _Audit:
     checked: int = 0
     revealed: int = 0
     sealed: int = 0
+    lost: int = 0
     opened: dict[int, LogRow] = field(default_factory=dict)  # game id -> its `Game opened` row
     seeds: dict[str, str] = field(default_factory=dict)  # revealed seed -> what it served
     commitments: dict[str, int] = field(default_factory=dict)  # commitment -> its game
@@ -303,6 +305,7 @@ class _Audit:
             self.checked += 1
             self.revealed += opened is True
             self.sealed += opened is False
+            self.lost += opened == _LOST
 
     def orphans(self) -> None:
         """A chain whose game is not in the games table (deleted), a `Game opened` row for a
@@ -342,9 +345,13 @@ class _Replaying:
     hinted: dict[int, int] = field(default_factory=dict)  # hints each move says it followed
 
 
-def _verify_game(audit: _Audit, game_row: Sequence[Any], last_old: int) -> bool | None:
+_LOST = "lost"  # a game whose seed was lost with the seal key
+
+
+def _verify_game(audit: _Audit, game_row: Sequence[Any], last_old: int) -> bool | str | None:
     """Raises `_Bad`; returns True when every draw was checked against the revealed seed,
-    False when the seed is still sealed (an open game), None for a game without one.
+    False when the seed is still sealed (an open game), `_LOST` when it was lost with the seal
+    key (the game ended unverifiable), None for a game without one.
     `last_old`: the last row an older release wrote (see `_last_old_row`)."""
     (game_id, guild, channel, number, preset, options, snapshot, names_text, created_at,
      commit, player_seeds_text, legacy_seq, scheme) = game_row[:13]  # fmt: skip
@@ -372,20 +379,26 @@ def _verify_game(audit: _Audit, game_row: Sequence[Any], last_old: int) -> bool 
     moves = _moves(reader, game, mine, audit.people)
     if key is None and any(faces is None for *_, faces in moves):
         # A card game whose draws stay sealed until its seed is revealed: its chain, its
-        # creation and its commitment are checked; its moves are replayed once it ends.
-        return False
+        # creation and its commitment are checked; its moves are replayed once it ends (or
+        # never, when its seed was lost with the seal key).
+        return _LOST if any(r.action == Act.SEED_LOST for r in rows) else False
     for seq, actor, data, faces in moves:
         _replay_action(check, seq, actor, data, faces)
     _check_hints(rows, check, replayed=True)
     final = check.game.state
-    if not SealKey.is_sealed_text(snapshot) and to_snapshot(final) != json.loads(snapshot):
+    if not snapshot.startswith('{"sealed"') and to_snapshot(final) != json.loads(snapshot):
         raise _Bad("its stored state differs from replaying its actions")
     _compare_rows(check, rows, commit is not None, last_old)
     revealed = any(r.action == Act.SEED_REVEAL for r in rows)
-    if commit is not None and final.is_over and not revealed:
+    lost = any(r.action == Act.SEED_LOST for r in rows)
+    if lost != final.unverifiable or (lost and revealed):
+        raise _Bad("it ended unverifiable without its seed lost, or the other way round")
+    if commit is not None and final.is_over and not (revealed or lost):
         raise _Bad("it is over but its seed was never revealed")
-    if revealed and not final.is_over:
+    if (revealed or lost) and not final.is_over:
         raise _Bad("its seed was revealed while it is still open")
+    if lost:
+        return _LOST
     return None if commit is None else check.key is not None
 
 
@@ -396,6 +409,7 @@ GAME_ROWS = frozenset(
         Act.COMMIT,
         Act.PLAYER_SEED,
         Act.SEED_REVEAL,
+        Act.SEED_LOST,
         Act.HINT,
         Act.DEADLINE_CHANGED,
         Act.DEADLINE_PASSED,
@@ -403,7 +417,14 @@ GAME_ROWS = frozenset(
     }
 )
 CHANNEL_ROWS = frozenset(
-    {Act.FREE_ROLL, Act.COMMIT, Act.SEED_REVEAL, Act.MESSAGE_EDITED, Act.MESSAGE_DELETED}
+    {
+        Act.FREE_ROLL,
+        Act.COMMIT,
+        Act.SEED_REVEAL,
+        Act.SEED_LOST,
+        Act.MESSAGE_EDITED,
+        Act.MESSAGE_DELETED,
+    }
 )
 SERVER_ROWS = frozenset({Act.OPENED})
 
@@ -775,11 +796,11 @@ _FREE_ROWS = (
 )
 
 
-def _verify_free_rolls(reader: sqlite3.Connection, seeds: dict[str, str]) -> tuple[int, int]:
+def _verify_free_rolls(reader: sqlite3.Connection, seeds: dict[str, str]) -> tuple[int, int, int]:
     """Each channel's free rolls of a day under their committed seed: committed before the
     first roll, events numbered 0, 1, 2, ... with no gap, as many as the day's count, each
     with its derivation, and once revealed, every face what the seed gives. Returns (days
-    revealed, days still sealed)."""
+    revealed, days still sealed, days whose seed was lost with the seal key)."""
     days = _Days()
     for record in reader.execute(_FREE_ROWS):
         days.take(rolllog.row_from_record(record))
@@ -798,7 +819,8 @@ def _verify_free_rolls(reader: sqlite3.Connection, seeds: dict[str, str]) -> tup
             raise _BadDay(
                 label, f"the log holds {days.events.get(label, 0)} rolls, the day counted {rolls}"
             )
-    return len(days.reveals), len(days.commits) - len(days.reveals)
+    lost = len(days.lost)
+    return len(days.reveals), len(days.commits) - len(days.reveals) - lost, lost
 
 
 @dataclass
@@ -806,6 +828,7 @@ class _Days:
     commits: dict[str, tuple[str, str]] = field(default_factory=dict)  # label -> (commit, scheme)
     reveals: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     events: dict[str, int] = field(default_factory=dict)
+    lost: set[str] = field(default_factory=set)
     injected: int = 0
 
     def take(self, row: LogRow) -> None:
@@ -825,6 +848,8 @@ class _Days:
             commit, scheme = self.commits.get(label, (None, ""))
             seed = _revealed_day(row, label, info, commit, scheme)
             self.reveals[label] = (seed, scheme)
+        elif row.action == Act.SEED_LOST:
+            self.lost.add(label)
         elif row.action == Act.FREE_ROLL:
             self._roll(row, label, info)
 
@@ -843,7 +868,7 @@ class _Days:
     def _roll(self, row: LogRow, label: str, info: dict[str, Any]) -> None:
         if label not in self.commits or info.get("commitment") != self.commits[label][0]:
             raise _BadDay(label, f"row {row.head[:-48]} rolled before its seed was committed")
-        if label in self.reveals:
+        if label in self.reveals or label in self.lost:
             raise _BadDay(label, f"row {row.head[:-48]} rolled after its seed was revealed")
         if info.get("event") != self.events.get(label, 0) or info.get("first_draw") != 0:
             raise _BadDay(

@@ -20,6 +20,7 @@ class Act(StrEnum):
     COMMIT = "Commit"  # a seed's commitment, before its first die
     PLAYER_SEED = "Player seed"
     SEED_REVEAL = "Seed reveal"
+    SEED_LOST = "Seed lost"  # a sealed seed that can never be revealed: its key was lost
     FREE_ROLL = "Free roll"
     START_ROLL = "Start roll"
     FIRST_ROLL = "First roll"

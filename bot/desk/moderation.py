@@ -100,6 +100,8 @@ class Moderation:
                 f"{plural(report.revealed, 'revealed seed')} checked against every draw; "
                 f"{report.sealed} still sealed (checked once revealed)."
             )
+            if report.lost:
+                text += f" {report.lost} lost with the seal key (never checkable)."
         else:
             text = f"❌ Verification failed: {report.problem}"
         return [Reply(text=text)]

@@ -37,7 +37,9 @@ class Views:
         lines = []
         for g in map(shown_game, games):
             where = f"<#{g.channel_id}>" if g.channel_id.isdigit() else g.channel_id
-            if g.state.is_over:
+            if g.state.unverifiable:
+                lines.append(f"**{g.title}** in {where}: over, unverifiable (no winner)")
+            elif g.state.is_over:
                 lines.append(f"**{g.title}** in {where}: {result(g)}")
             elif g.state.phase is Phase.LOBBY:
                 lines.append(

@@ -43,6 +43,8 @@ class Presenter(ABC):
         title = state.rules.title
         if state.is_over:
             winners = state.winners()
+            if state.unverifiable:
+                return f"{title}: game over, no winner (unverifiable: its seed was lost)."
             if not winners:
                 return f"{title}: game over, no winner."
             verb = "wins" if len(winners) == 1 else "share the win"

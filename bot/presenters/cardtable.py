@@ -82,7 +82,7 @@ def _board_lines(game: StoredGame, state: CardState, prefix: str, table: bool) -
     elif state.phase is Phase.LOBBY:
         parts.append(f"Waiting for players (2-4). `{prefix}join`, then `{prefix}start`.")
     else:
-        parts.append("Game over.")
+        parts.append("Game over: unverifiable, no winner." if state.unverifiable else "Game over.")
     return parts
 
 

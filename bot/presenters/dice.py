@@ -375,6 +375,8 @@ class DicePresenter(Presenter):
     def _progress(self, game: StoredGame, state: GameState) -> str:
         if state.phase is Phase.LOBBY:
             return f"Waiting for players. `{self.prefix}join`, then `{self.prefix}start`."
+        if state.unverifiable:
+            return "Game over without a winner: unverifiable (its seed was lost with the seal key)."
         if state.is_over:
             winners = " and ".join(game.name(w) for w in state.winners()) or "nobody"
             return f"Game over: {winners} won."

@@ -177,28 +177,32 @@ async def test_a_copy_of_the_database_cannot_predict_a_die(tmp_path: Path) -> No
     await db.close()
 
 
-async def test_a_lost_or_wrong_key_is_refused_at_start_up(
+async def test_a_wrong_key_is_refused_and_a_lost_one_is_never_replaced_at_start_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "bot.sqlite3"
     db = await Database.open(path)
     await GameService(db, clock=FakeClock()).new_game(HERE, ANN, "classic", {})
+    recorded = db.seal.key_id if db.seal else ""
     await db.close()
     key_file = tmp_path / "bot.key"
     original = key_file.read_text()
 
     key_file.unlink()
-    with pytest.raises(DatabaseFileError, match=r"key that seals .* is missing"):
-        await Database.open(path)
-    assert not key_file.exists()  # no new key was left behind to mislead the next start
+    db = await Database.open(path)  # it starts, without a key (storage/custody.py)
+    assert (db.seal, db.lost_key) == (None, recorded)
+    await db.close()
+    assert not key_file.exists()  # no new key was made to mislead the next start
 
     key_file.write_text(os.urandom(32).hex())
+    key_file.chmod(0o600)
     with pytest.raises(DatabaseFileError, match=r"is not the one .* was sealed with"):
         await Database.open(path)
 
     key_file.unlink()
     monkeypatch.setenv(ENV_KEY, original.strip())  # the key may come from the environment
     db = await Database.open(path)
+    assert db.seal is not None and db.lost_key is None
     await db.close()
     monkeypatch.setenv(ENV_KEY, "not hex")
     with pytest.raises(DatabaseFileError, match="not 64 hex digits"):

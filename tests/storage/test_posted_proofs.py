@@ -168,8 +168,12 @@ async def test_an_open_card_games_cards_are_sealed_from_a_copy(
     copy = tmp_path / "copy.sqlite3"
     shutil.copy(db_path, copy)
     everything = copy.read_bytes().decode("latin-1")
-    for row in sqlite3.connect(copy).execute("SELECT snapshot FROM games"):
-        assert row[0].startswith("rk-seal/2:")
+    for (text,) in sqlite3.connect(copy).execute("SELECT snapshot FROM games"):
+        stored = json.loads(text)  # sealed, beside what anyone at the table may see
+        assert stored["sealed"].startswith("rk-seal/2:")
+        public = [*(c for seat in stored["public"]["seats"] for c in seat["hand"])]
+        public += stored["public"]["stock"]  # the hidden cards stand in, in the deck's order
+        assert public == [c for c in DECK if c in public]
     bodies = [b for (b,) in sqlite3.connect(copy).execute("SELECT body FROM log")]
     moves = [json.loads(b)["data"]["move"] for b in bodies if '"move"' in b]
     assert [m["faces"] for m in moves] == [[], [], None]  # two seats, then the deal: hidden
