@@ -95,21 +95,47 @@ def _luck_words(luck: float) -> str:
     return "ordinary dice"
 
 
+def _names(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def verdict(game: GameReview) -> str:
-    """The game in plain words: who won, and whether dice or choices decided it."""
-    players = sorted(game.players, key=lambda p: -p.expected)
+    """The game in plain words: who won (the game's own winners, also after an early end or a
+    removal), by how much, and whether dice or choices decided it. A record that stops before
+    the end says who leads, by expected final score."""
+    players = game.players
     if not players:
         return "Nobody played."
     if len(players) == 1:
         (p,) = players
         return f"{p.name}: {_play_words(p)}, {_luck_words(p.luck)}."
-    first, second = players[0], players[1]
-    margin = first.expected - second.expected
+    if not game.finished:
+        ranked = sorted((p for p in players if not p.left), key=lambda p: -p.expected)
+        if not ranked:
+            return "Everybody left: nobody leads."
+        if len(ranked) == 1:
+            return f"{ranked[0].name} leads: everyone else left."
+        first, second = ranked[0], ranked[1]
+        if round(first.expected - second.expected) == 0:
+            return f"{first.name} and {second.name} are level."
+        return _margin(first, second, "leads", first.expected - second.expected)
+    if not game.winners:
+        return "Nobody won: every player left before the end."
+    by_name = {p.name: p for p in players}
+    winners = [by_name[w] for w in game.winners if w in by_name]
+    early = " (the game was ended early)" if game.ended_early else ""
+    if len(winners) > 1:
+        return f"{_names([p.name for p in winners])} tied on {winners[0].score}{early}."
+    (first,) = winners
+    others = sorted((p for p in players if not p.left and p is not first), key=lambda p: -p.score)
+    if not others:
+        return f"{first.name} won with {first.score}{early}: everyone else left."
+    return _margin(first, others[0], f"won{early}", first.score - others[0].score)
+
+
+def _margin(first: PlayerReview, second: PlayerReview, lead: str, margin: float) -> str:
     luck_part = first.luck - second.luck
     skill_part = second.loss - first.loss
-    lead = "won" if game.finished and first.finished else "leads"
-    if round(margin, 1) == 0:
-        return f"{first.name} and {second.name} finished level."
     if luck_part > 0 and skill_part > 0:
         why = "luckier dice and better choices"
     elif luck_part >= skill_part:
@@ -123,7 +149,7 @@ def verdict(game: GameReview) -> str:
 
 
 def _player_field(game: GameReview, player: PlayerReview) -> Field:
-    status = "" if player.finished else " (unfinished)"
+    status = " (left)" if player.left else "" if player.finished else " (unfinished)"
     lines = [
         f"Luck: {signed(player.luck)} points",
         f"Lost to decisions: {player.loss:.1f} points over {len(player.decisions)}",

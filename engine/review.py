@@ -142,14 +142,20 @@ class PlayerReview:
     expected: float  # the score, plus the value still to come on an unfinished sheet
     decisions: tuple[Decision, ...]
     steps: tuple[Step, ...]
+    left: bool = False  # left the game, or was removed from it, before its end
 
 
 @dataclass(frozen=True, slots=True)
 class GameReview:
+    """`finished`: the record reaches the game's end; `winners` are then the game's own (the
+    best score among the players still in it, `GameEnded`), also after an early end."""
+
     rules: Rules
     exact: bool
     finished: bool
     players: tuple[PlayerReview, ...]
+    winners: tuple[str, ...] = ()
+    ended_early: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,7 +349,7 @@ def review(
     for p in players:
         start = reviewer.total(begin[p]) + oracle.turn_start(rules, begin[p])
         seats[p] = _Seat(p, begin[p], start, start)
-    ended = False
+    ended: GameEnded | None = None
     for event in events:
         match event:
             case DiceRolled(player=player):
@@ -356,7 +362,7 @@ def review(
                 seats[player].drop_turn()
                 seats[player].left = True
             case GameEnded():
-                ended = True
+                ended = event
                 for seat in seats.values():
                     seat.drop_turn()
     reviewed = []
@@ -374,9 +380,14 @@ def review(
                 expected=seat.level,
                 decisions=tuple(seat.decisions),
                 steps=tuple(seat.steps),
+                left=seat.left,
             )
         )
-    return GameReview(rules, oracle.exact, ended, tuple(reviewed))
+    if ended is None:
+        return GameReview(rules, oracle.exact, False, tuple(reviewed))
+    return GameReview(
+        rules, oracle.exact, True, tuple(reviewed), ended.winners, ended.early and ended.started
+    )
 
 
 def _turn_cards(
@@ -426,6 +437,7 @@ def review_data(game: GameReview) -> dict[str, object]:
         "variant": rules.preset,
         "options": kept_options(rules.options, leave_out=("order", "hints")),
         "exact": game.exact,
+        "winners": list(game.winners),
         "players": [
             {
                 "name": p.name,
@@ -435,6 +447,7 @@ def review_data(game: GameReview) -> dict[str, object]:
                 "loss": p.loss,
                 "drift": p.drift,
                 "finished": p.finished,
+                "left": p.left,
                 "expected": p.expected,
                 "decisions": [
                     {
