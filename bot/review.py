@@ -74,10 +74,12 @@ def decision_text(rules: Rules, decision: Decision) -> str:
 
 
 def _play_words(player: PlayerReview) -> str:
-    count = len(player.decisions)
+    """How well the player chose, judged on the decisions made without a hint."""
+    own = [d for d in player.decisions if not d.hinted]
+    count = len(own)
     if not count:
-        return "no decisions reviewed"
-    per = player.loss / count
+        return "every decision after a hint" if player.decisions else "no decisions reviewed"
+    per = sum(d.loss for d in own) / count
     if per <= EXPERT:
         return f"expert play ({per:.2f} points lost per decision)"
     if per <= 1:
