@@ -181,7 +181,8 @@ def review_embed(game: GameReview) -> Embed:
     note = (
         "Exact: values of optimal solitaire play."
         if game.exact
-        else f"Estimates: {rules.title} has no exact solution, so luck and losses are approximate."
+        else f"Estimates: {rules.title} has no exact solution, so luck and losses are approximate "
+        f"(an expected final score can be off by about ± {game.spread:.0f} at the start)."
     )
     fields = [_player_field(game, p) for p in game.players]
     worst = costliest(game)

@@ -18,6 +18,7 @@ autoplay and a one-roll greedy player; the README has the figures.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from itertools import combinations, product
 from pathlib import Path
@@ -49,6 +50,42 @@ from storage.solver import (
     load_table,
     stderr_progress,
 )
+
+# ---- calibration ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """What self-play measured of an estimate, by stage (boxes filled: of the whole card in
+    triple, of the sheet in the painted games): `offsets`, the points to add to its value of
+    what is still to come so that its expected final score is, on average, the final score;
+    `spreads`, how far the final score lands from that value (one standard deviation). Fitted
+    by `python -m tests.bench.review_bench --calibrate`. Adding the same points to every option
+    of a turn changes no choice. `scales` (empty: 1 at every stage) would also weigh what a point
+    of the estimate's value is worth at each stage; it changes the play, and is fitted only by
+    `--calibrate --scales N` as an experiment (the README says what it found)."""
+
+    offsets: tuple[float, ...]
+    spreads: tuple[float, ...]
+    scales: tuple[float, ...] = ()  # triple: what a point of the column table is worth
+
+    def offset(self, filled: int) -> float:
+        return self.offsets[filled] if filled < len(self.offsets) else 0.0
+
+    def scale(self, filled: int) -> float:
+        return self.scales[filled] if filled < len(self.scales) else 1.0
+
+    def spread(self, filled: int) -> float:
+        return self.spreads[filled] if filled < len(self.spreads) else 0.0
+
+
+def uncalibrated(stages: int) -> Calibration:
+    return Calibration((0.0,) * stages, (0.0,) * stages)
+
+
+def _filled(sheet: Sheet) -> int:
+    return sum(v is not None for v in sheet.scores)
+
 
 # ---- triple ---------------------------------------------------------------------------------
 
@@ -85,19 +122,36 @@ class _TurnCache:
 
 
 class TripleOracle:
-    """Triple Yahtzee: each column valued by the exact classic table times its multiplier."""
+    """Triple Yahtzee: each column valued by the exact classic table times its multiplier, plus
+    the calibration's offset for the boxes filled on the whole card."""
 
     exact = False
 
-    def __init__(self, rules: Rules, table: Array) -> None:
+    def __init__(self, rules: Rules, table: Array, calibration: Calibration | None = None) -> None:
         self.rules = rules
         self.table = table
+        self.calibration = TRIPLE_CALIBRATION if calibration is None else calibration
         self.model = classic_model(classic_rules_for(rules))
         self._turns = _TurnCache()
         self._columns: dict[Sheet, float] = {}
         self.advisor = Advisor(rules, self)
 
     def future(self, rules: Rules, card: Scorecard) -> float:
+        if is_scorecard_full(card):
+            return 0.0
+        stage = sum(map(_filled, card))
+        calibration = self.calibration
+        return calibration.scale(stage) * self._raw_future(card) + calibration.offset(stage)
+
+    def raw_future(self, card: Scorecard) -> float:
+        """The value still to come before calibration (what `--calibrate` fits against)."""
+        return self._raw_future(card)
+
+    def spread(self, rules: Rules, card: Scorecard) -> float:
+        return self.calibration.spread(sum(map(_filled, card)))
+
+    def _raw_future(self, card: Scorecard) -> float:
+        rules = self.rules
         return sum(
             rules.multipliers[i % rules.columns] * self._column_value(sheet)
             for i, sheet in enumerate(card)
@@ -146,9 +200,11 @@ class TripleOracle:
         return found
 
     def score_now(self, card: Scorecard) -> Array:
-        """(252,): the points still to come if each roll is scored now, in its best box."""
+        """(252,): the points still to come if each roll is scored now, in its best box: its
+        points, and the calibrated value of the card it leaves (one more box filled)."""
         rules, table, model = self.rules, self.table, self.model
-        future = self.future(rules, card)
+        stage = sum(map(_filled, card)) + 1
+        scale = self.calibration.scale(stage)
         best = np.full(len(model.base), -np.inf)
         counts = np.arange(DICE + 1)
         for s in active_sheets(rules, card):
@@ -163,16 +219,18 @@ class TripleOracle:
                     points = (b + 1) * counts
                     raised = np.minimum(UPPER_CAP, upper + points)
                     crossed = (upper < rules.upper_bonus_at) & (raised >= rules.upper_bonus_at)
-                    per_count = points + rules.upper_bonus * crossed + table[after, raised, fifty]
-                    gain = per_count[model.face_count[:, b]]
+                    rows = model.face_count[:, b]
+                    banked = (points + rules.upper_bonus * crossed)[rows]
+                    later = table[after, raised, fifty][rows]
                 elif b == YAHTZEE:
-                    scored = model.base[:, b]
-                    next_fifty = (scored == 50) & rules.yahtzee_bonus
-                    gain = scored + table[after, upper, next_fifty.astype(np.int64)]
+                    banked = model.base[:, b]
+                    next_fifty = (banked == 50) & rules.yahtzee_bonus
+                    later = table[after, upper, next_fifty.astype(np.int64)]
                 else:
-                    gain = model.base[:, b] + table[after, upper, fifty]
-                np.maximum(best, multiplier * (gain - now), out=best)
-        best += future
+                    banked = model.base[:, b]
+                    later = table[after, upper, fifty]
+                np.maximum(best, multiplier * (banked + scale * (later - now)), out=best)
+        best += scale * self._raw_future(card) + self.calibration.offset(stage)
         if _yahtzee_rules_apply(rules, card):
             for f, roll in enumerate(model.yahtzee_rolls):
                 best[roll] = _best_placement(self.advisor, card, (f + 1,) * DICE_COUNT)
@@ -271,6 +329,44 @@ PAINTED_COLOUR_SCORES: tuple[tuple[float, ...], ...] = (
 
 COLOUR_SCORE_MAX = 31
 
+# Fitted by self-play (`python -m tests.bench.review_bench --calibrate`), default options.
+# fmt: off
+TRIPLE_CALIBRATION = Calibration(
+    (
+        121.9, 113.4, 102.0, 94.5, 88.5, 79.1, 71.7, 63.2, 55.3, 47.3,
+        42.8, 34.6, 28.6, 21.8, 17.1, 10.8, 4.9, -0.3, -5.2, -10.9,
+        -13.7, -17.6, -19.4, -21.5, -24.2, -24.6, -26.2, -30.2, -31.6, -33.4,
+        -34.0, -33.6, -33.0, -30.9, -27.6, -23.1, -19.4, -13.3, -6.1,
+    ),
+    (
+        154.8, 156.0, 155.6, 155.3, 154.1, 151.9, 150.2, 148.2, 147.4, 146.0,
+        144.5, 143.0, 142.9, 141.5, 140.1, 139.1, 137.8, 136.2, 132.4, 128.0,
+        127.4, 123.6, 121.3, 117.9, 112.2, 110.0, 104.5, 98.1, 92.7, 89.3,
+        83.8, 78.9, 73.9, 65.8, 59.6, 52.8, 44.0, 37.4, 30.0,
+    ),
+)
+PAINTED_CALIBRATION = Calibration(
+    (
+        75.0, 68.3, 60.8, 54.1, 47.3, 40.3, 33.6, 26.5, 20.0, 14.2,
+        7.9, 2.3, -3.9, -8.7, -12.8, -17.3, -20.0, -21.2, -20.1, -13.9,
+    ),
+    (
+        76.5, 75.4, 73.9, 72.9, 72.2, 70.5, 68.9, 66.1, 62.9, 61.5,
+        59.1, 57.3, 53.1, 50.6, 48.0, 42.8, 38.5, 33.3, 25.3, 16.8,
+    ),
+)
+PYZ_CALIBRATION = Calibration(
+    (
+        75.0, 68.3, 60.8, 54.1, 47.3, 40.3, 33.6, 26.5, 20.0, 14.2,
+        7.9, 2.3, -3.9, -8.7, -12.8, -17.3, -20.0, -21.2, -20.1, -13.9,
+    ),
+    (
+        76.7, 75.6, 74.0, 73.0, 72.3, 70.6, 69.0, 66.2, 63.1, 61.7,
+        59.3, 57.5, 53.3, 50.9, 48.3, 43.1, 38.9, 33.3, 25.4, 17.0,
+    ),
+)
+# fmt: on
+
 
 def _reach_table(distributions: Sequence[Sequence[float] | Array], target: int) -> Array:
     """[open subset, total so far]: the chance the open boxes (each with its own score
@@ -319,8 +415,13 @@ class PaintedOracle:
         means: dict[str, float] | None = None,
         upper_counts: Sequence[Sequence[float]] = PAINTED_UPPER_COUNTS,
         colour_scores: Sequence[Sequence[float]] = PAINTED_COLOUR_SCORES,
+        calibration: Calibration | None = None,
     ) -> None:
         self.rules = rules
+        if calibration is None:
+            pyz = rules.preset == "painted-pyz"
+            calibration = PYZ_CALIBRATION if pyz else PAINTED_CALIBRATION
+        self.calibration = calibration
         self.raw = _painted_raw(rules)
         chosen = PAINTED_MEANS if means is None else means
         self.means = np.array([chosen[b] for b in rules.box_ids])
@@ -357,8 +458,15 @@ class PaintedOracle:
         if found is None:
             if len(self._sheets) > 65536:
                 self._sheets.clear()
-            found = self._sheets[sheet] = self._work_out_sheet_future(sheet)
+            raw = self._work_out_sheet_future(sheet)
+            found = raw + (0.0 if sheet.is_full else self.calibration.offset(_filled(sheet)))
+            self._sheets[sheet] = found
         return found
+
+    def spread(self, rules: Rules, card: Scorecard) -> float:
+        """Sheets are played one after another, their luck independent: spreads add in
+        squares."""
+        return float(sum(self.calibration.spread(_filled(sheet)) ** 2 for sheet in card) ** 0.5)
 
     def _work_out_sheet_future(self, sheet: Sheet) -> float:
         if sheet.is_full:
@@ -376,6 +484,10 @@ class PaintedOracle:
     def future(self, rules: Rules, card: Scorecard) -> float:
         return sum(self._sheet_future(sheet) for sheet in card)
 
+    def raw_future(self, card: Scorecard) -> float:
+        """The value still to come before calibration (what `--calibrate` fits against)."""
+        return sum(self._work_out_sheet_future(sheet) for sheet in card)
+
     def prepare(self, rules: Rules, cards: Sequence[Scorecard]) -> None:
         return None
 
@@ -384,7 +496,12 @@ class PaintedOracle:
         rules = self.rules
         (s,) = active_sheets(rules, card)
         sheet = card[s]
-        future = self.future(rules, card)
+        # The placement fills one box of this sheet: the card it leaves has the next offset.
+        filled = _filled(sheet)
+        calibration = self.calibration
+        future = (
+            self.future(rules, card) - calibration.offset(filled) + calibration.offset(filled + 1)
+        )
         up_now, col_now = self._reach(sheet)
         scores = sheet.scores
         upper = sum(scores[i] or 0 for i in self.upper_index)

@@ -569,6 +569,9 @@ class ClassicOracle:
     def turn_start(self, rules: Rules, card: Scorecard) -> float:
         return self.future(rules, card)
 
+    def spread(self, rules: Rules, card: Scorecard) -> float:
+        return 0.0  # exact values: nothing to be off by
+
     def prepare(self, rules: Rules, cards: Sequence[Scorecard]) -> None:
         self._check(rules)
         keys = list(dict.fromkeys(position(rules, c) for c in cards if not is_scorecard_full(c)))

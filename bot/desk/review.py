@@ -140,16 +140,18 @@ class Reviews:
         return [Reply(text=self._hint_words(state, best, exact, row.id), private=True)]
 
     def _hint_words(self, state: GameState, best: Hint, exact: bool, row_id: int) -> str:
-        how = (
-            "with optimal play from here"
-            if exact
-            else f"an estimate: {state.rules.title} has no exact solution"
-        )
         move = f"`{self.prefix}{_typed(state, best)}`"
-        lines = [
-            f"**Hint:** {move} — {_advice(state, best)}: about {best.value:.1f} points "
-            f"expected at the end ({how})."
-        ]
+        if exact:
+            worth = (
+                f"about {best.value:.1f} points expected at the end (with optimal play from here)"
+            )
+        else:
+            worth = (
+                f"about {best.value:.0f} ± {best.spread:.0f} points expected at the end (an "
+                f"estimate: {state.rules.title} has no exact solution; ± is how far the final "
+                "score typically lands from it)"
+            )
+        lines = [f"**Hint:** {move} — {_advice(state, best)}: {worth}."]
         if best.others:
             others = ", ".join(
                 f"`{self.prefix}{_typed(state, Hint(best.command, value, choice))}` {value:.1f}"

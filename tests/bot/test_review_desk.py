@@ -333,3 +333,17 @@ async def test_stats_say_how_many_decisions_followed_a_hint(
     (review,) = await say(desk, ANN, "review")
     assert "Every decision after a hint" in words([review])
     assert "expert play" not in words([review])
+
+
+async def test_an_estimates_hint_says_how_far_it_can_be_off(desk: Desk) -> None:
+    """Triple has no exact solution: its hint gives the expected final score with the spread
+    self-play measured from there ("about 1642 ± 155"), and says it is an estimate."""
+    from storage.estimates import TRIPLE_CALIBRATION
+
+    await say(desk, ANN, "new triple order=join hints=on")
+    await say(desk, ANN, "start solo")
+    (before,) = await say(desk, ANN, "hint")
+    shown = re.search(r"about (\d+) ± (\d+) points expected at the end \(an estimate", before.text)
+    assert shown is not None, before.text
+    assert int(shown.group(2)) == round(TRIPLE_CALIBRATION.spread(0))
+    assert 1550 < int(shown.group(1)) < 1750  # the estimate's own play averages about 1650
