@@ -93,21 +93,22 @@ def calibration_by_turn(played: Sequence[Played]) -> dict[str, Any]:
     for game in played:
         for turn, (_, banked, _, start, spread, _) in enumerate(game.turns, start=1):
             by_turn.setdefault(turn, []).append((game.score - banked - start, spread))
-    rows = {}
-    for turn, found in sorted(by_turn.items()):
+    rows: dict[str, list[float]] = {
+        "error_mean": [], "error_sem": [], "spread_shown": [], "spread_measured": []
+    }  # fmt: skip
+    for _, found in sorted(by_turn.items()):
         errors = [e for e, _ in found]
         mean, sem = _mean_sem(errors)
-        rows[str(turn)] = {
-            "error_mean": mean,
-            "error_sem": sem,
-            "spread_shown": statistics.fmean(s for _, s in found),
-            "spread_measured": statistics.stdev(errors) if len(errors) > 1 else 0.0,
-        }
-    worst = max(rows.values(), key=lambda r: abs(r["error_mean"]) / max(r["error_sem"], 1e-9))
-    return {
-        "turns": rows,
-        "worst_error_in_sems": abs(worst["error_mean"]) / max(worst["error_sem"], 1e-9),
-    }
+        rows["error_mean"].append(round(mean, 1))
+        rows["error_sem"].append(round(sem, 1))
+        rows["spread_shown"].append(round(statistics.fmean(s for _, s in found), 1))
+        rows["spread_measured"].append(
+            round(statistics.stdev(errors), 1) if len(errors) > 1 else 0.0
+        )
+    in_sems = [
+        abs(m) / max(e, 1e-9) for m, e in zip(rows["error_mean"], rows["error_sem"], strict=True)
+    ]
+    return {"by_turn": rows, "worst_error_in_sems": max(in_sems)}
 
 
 def loss_check(estimate: Sequence[Played], greedy: Sequence[Played]) -> dict[str, float]:
@@ -124,9 +125,10 @@ def print_calibration(preset: str, figures: dict[str, Any]) -> None:
     """The calibration as a table: one line per turn."""
     print(f"\n{preset}: final score - expected final score at the start of each turn")
     print(f"{'turn':>4} {'mean':>8} {'± sem':>7} {'spread shown':>13} {'measured':>9}")
-    for turn, row in figures["turns"].items():
-        print(
-            f"{turn:>4} {row['error_mean']:>+8.1f} {row['error_sem']:>7.1f} "
-            f"{row['spread_shown']:>13.1f} {row['spread_measured']:>9.1f}"
-        )
+    rows = figures["by_turn"]
+    columns = ("error_mean", "error_sem", "spread_shown", "spread_measured")
+    for turn, (mean, sem, shown, measured) in enumerate(
+        zip(*(rows[c] for c in columns), strict=True), start=1
+    ):
+        print(f"{turn:>4} {mean:>+8.1f} {sem:>7.1f} {shown:>13.1f} {measured:>9.1f}")
     print(f"largest |mean| in standard errors: {figures['worst_error_in_sems']:.1f}")
