@@ -1,6 +1,6 @@
 """The classic value table: the published optimal values, the engine's scoring, brute force.
 
-The published start values need the full tables (some 10 s each to build on 2 cores): they
+The published start values need the full tables (some 3 s each to build on 2 cores): they
 are kept in pytest's cache directory, so only a first run (or a fresh clone) builds them.
 Everything else uses late-game tables, where only a few boxes are open, built in moments.
 """
