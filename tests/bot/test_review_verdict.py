@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 from bot.review import review_text, verdict
 from engine import Action, EndGame, GameState, Kick, Leave, RandomDice, Score, apply
 from engine.kinds import next_action
+from storage.db import Database
+from storage.played import NotReviewableError, check_reviewable
 from storage.records import event_line, header_line
-from storage.reviews import review_record
+from storage.reviews import review_game, review_record
+from storage.service import GameService, Where, Who
 from tests.storage.review_games import classic, classic_table, full_tables
+from tests.storage.test_release_files import release_file
 
 NAMES = ("Ann", "Bo", "Cy", "Di")
 
@@ -123,3 +128,38 @@ def test_a_removed_player_shows_as_left_and_never_leads(request: pytest.FixtureR
     assert f"{winner} won by {margin} over {runner_up}" in text
     assert "Cy: 0 (left)" in text
     assert "Cy won" not in text and "Cy leads" not in text
+
+
+async def test_every_stored_games_verdict_names_its_winners(tmp_path: Path) -> None:
+    """The previous release's database (open games played on to the end): every finished dice
+    game reviewed as `!review` reviews it, its verdict naming the winners the game stored."""
+    db = await Database.open(release_file(tmp_path))
+    try:
+        service = GameService(db)
+        rows = await db.conn.execute_fetchall("SELECT number FROM games ORDER BY id")
+        checked = 0
+        for (number,) in rows:
+            game = await service.game_by_number("g", number)
+            while not game.state.is_over:
+                state = game.state
+                player = state.current_player or ""
+                where = Where(game.guild_id, game.channel_id)
+                action = next_action(state)
+                game = (await service.play(where, Who(player, game.name(player)), action)).game
+            try:
+                check_reviewable(game)
+            except NotReviewableError:
+                continue  # a card game, or one ended before anyone scored
+            reviewed, name = await review_game(db, game)
+            assert isinstance(game.state, GameState)
+            winners = [name(p) for p in game.state.winners()]
+            text = verdict(reviewed)
+            assert list(reviewed.winners) == winners, number
+            if len(winners) == 1:
+                assert text.startswith(f"{winners[0]} won"), (number, text)
+            else:
+                assert " tied on " in text and all(w in text for w in winners), (number, text)
+            checked += 1
+        assert checked >= 4
+    finally:
+        await db.close()
