@@ -47,26 +47,28 @@ def _mean_sem(values: Sequence[float]) -> tuple[float, float]:
 
 def fit_calibration(played: Sequence[Played], regress: bool = False) -> Calibration:
     """Per stage, from the games' (final - banked) against the uncalibrated value still to
-    come: with `regress`, the least-squares line (its slope the scale, its intercept the
-    offset); else the mean difference (the offset). The spread: the standard deviation of
-    the final score around the fitted value."""
+    come: the mean difference is the offset. With `regress`, one scale for every stage (the
+    slope of the least-squares lines, pooled over the stages) and the offsets that go with it.
+    The spread: the standard deviation of the final score around the fitted value."""
     pairs: dict[int, list[tuple[float, float]]] = {}
     for game in played:
         for stage, banked, _, _, _, raw in game.turns:
             pairs.setdefault(stage, []).append((raw, game.score - banked))
-    offsets, spreads, scales = [], [], []
-    for k in range(max(pairs) + 1):
-        xs, ys = [x for x, _ in pairs[k]], [y for _, y in pairs[k]]
-        scale = 1.0
-        if regress and statistics.pvariance(xs) > 0:
-            scale = statistics.covariance(xs, ys) / statistics.variance(xs)
-            scale = min(1.5, max(0.3, scale))
-        offset = statistics.fmean(ys) - scale * statistics.fmean(xs)
-        residuals = [y - scale * x - offset for x, y in pairs[k]]
+    stages = range(max(pairs) + 1)
+    means = {k: (statistics.fmean(x for x, _ in pairs[k]), statistics.fmean(y for _, y in pairs[k]))
+             for k in stages}  # fmt: skip
+    scale = 1.0
+    if regress:
+        products = sum((x - means[k][0]) * (y - means[k][1]) for k in stages for x, y in pairs[k])
+        squares = sum((x - means[k][0]) ** 2 for k in stages for x, _ in pairs[k])
+        scale = products / squares
+    offsets, spreads = [], []
+    for k in stages:
+        offset = means[k][1] - scale * means[k][0]
         offsets.append(round(offset, 1))
-        spreads.append(round(statistics.stdev(residuals), 1))
-        scales.append(round(scale, 3))
-    return Calibration(tuple(offsets), tuple(spreads), tuple(scales) if regress else ())
+        spreads.append(round(statistics.stdev(y - scale * x - offset for x, y in pairs[k]), 1))
+    scales = (round(scale, 3),) * len(stages) if regress else ()
+    return Calibration(tuple(offsets), tuple(spreads), scales)
 
 
 def calibration_source(preset: str, fitted: Calibration) -> str:

@@ -349,7 +349,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", default="bench-results-review.json")
     parser.add_argument("--fit", action="store_true", help="refit the painted estimate")
     parser.add_argument("--calibrate", action="store_true", help="refit the calibrations")
-    parser.add_argument("--scales", type=int, default=0, help="with --calibrate: regression rounds")
     args = parser.parse_args(argv)
     if args.fit:
         with Pool(2) as pool:
@@ -358,8 +357,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.calibrate:
         with Pool(2) as pool:
             for preset in CALIBRATED:
-                fitted = calibrate(pool, preset, args.games, args.scales)
-                print(calibration_source(preset, fitted))
+                print(calibration_source(preset, calibrate(pool, preset, args.games)))
         return
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -380,13 +378,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         print_calibration(preset, results[preset]["calibration"])
 
 
-def calibrate(pool: Any, preset: str, games: int, rounds: int = 0) -> Calibration:
-    """Fit the preset's calibration on seeds the benchmark never plays: the offsets from the
-    uncalibrated estimate's play (which they do not change). With `rounds` (triple,
-    `--scales N`), scales and offsets by regression instead, `rounds` times, each round
-    playing under the last fit: an experiment, not what the bot uses (see the README)."""
+def calibrate(pool: Any, preset: str, games: int, rounds: int = 3) -> Calibration:
+    """Fit the preset's calibration on seeds the benchmark never plays: the painted games'
+    offsets from the uncalibrated estimate's play (which they do not change); triple's scale
+    and offsets by regression, `rounds` times, each round playing under the last fit (the
+    scale changes the play)."""
     played = simulate(pool, preset, "raw", games, first_seed=CALIBRATION_SEEDS)
-    if preset != "triple" or not rounds:
+    if preset != "triple":
         return fit_calibration(played)
     fitted = fit_calibration(played, regress=True)
     for round_ in range(1, rounds):

@@ -337,7 +337,7 @@ async def test_stats_say_how_many_decisions_followed_a_hint(
 
 async def test_an_estimates_hint_says_how_far_it_can_be_off(desk: Desk) -> None:
     """Triple has no exact solution: its hint gives the expected final score with the spread
-    self-play measured from there ("about 1651 ± 155"), and says it is an estimate."""
+    self-play measured from there ("about 1675 ± 141"), and says it is an estimate."""
     from storage.estimates import TRIPLE_CALIBRATION
 
     await say(desk, ANN, "new triple order=join hints=on")

@@ -1,6 +1,6 @@
 """The estimates are calibrated: following the estimate's own advice, the final score is on
 average the expected final score it reported, at the start and mid-game, within the
-simulation's error; and the spread it shows is the spread of those final scores.
+simulation's error; and most games, not all, end within the ± it shows.
 
 Games are seeded (never the seeds the calibration was fitted on), so each run plays the same
 games. Before calibration the start value was 104 points low in triple and 67 in painted (4 to 6
@@ -62,6 +62,6 @@ def test_following_the_estimate_scores_what_it_expected(
         mean = statistics.fmean(errors)
         sem = statistics.stdev(errors) / len(errors) ** 0.5
         assert abs(mean) < 2.5 * sem, (turn, mean, sem)
-        if turn == 0:
-            measured = statistics.stdev(errors)
-            assert 0.75 * measured < start_spread < 1.33 * measured, (start_spread, measured)
+        if turn == 0:  # "about 1651 ± 141": most games, not all, end within the ±
+            within = sum(abs(e) <= start_spread for e in errors) / len(errors)
+            assert 0.5 <= within <= 0.95, (start_spread, within)
