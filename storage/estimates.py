@@ -64,7 +64,7 @@ class Calibration:
     columns give more ways to make up for a choice than one classic card, so a difference in
     that value is worth less than its face: 0.8, by regression over the estimate's own games.
     Adding the same points to every option of a turn changes no choice; the scale does change
-    the play (for the better: about 29 points a game), so it is fitted a few rounds, each
+    the play (for the better: about 20 points a game), so it is fitted a few rounds, each
     playing under the last. Fitted by `python -m tests.bench.review_bench --calibrate`."""
 
     offsets: tuple[float, ...]

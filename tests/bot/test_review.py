@@ -85,6 +85,8 @@ def test_the_embed_fits_a_phone_and_names_every_player(painted_game: GameReview)
     assert embed.size <= EMBED_TOTAL_MAX
     assert all(len(f.value) <= FIELD_VALUE_MAX for f in embed.fields)
     assert "Estimates" in embed.description
+    assert painted_game.spread > 0  # how far an estimate can be off, from self-play
+    assert f"off by about ± {painted_game.spread:.0f} at the start" in embed.description
     for player in painted_game.players:
         field = next(f for f in embed.fields if f.name.startswith(f"{player.name}: "))
         assert field.name == f"{player.name}: {player.score}"
