@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from bot.replies import Attachment, Embed, Field, Reply, escape
 from engine.review import (
@@ -22,6 +23,10 @@ from engine.review import (
     keep_text,
 )
 from engine.rules import Rules
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 # One colour per seat (matplotlib's tab10 order), so players keep theirs in every chart.
 PLAYER_COLOURS: tuple[str, ...] = (
@@ -74,10 +79,12 @@ def decision_text(rules: Rules, decision: Decision) -> str:
 
 
 def _play_words(player: PlayerReview) -> str:
-    count = len(player.decisions)
+    """How well the player chose, judged on the decisions made without a hint."""
+    own = [d for d in player.decisions if not d.hinted]
+    count = len(own)
     if not count:
-        return "no decisions reviewed"
-    per = player.loss / count
+        return "every decision after a hint" if player.decisions else "no decisions reviewed"
+    per = sum(d.loss for d in own) / count
     if per <= EXPERT:
         return f"expert play ({per:.2f} points lost per decision)"
     if per <= 1:
@@ -95,21 +102,47 @@ def _luck_words(luck: float) -> str:
     return "ordinary dice"
 
 
+def _names(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def verdict(game: GameReview) -> str:
-    """The game in plain words: who won, and whether dice or choices decided it."""
-    players = sorted(game.players, key=lambda p: -p.expected)
+    """The game in plain words: who won (the game's own winners, also after an early end or a
+    removal), by how much, and whether dice or choices decided it. A record that stops before
+    the end says who leads, by expected final score."""
+    players = game.players
     if not players:
         return "Nobody played."
     if len(players) == 1:
         (p,) = players
         return f"{p.name}: {_play_words(p)}, {_luck_words(p.luck)}."
-    first, second = players[0], players[1]
-    margin = first.expected - second.expected
+    if not game.finished:
+        ranked = sorted((p for p in players if not p.left), key=lambda p: -p.expected)
+        if not ranked:
+            return "Everybody left: nobody leads."
+        if len(ranked) == 1:
+            return f"{ranked[0].name} leads: everyone else left."
+        first, second = ranked[0], ranked[1]
+        if round(first.expected - second.expected) == 0:
+            return f"{first.name} and {second.name} are level."
+        return _margin(first, second, "leads", first.expected - second.expected)
+    if not game.winners:
+        return "Nobody won: every player left before the end."
+    by_name = {p.name: p for p in players}
+    winners = [by_name[w] for w in game.winners if w in by_name]
+    early = " (the game was ended early)" if game.ended_early else ""
+    if len(winners) > 1:
+        return f"{_names([p.name for p in winners])} tied on {winners[0].score}{early}."
+    (first,) = winners
+    others = sorted((p for p in players if not p.left and p is not first), key=lambda p: -p.score)
+    if not others:
+        return f"{first.name} won with {first.score}{early}: everyone else left."
+    return _margin(first, others[0], f"won{early}", first.score - others[0].score)
+
+
+def _margin(first: PlayerReview, second: PlayerReview, lead: str, margin: float) -> str:
     luck_part = first.luck - second.luck
     skill_part = second.loss - first.loss
-    lead = "won" if game.finished and first.finished else "leads"
-    if round(margin, 1) == 0:
-        return f"{first.name} and {second.name} finished level."
     if luck_part > 0 and skill_part > 0:
         why = "luckier dice and better choices"
     elif luck_part >= skill_part:
@@ -123,7 +156,7 @@ def verdict(game: GameReview) -> str:
 
 
 def _player_field(game: GameReview, player: PlayerReview) -> Field:
-    status = "" if player.finished else " (unfinished)"
+    status = " (left)" if player.left else "" if player.finished else " (unfinished)"
     lines = [
         f"Luck: {signed(player.luck)} points",
         f"Lost to decisions: {player.loss:.1f} points over {len(player.decisions)}",
@@ -148,7 +181,8 @@ def review_embed(game: GameReview) -> Embed:
     note = (
         "Exact: values of optimal solitaire play."
         if game.exact
-        else f"Estimates: {rules.title} has no exact solution, so luck and losses are approximate."
+        else f"Estimates: {rules.title} has no exact solution, so luck and losses are approximate "
+        f"(an expected final score can be off by about ± {game.spread:.0f} at the start)."
     )
     fields = [_player_field(game, p) for p in game.players]
     worst = costliest(game)
@@ -189,53 +223,80 @@ def step_position(step: Step) -> float:
 
 
 def review_chart(game: GameReview, colours: Sequence[str] = PLAYER_COLOURS) -> bytes:
-    """A PNG: each player's expected final score through the game, and luck against the
-    points lost to decisions per player."""
+    """A PNG: each player's expected final score through the game, and per player the luck
+    and the points lost to decisions (each on its own scale, with its value written)."""
+    figure = chart_figure(game, colours)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def chart_figure(game: GameReview, colours: Sequence[str] = PLAYER_COLOURS) -> Figure:
+    """The chart as a matplotlib figure (Agg): the lines above, luck and losses below."""
     import matplotlib
 
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
-    players = game.players
     figure = Figure(figsize=(8, 7), dpi=100, layout="constrained")
-    line_axes, bar_axes = figure.subplots(2, 1, height_ratios=(3, 2))
-    for i, p in enumerate(players):
+    axes = figure.subplot_mosaic([["line", "line"], ["luck", "loss"]], height_ratios=(3, 2))
+    _draw_lines(game, axes["line"], colours)
+    _draw_bars(game, axes["luck"], axes["loss"])
+    return figure
+
+
+def _draw_lines(game: GameReview, axes: Axes, colours: Sequence[str]) -> None:
+    """Each player's expected final score, turn by turn: whole turns on the axis, the legend
+    beside the plot (never over a line or a bar), a player who left marked where they left."""
+    from matplotlib.ticker import MaxNLocator
+
+    for i, p in enumerate(game.players):
         xs = [0.0, *(step_position(s) for s in p.steps)]
         ys = [p.start_ev, *(s.expected for s in p.steps)]
-        line_axes.plot(
+        axes.plot(
             xs, ys, drawstyle="steps-post", linewidth=2.5, color=colours[i], label=_plain(p.name)
         )
-    line_axes.set_xlabel("turn")
-    line_axes.set_ylabel("expected final score")
+        if p.left:
+            axes.plot([xs[-1]], [ys[-1]], marker="X", markersize=11, color=colours[i])
+            axes.annotate(
+                "left", (xs[-1], ys[-1]), xytext=(6, 4), textcoords="offset points",
+                color=colours[i], fontsize=10, fontweight="bold",
+            )  # fmt: skip
+    if game.ended_early:
+        axes.axvline(max(_last_turn(p) for p in game.players), color="black", linestyle=":")
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axes.set_xlabel("turn")
+    axes.set_ylabel("expected final score")
     kind = "optimal play" if game.exact else "estimated"
-    line_axes.set_title(f"{game.rules.title}: expected final score ({kind})")
-    line_axes.legend(loc="best")
-    line_axes.grid(alpha=0.3)
-    positions = range(len(players))
-    height = 0.38
-    bar_axes.barh(
-        [y - height / 2 for y in positions],
-        [p.luck for p in players],
-        height,
-        color=LUCK_COLOUR,
-        label="luck",
-    )
-    bar_axes.barh(
-        [y + height / 2 for y in positions],
-        [-p.loss for p in players],
-        height,
-        color=LOSS_COLOUR,
-        label="lost to decisions",
-    )
-    bar_axes.set_yticks(list(positions), [_plain(p.name) for p in players])
-    bar_axes.invert_yaxis()
-    bar_axes.axvline(0, color="black", linewidth=0.8)
-    bar_axes.set_xlabel("points")
-    bar_axes.set_title("luck against skill")
-    bar_axes.legend(loc="best")
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    return buffer.getvalue()
+    ended = ", ended early" if game.ended_early else ""
+    axes.set_title(f"{game.rules.title}: expected final score ({kind}{ended})")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    axes.grid(alpha=0.3)
+
+
+def _last_turn(player: PlayerReview) -> float:
+    return step_position(player.steps[-1]) if player.steps else 0.0
+
+
+def _draw_bars(game: GameReview, luck_axes: Axes, loss_axes: Axes) -> None:
+    """Luck and points lost per player, side by side, each on its own scale (triple's losses
+    run to hundreds while its luck may be a few points), every bar's value written on it."""
+    players = game.players
+    rows = list(range(len(players)))
+    names = [_plain(p.name) for p in players]
+    for axes, values, colour, title in (
+        (luck_axes, [p.luck for p in players], LUCK_COLOUR, "luck (points)"),
+        (loss_axes, [p.loss for p in players], LOSS_COLOUR, "lost to decisions (points)"),
+    ):
+        bars = axes.barh(rows, values, 0.6, color=colour)
+        axes.bar_label(bars, [f"{v:+.0f}" if axes is luck_axes else f"{v:.0f}" for v in values],
+                       padding=3, fontsize=9)  # fmt: skip
+        axes.set_yticks(rows, names)
+        axes.invert_yaxis()
+        axes.axvline(0, color="black", linewidth=0.8)
+        axes.set_title(title)
+        axes.margins(x=0.25)
+    loss_axes.tick_params(labelleft=False)
 
 
 def _plain(name: str) -> str:

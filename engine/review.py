@@ -68,6 +68,12 @@ class ValueOracle(Protocol):
         """Points still to come from `card` between turns (0 for a full card)."""
         ...
 
+    def spread(self, rules: Rules, card: Scorecard) -> float:
+        """How far an estimate's expected final score from `card` can be off: one standard
+        deviation of the final scores around it, measured by simulation (0 for exact values,
+        whose only uncertainty is the dice)."""
+        ...
+
     def turn_start(self, rules: Rules, card: Scorecard) -> float:
         """Points still to come before the first roll of a turn from `card`, as the oracle's
         play of that turn expects them (equal to `future` for an exact oracle)."""
@@ -142,14 +148,21 @@ class PlayerReview:
     expected: float  # the score, plus the value still to come on an unfinished sheet
     decisions: tuple[Decision, ...]
     steps: tuple[Step, ...]
+    left: bool = False  # left the game, or was removed from it, before its end
 
 
 @dataclass(frozen=True, slots=True)
 class GameReview:
+    """`finished`: the record reaches the game's end; `winners` are then the game's own (the
+    best score among the players still in it, `GameEnded`), also after an early end."""
+
     rules: Rules
     exact: bool
     finished: bool
     players: tuple[PlayerReview, ...]
+    winners: tuple[str, ...] = ()
+    ended_early: bool = False
+    spread: float = 0.0  # how far an estimate's start value can be off (0: exact)
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,7 +356,7 @@ def review(
     for p in players:
         start = reviewer.total(begin[p]) + oracle.turn_start(rules, begin[p])
         seats[p] = _Seat(p, begin[p], start, start)
-    ended = False
+    ended: GameEnded | None = None
     for event in events:
         match event:
             case DiceRolled(player=player):
@@ -356,7 +369,7 @@ def review(
                 seats[player].drop_turn()
                 seats[player].left = True
             case GameEnded():
-                ended = True
+                ended = event
                 for seat in seats.values():
                     seat.drop_turn()
     reviewed = []
@@ -374,9 +387,14 @@ def review(
                 expected=seat.level,
                 decisions=tuple(seat.decisions),
                 steps=tuple(seat.steps),
+                left=seat.left,
             )
         )
-    return GameReview(rules, oracle.exact, ended, tuple(reviewed))
+    spread = oracle.spread(rules, new_scorecard(rules))
+    if ended is None:
+        return GameReview(rules, oracle.exact, False, tuple(reviewed), spread=spread)
+    early = ended.early and ended.started
+    return GameReview(rules, oracle.exact, True, tuple(reviewed), ended.winners, early, spread)
 
 
 def _turn_cards(
@@ -426,6 +444,7 @@ def review_data(game: GameReview) -> dict[str, object]:
         "variant": rules.preset,
         "options": kept_options(rules.options, leave_out=("order", "hints")),
         "exact": game.exact,
+        "winners": list(game.winners),
         "players": [
             {
                 "name": p.name,
@@ -435,6 +454,7 @@ def review_data(game: GameReview) -> dict[str, object]:
                 "loss": p.loss,
                 "drift": p.drift,
                 "finished": p.finished,
+                "left": p.left,
                 "expected": p.expected,
                 "decisions": [
                     {
@@ -467,6 +487,7 @@ class Hint:
     value: float
     choice: Choice | None = None  # None: roll
     others: tuple[tuple[Choice, float], ...] = ()  # the next best choices and their values
+    spread: float = 0.0  # how far an estimate can be off (`ValueOracle.spread`)
 
 
 def best_move(
@@ -475,9 +496,10 @@ def best_move(
     """The hint for a player with `card` and `dice` on the table after `rolls_used` rolls
     (None and 0 before the first roll: the only move is to roll)."""
     rules = advisor.rules
+    spread = advisor.oracle.spread(rules, card)
     if dice is None or rolls_used == 0:
         start = advisor.total(card) + advisor.oracle.turn_start(rules, card)
-        return Hint("roll", start)
+        return Hint("roll", start, spread=spread)
     ranked = advisor.options(card, dice, MAX_ROLLS - rolls_used)
     first, *rest = ranked
     # The next best *different* moves: keeping d3 or d4 when both show a 4 is one move.
@@ -489,4 +511,4 @@ def best_move(
             seen.add(command)
             distinct.append((option.choice, option.value))
     others = tuple(distinct)
-    return Hint(choice_command(rules, first.choice), first.value, first.choice, others)
+    return Hint(choice_command(rules, first.choice), first.value, first.choice, others, spread)

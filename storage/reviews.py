@@ -33,7 +33,7 @@ from storage.cardrecords import is_card_record
 from storage.db import Database
 from storage.model import StoredGame
 from storage.records import RecordError, replay
-from storage.solver import ClassicOracle, Progress, load_table, stderr_progress
+from storage.solver import ClassicOracle, Progress, load_table, stderr_progress, values_key
 from storage.vocabulary import Act, hint_position
 
 DICE_EVENTS = (DiceRolled, Scored, TurnSkipped, PlayerLeft, GameEnded)
@@ -81,11 +81,11 @@ def review_record(
 # keeping between reviews and hints. Oracles are not thread-safe: callers hold `ORACLES_LOCK`
 # (the bot reviews in a worker thread, one at a time).
 ORACLES_LOCK = threading.Lock()
-_oracles: dict[tuple[str, str, bool, int, Path | None], ValueOracle] = {}
+_oracles: dict[tuple[str, Path | None], ValueOracle] = {}
 
 
 def _shared_oracle(rules: Rules, cache: Path | None, progress: Progress | None) -> ValueOracle:
-    key = (rules.preset, rules.joker.value, rules.yahtzee_bonus, rules.rounds, cache)
+    key = (values_key(rules), cache)  # every option that changes a value
     found = _oracles.get(key)
     if found is None:
         found = _oracles[key] = oracle_for(rules, cache, progress)

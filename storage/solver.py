@@ -11,16 +11,20 @@ The scoring comes from the engine: box scores are the engine's scorers applied t
 and the joker, forced placement and Yahtzee bonus follow the `Rules` fields the engine reads
 (`tests/storage/test_solver.py` checks every case against `engine.scoring.placements`).
 
-Tables are cached on disk (`cache_dir()`), one `.npy` file per option set.
+Tables are cached on disk (`cache_dir()`), one `.npz` file per option set, holding the table,
+the options it was built for (`values_key`) and its checksum: a file for other rules, or a
+corrupted one, is rebuilt, never used.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import sys
 import time
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,7 +44,7 @@ Array = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 # Bump when the table's meaning or layout changes: old cache files are then rebuilt.
-TABLE_VERSION = 1
+TABLE_VERSION = 2
 UPPER_CAP = 63
 FACES = 6
 DICE = 5
@@ -306,40 +310,57 @@ def _open_upper_most(mask: int) -> int:
     return sum(DICE * (f + 1) for f in range(FACES) if not mask >> f & 1)
 
 
-def positions(
-    bonus: bool, filled: int = 0
-) -> dict[int, tuple[tuple[IntArray, IntArray, IntArray], tuple[IntArray, IntArray, IntArray]]]:
-    """Every position that can occur (with at least the boxes in `filled` filled), grouped by
-    the number of filled boxes: those to solve, and those that share the value of the same card
-    with an upper subtotal of 0: where the open upper boxes can no longer reach 63, the upper
-    subtotal no longer matters."""
-    to_solve: dict[int, list[IntArray]] = {k: [] for k in range(BOXES + 1)}
-    to_share: dict[int, list[IntArray]] = {k: [] for k in range(BOXES + 1)}
+@cache
+def _dead_and_live_uppers() -> dict[int, tuple[IntArray, IntArray]]:
+    """Per set of filled upper boxes: the upper subtotals to solve, and those (out of reach of
+    the bonus, above 0) that share the value of subtotal 0."""
     uppers = {}
     for upper_mask in range(1 << FACES):
         dead = [u for u in range(UPPER_CAP) if u + _open_upper_most(upper_mask) < UPPER_CAP]
         solved = [u for u in _reachable_upper(upper_mask) if u not in dead[1:]]
         uppers[upper_mask] = (np.array(solved, dtype=np.int64), np.array(dead[1:], dtype=np.int64))
-    for mask in range(1 << BOXES):
-        if mask & filled != filled:
-            continue
-        level = mask.bit_count()
-        fifties = np.array((0, 1) if bonus and mask >> YAHTZEE & 1 else (0,), dtype=np.int64)
-        for found, us in zip((to_solve, to_share), uppers[mask & ((1 << FACES) - 1)], strict=True):
-            if len(us):
-                block = np.empty((len(us) * len(fifties), 3), dtype=np.int64)
-                block[:, 0] = mask
-                block[:, 1] = np.repeat(us, len(fifties))
-                block[:, 2] = np.tile(fifties, len(us))
-                found[level].append(block)
-    out = {}
-    for level in range(BOXES + 1):
-        arrays = []
-        for found in (to_solve, to_share):
-            arr = np.concatenate(found[level]) if found[level] else np.empty((0, 3), np.int64)
-            arrays.append((arr[:, 0], arr[:, 1], arr[:, 2]))
-        out[level] = (arrays[0], arrays[1])
-    return out
+    return uppers
+
+
+Positions = tuple[IntArray, IntArray, IntArray]
+
+
+def positions_at(level: int, bonus: bool, filled: int = 0) -> tuple[Positions, Positions]:
+    """The positions with `level` boxes filled that can occur (with at least the boxes in
+    `filled` filled): those to solve, and those that share the value of the same card with an
+    upper subtotal of 0: where the open upper boxes can no longer reach 63, the upper subtotal
+    no longer matters. One level at a time, so a build never holds every position at once."""
+    uppers = _dead_and_live_uppers()
+    masks = [m for m in map(_mask_of, combinations(range(BOXES), level)) if m & filled == filled]
+    both = []
+    for which in (0, 1):
+        sizes = [len(uppers[m & ((1 << FACES) - 1)][which]) * _fifties(m, bonus) for m in masks]
+        mask, upper, fifty = (np.empty(sum(sizes), dtype=np.int64) for _ in range(3))
+        at = 0
+        for m, size in zip(masks, sizes, strict=True):
+            if size:
+                us = uppers[m & ((1 << FACES) - 1)][which]
+                ways = _fifties(m, bonus)
+                mask[at : at + size] = m
+                upper[at : at + size] = np.repeat(us, ways)
+                fifty[at : at + size] = np.tile(np.arange(ways), len(us))
+                at += size
+        both.append((mask, upper, fifty))
+    return both[0], both[1]
+
+
+def _mask_of(boxes: tuple[int, ...]) -> int:
+    return sum(1 << b for b in boxes)
+
+
+def _fifties(mask: int, bonus: bool) -> int:
+    """How many values the 'yahtzee box holds 50' flag can take: 2 once the box is filled."""
+    return 2 if bonus and mask >> YAHTZEE & 1 else 1
+
+
+def positions_count(bonus: bool, filled: int = 0) -> int:
+    """How many positions a build solves (for its progress)."""
+    return sum(len(positions_at(level, bonus, filled)[0][0]) for level in range(BOXES))
 
 
 def build_table(
@@ -354,18 +375,17 @@ def build_table(
     only the positions where those boxes are filled (the late game a test needs)."""
     model = classic_model(rules)
     table = np.zeros((1 << BOXES, UPPER_CAP + 1, 2))
-    levels = positions(model.bonus, filled)
-    total = max(1, sum(len(levels[k][0][0]) for k in range(BOXES)))
+    total = max(1, positions_count(model.bonus, filled)) if progress is not None else 1
     done = 0
 
-    def solve(part: tuple[IntArray, IntArray, IntArray]) -> int:
+    def solve(part: Positions) -> int:
         mask, upper, fifty = part
         table[mask, upper, fifty] = turn_values(model, table, mask, upper, fifty)
         return len(mask)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for level in range(BOXES - 1, -1, -1):
-            (mask, upper, fifty), shared = levels[level]
+            (mask, upper, fifty), shared = positions_at(level, model.bonus, filled)
             parts = [
                 (mask[i : i + chunk], upper[i : i + chunk], fifty[i : i + chunk])
                 for i in range(0, len(mask), chunk)
@@ -392,40 +412,68 @@ def cache_dir() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "rollkeeper"
 
 
+def values_key(rules: Rules) -> str:
+    """Every option that changes a value, in words: two rule sets with the same key have the
+    same values (the turn order and hints do not change them), two with different keys may
+    not. Every cache of values, in memory or on disk, is kept under it."""
+    joker = rules.joker.value
+    if rules.joker is not JokerMode.NONE:
+        joker += "+upper" if rules.joker_needs_upper else "+anywhere"
+        joker += "+fifty" if rules.joker_needs_fifty else ""
+    bonus = "true" if rules.yahtzee_bonus else "false"
+    bonus += "+scored" if rules.yahtzee_bonus and rules.yahtzee_bonus_needs_score else ""
+    return f"{rules.preset} rounds={rules.rounds} joker={joker} yahtzee_bonus={bonus}"
+
+
 def table_name(rules: Rules) -> str:
     bonus = "true" if rules.yahtzee_bonus else "false"
     joker = rules.joker.value
     if rules.joker is JokerMode.FREE and not rules.joker_needs_upper:
         joker += "-anywhere"  # the free joker of games played before Verhoeff's convention
-    return f"classic-joker={joker}-yahtzee_bonus={bonus}-v{TABLE_VERSION}.npy"
+    return f"classic-joker={joker}-yahtzee_bonus={bonus}-v{TABLE_VERSION}.npz"
 
 
 def stderr_progress(message: str) -> None:
     print(f"\rrollkeeper: building the classic value table ... {message}", end="", file=sys.stderr)
 
 
-_loaded: dict[Path, Array] = {}
+_loaded: dict[tuple[Path, str], Array] = {}
 
 
-def read_cached(path: Path) -> Array | None:
-    """A cached table, or None when the file is missing or is not a table."""
+def _digest(table: Array) -> str:
+    return hashlib.sha256(np.ascontiguousarray(table).data.cast("B")).hexdigest()
+
+
+def read_cached(path: Path, rules: Rules) -> Array | None:
+    """The cached table for these rules, or None when the file is missing, is not a table, was
+    built for other rules, or does not match the checksum it was written with (corrupted)."""
     try:
-        table = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError):
+        with np.load(path, allow_pickle=False) as stored:
+            table = stored["table"]
+            key, digest = str(stored["rules"]), str(stored["sha256"])
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile):
         return None
     if table.shape != (1 << BOXES, UPPER_CAP + 1, 2) or table.dtype != np.float64:
+        return None
+    if key != values_key(rules) or digest != _digest(table):
         return None
     cached: Array = table
     return cached
 
 
-def write_cached(path: Path, table: Array) -> None:
-    """Write a table whole or not at all (a temporary file, then a rename)."""
+def write_cached(path: Path, table: Array, rules: Rules) -> None:
+    """Write a table whole or not at all (a temporary file, then a rename), with the rules it
+    is for and its checksum."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(f".{os.getpid()}.tmp")
     try:
         with partial.open("wb") as fh:
-            np.save(fh, table, allow_pickle=False)
+            np.savez(
+                fh,
+                table=table,
+                rules=np.array(values_key(rules)),
+                sha256=np.array(_digest(table)),
+            )
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
@@ -438,19 +486,19 @@ def load_table(
     (with progress) and cached. A cache that cannot be written is not an error: the table is
     returned. The process keeps each table it loads (8 MB each) for the next review."""
     path = (directory or cache_dir()) / table_name(rules)
-    kept = _loaded.get(path)
+    kept = _loaded.get((path, values_key(rules)))
     if kept is not None:
         return kept
     with _building(path):  # another process building this table: wait, then read it
-        table = read_cached(path)
+        table = read_cached(path, rules)
         if table is None:
             started = time.perf_counter()
             table = build_table(rules, progress)
             if progress is not None:
                 progress(f"done in {time.perf_counter() - started:.1f} s\n")
             with contextlib.suppress(OSError):
-                write_cached(path, table)
-    _loaded[path] = table
+                write_cached(path, table, rules)
+    _loaded[path, values_key(rules)] = table
     return table
 
 
@@ -505,6 +553,7 @@ class ClassicOracle:
         self.rules = rules
         self.model = classic_model(rules)
         self.table = table
+        self.key = values_key(rules)
         self._turns: dict[tuple[int, int, int], tuple[list[Array], list[Array]]] = {}
         self._futures: dict[Scorecard, float] = {}
 
@@ -519,6 +568,9 @@ class ClassicOracle:
 
     def turn_start(self, rules: Rules, card: Scorecard) -> float:
         return self.future(rules, card)
+
+    def spread(self, rules: Rules, card: Scorecard) -> float:
+        return 0.0  # exact values: nothing to be off by
 
     def prepare(self, rules: Rules, cards: Sequence[Scorecard]) -> None:
         self._check(rules)
@@ -562,6 +614,5 @@ class ClassicOracle:
             )
 
     def _check(self, rules: Rules) -> None:
-        mine = (self.rules.preset, self.rules.joker, self.rules.yahtzee_bonus)
-        if (rules.preset, rules.joker, rules.yahtzee_bonus) != mine:
+        if rules is not self.rules and values_key(rules) != self.key:
             raise ValueError("this table was built for other rules")

@@ -42,9 +42,10 @@ class PlayerRecord:
 
     games: int
     decisions: int
-    loss: float
+    loss: float  # over the decisions made without a hint
     luck: float
     estimated: int  # games whose values are estimates (not classic)
+    hinted: int = 0  # decisions made right after a hint: not the player's own judgement
 
 
 class _Recent(Generic[T]):
@@ -139,16 +140,18 @@ class Reviews:
         return [Reply(text=self._hint_words(state, best, exact, row.id), private=True)]
 
     def _hint_words(self, state: GameState, best: Hint, exact: bool, row_id: int) -> str:
-        how = (
-            "with optimal play from here"
-            if exact
-            else f"an estimate: {state.rules.title} has no exact solution"
-        )
         move = f"`{self.prefix}{_typed(state, best)}`"
-        lines = [
-            f"**Hint:** {move} — {_advice(state, best)}: about {best.value:.1f} points "
-            f"expected at the end ({how})."
-        ]
+        if exact:
+            worth = (
+                f"about {best.value:.1f} points expected at the end (with optimal play from here)"
+            )
+        else:
+            worth = (
+                f"about {best.value:.0f} ± {best.spread:.0f} points expected at the end (an "
+                f"estimate: {state.rules.title} has no exact solution; ± is how far the final "
+                "score typically lands from it)"
+            )
+        lines = [f"**Hint:** {move} — {_advice(state, best)}: {worth}."]
         if best.others:
             others = ", ".join(
                 f"`{self.prefix}{_typed(state, Hint(best.command, value, choice))}` {value:.1f}"
@@ -173,12 +176,14 @@ class Reviews:
             mine = next((p for p in reviewed.players if p.name == names.get(who.user_id)), None)
             if mine is None:
                 continue
+            hinted = [d for d in mine.decisions if d.hinted]
             record = PlayerRecord(
                 record.games + 1,
                 record.decisions + len(mine.decisions),
-                record.loss + mine.loss,
+                record.loss + mine.loss - sum(d.loss for d in hinted),
                 record.luck + mine.luck,
                 record.estimated + (not reviewed.exact),
+                record.hinted + len(hinted),
             )
         return [Reply(embeds=(self._stats_embed(escape(who.name), record),))]
 
@@ -203,7 +208,8 @@ class Reviews:
                 f"After a game, `{self.prefix}review` shows it move by move."
             )
             return Embed(title, text, (), 0x8E44AD).fitted()
-        per = record.loss / record.decisions if record.decisions else 0.0
+        own = record.decisions - record.hinted
+        per = record.loss / own if own else 0.0
         verdict = (
             "expert play: 0.2 or less, by the published proficiency test"
             if per <= EXPERT
@@ -215,14 +221,23 @@ class Reviews:
             if record.estimated
             else ""
         )
-        fields = (
+        hinted = f" ({record.hinted} after a hint)" if record.hinted else ""
+        fields = [
             Field("Games reviewed", str(record.games)),
-            Field("Decisions", str(record.decisions)),
-            Field("Lost per decision", f"{per:.2f} points"),
+            Field("Decisions", f"{record.decisions}{hinted}"),
+            Field("Lost per decision", f"{per:.2f} points" if own else "none without a hint"),
             Field("Luck so far", f"{_signed(record.luck)} points"),
-        )
-        text = f"**{per:.2f}** points lost per decision ({verdict}).{estimated}"
-        return Embed(title, text, fields, 0x8E44AD, "Finished dice games in this server").fitted()
+        ]
+        if not own:
+            text = (
+                f"Every one of {name}'s {plural(record.decisions, 'decision')} was made after a "
+                f"hint: there is no unaided play to judge.{estimated}"
+            )
+        else:
+            unaided = f", over the {plural(own, 'decision')} made without a hint" if hinted else ""
+            text = f"**{per:.2f}** points lost per decision{unaided} ({verdict}).{estimated}"
+        footer = "Finished dice games in this server"
+        return Embed(title, text, tuple(fields), 0x8E44AD, footer).fitted()
 
 
 def _signed(points: float) -> str:

@@ -38,20 +38,35 @@ import numpy as np
 from engine import GameState, Keep, RandomDice, Roll, Rules, Score, make_rules
 from engine.boxes import Section
 from engine.dice import DieFace
-from engine.game import apply
+from engine.game import Event, apply
 from engine.kinds import next_action
-from engine.review import Advisor, ScoreChoice, ValueOracle
+from engine.review import Advisor, ScoreChoice, ValueOracle, review
 from engine.scoring import Scorecard
 from storage.estimates import (
     PAINTED_COLOUR_SCORES,
     PAINTED_MEANS,
     PAINTED_UPPER_COUNTS,
+    Calibration,
     PaintedOracle,
     TripleOracle,
+    classic_rules_for,
     estimate_oracle,
+    uncalibrated,
 )
 from storage.records import event_line, header_line
+from storage.solver import load_table
 from tests.bench import report
+from tests.bench.estimate_calibration import (
+    CALIBRATED,
+    CALIBRATION_SEEDS,
+    Played,
+    TurnValues,
+    calibration_by_turn,
+    calibration_source,
+    fit_calibration,
+    loss_check,
+    print_calibration,
+)
 
 BUILD = r"""
 import sys, time
@@ -107,31 +122,57 @@ class OneRollGreedyPainted(PaintedOracle):
 
 def greedy_oracle(rules: Rules) -> ValueOracle:
     if rules.preset == "triple":
-        return OneRollGreedyTriple(rules, np.zeros((1 << 13, 64, 2)))
+        return OneRollGreedyTriple(rules, np.zeros((1 << 13, 64, 2)), uncalibrated(39))
     zeros = {b: 0.0 for b in rules.box_ids}
-    return OneRollGreedyPainted(rules, zeros, [[0.0] * 6] * 6, [[0.0] * 31] * 5)
+    flat = uncalibrated(20)
+    return OneRollGreedyPainted(rules, zeros, [[0.0] * 6] * 6, [[0.0] * 31] * 5, flat)
 
 
-def play(rules: Rules, advisor: Advisor | None, seed: int) -> tuple[int, Scorecard]:
+def raw_oracle(rules: Rules, calibration: Calibration | None = None) -> ValueOracle:
+    """The estimate with no calibration (what `--calibrate` measures), or with this one."""
+    if rules.preset == "triple":
+        table = load_table(classic_rules_for(rules), progress=None)
+        return TripleOracle(rules, table, calibration or uncalibrated(39))
+    return PaintedOracle(rules, calibration=calibration or uncalibrated(20))
+
+
+Game = tuple[GameState, list[Event], list[TurnValues]]
+
+
+def play(rules: Rules, advisor: Advisor | None, seed: int) -> Game:
     """One solitaire game: the advisor's best option each time, or autoplay without one."""
     state = GameState.started(rules, ("p",))
     dice = RandomDice(random.Random(seed))
+    events: list[Event] = []
+    turns: list[TurnValues] = []
     while not state.is_over:
         player = "p"
+        card = state.seats[0].card
         if advisor is None:
             action = next_action(state)
         elif state.dice is None:
+            oracle = advisor.oracle
+            turns.append(
+                (
+                    sum(v is not None for sheet in card for v in sheet.scores),
+                    advisor.total(card),
+                    oracle.future(rules, card),
+                    oracle.turn_start(rules, card),
+                    oracle.spread(rules, card),
+                    getattr(oracle, "raw_future", lambda c: 0.0)(card),
+                )
+            )
             action = Roll(player)
         else:
-            card = state.seats[0].card
             best = advisor.options(card, state.dice, 3 - state.rolls_used)[0].choice
             if isinstance(best, ScoreChoice):
                 column = best.placement.column if rules.columns > 1 else None
                 action = Score(player, best.placement.box, column)
             else:
                 action = Keep(player, tuple(d.die for d in best.dice))
-        state, _ = apply(state, action, dice)
-    return state.total("p"), state.seats[0].card
+        state, produced = apply(state, action, dice)  # type: ignore[arg-type]
+        events.extend(produced)
+    return state, events, turns
 
 
 _WORKER: dict[str, Any] = {}
@@ -145,6 +186,10 @@ def _policy(preset: str, policy: str, params: dict[str, Any] | None) -> Advisor 
             _WORKER[key] = None
         elif policy == "greedy":
             _WORKER[key] = Advisor(rules, greedy_oracle(rules))
+        elif policy == "raw":  # the estimate before calibration (`--calibrate`)
+            _WORKER[key] = Advisor(rules, raw_oracle(rules))
+        elif policy == "calibrating":  # the estimate under a calibration being fitted
+            _WORKER[key] = Advisor(rules, raw_oracle(rules, Calibration(**params or {})))
         elif params is not None:
             _WORKER[key] = Advisor(rules, PaintedOracle(rules, **params))
         else:
@@ -153,15 +198,30 @@ def _policy(preset: str, policy: str, params: dict[str, Any] | None) -> Advisor 
     return advisor
 
 
-def _play_one(job: tuple[str, str, int, dict[str, Any] | None]) -> tuple[int, Scorecard]:
+def _play_one(job: tuple[str, str, int, dict[str, Any] | None]) -> Played:
     preset, policy, seed, params = job
-    return play(make_rules(preset), _policy(preset, policy, params), seed)
+    rules = make_rules(preset)
+    state, events, turns = play(rules, _policy(preset, policy, params), seed)
+    loss = 0.0
+    if policy == "greedy" and seed < _REVIEWED:  # reviewed by the estimate, as `review` would
+        judge = _policy(preset, "estimate", None)
+        assert judge is not None
+        loss = review(rules, ("p",), events, judge.oracle).players[0].loss
+    return Played(state.total("p"), state.seats[0].card, tuple(turns), loss)
+
+
+_REVIEWED = 200  # greedy games the estimate reviews (for "lost to decisions")
 
 
 def simulate(
-    pool: Any, preset: str, policy: str, games: int, params: dict[str, Any] | None = None
-) -> list[tuple[int, Scorecard]]:
-    jobs = [(preset, policy, seed, params) for seed in range(games)]
+    pool: Any,
+    preset: str,
+    policy: str,
+    games: int,
+    params: dict[str, Any] | None = None,
+    first_seed: int = 0,
+) -> list[Played]:
+    jobs = [(preset, policy, seed, params) for seed in range(first_seed, first_seed + games)]
     return list(pool.map(_play_one, jobs, chunksize=max(1, games // 40)))
 
 
@@ -242,11 +302,11 @@ def fit_painted(pool: Any, games: int, rounds: int = 4) -> dict[str, Any]:
     best: tuple[float, dict[str, Any]] = (-1.0, params)
     for round_ in range(rounds):
         played = simulate(pool, "painted", "estimate", games, params)
-        mean = statistics.fmean(s for s, _ in played)
+        mean = statistics.fmean(p.score for p in played)
         print(f"fit round {round_ + 1}: mean {mean:.1f}", file=sys.stderr)
         if mean > best[0]:
             best = (mean, params)
-        sheets = [card[0] for _, card in played]
+        sheets = [p.card[0] for p in played]
         means = {
             b: statistics.fmean(s.scores[i] or 0 for s in sheets)
             for i, b in enumerate(rules.box_ids)
@@ -288,10 +348,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--reviews", type=int, default=50, help="classic games reviewed")
     parser.add_argument("--out", default="bench-results-review.json")
     parser.add_argument("--fit", action="store_true", help="refit the painted estimate")
+    parser.add_argument("--calibrate", action="store_true", help="refit the calibrations")
     args = parser.parse_args(argv)
     if args.fit:
         with Pool(2) as pool:
             print(json.dumps(fit_painted(pool, args.games), indent=1))
+        return
+    if args.calibrate:
+        with Pool(2) as pool:
+            for preset in CALIBRATED:
+                print(calibration_source(preset, calibrate(pool, preset, args.games)))
         return
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -306,16 +372,48 @@ def main(argv: Sequence[str] | None = None) -> None:
             estimate_oracle(make_rules(preset))  # the table triple needs, built before the pool
         with Pool(2) as pool:
             for preset in ("triple", "painted"):
-                scores = {}
-                for policy in ("estimate", "greedy", "autoplay"):
-                    t0 = time.perf_counter()
-                    played = simulate(pool, preset, policy, args.games)
-                    scores[policy] = {
-                        **summary([s for s, _ in played]),
-                        "seconds": time.perf_counter() - t0,
-                    }
-                results[preset] = {"games": args.games, **scores}
+                results[preset] = estimate_figures(pool, preset, args.games)
     report(results, args.out)
+    for preset in ("triple", "painted"):
+        print_calibration(preset, results[preset]["calibration"])
+
+
+def calibrate(pool: Any, preset: str, games: int, rounds: int = 3) -> Calibration:
+    """Fit the preset's calibration on seeds the benchmark never plays: the painted games'
+    offsets from the uncalibrated estimate's play (which they do not change); triple's scale
+    and offsets by regression, `rounds` times, each round playing under the last fit (the
+    scale changes the play)."""
+    played = simulate(pool, preset, "raw", games, first_seed=CALIBRATION_SEEDS)
+    if preset != "triple":
+        return fit_calibration(played)
+    fitted = fit_calibration(played, regress=True)
+    for round_ in range(1, rounds):
+        params = {"offsets": fitted.offsets, "spreads": fitted.spreads, "scales": fitted.scales}
+        played = simulate(pool, preset, "calibrating", games, params, CALIBRATION_SEEDS)
+        mean = statistics.fmean(p.score for p in played)
+        print(f"triple calibration round {round_}: mean score {mean:.1f}", file=sys.stderr)
+        fitted = fit_calibration(played, regress=True)
+    return fitted
+
+
+def estimate_figures(pool: Any, preset: str, games: int) -> dict[str, Any]:
+    """Each policy's mean score; the estimate's calibration by turn (its own games, seeds that
+    no fit used); the losses it reports on greedy games against the measured gap."""
+    scores: dict[str, Any] = {}
+    played: dict[str, list[Played]] = {}
+    for policy in ("estimate", "greedy", "autoplay"):
+        t0 = time.perf_counter()
+        played[policy] = simulate(pool, preset, policy, games)
+        scores[policy] = {
+            **summary([p.score for p in played[policy]]),
+            "seconds": time.perf_counter() - t0,
+        }
+    return {
+        "games": games,
+        **scores,
+        "calibration": calibration_by_turn(played["estimate"]),
+        "greedy_losses": loss_check(played["estimate"], played["greedy"][:_REVIEWED]),
+    }
 
 
 if __name__ == "__main__":

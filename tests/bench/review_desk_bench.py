@@ -21,6 +21,7 @@ from typing import Any
 
 from bot.config import Config
 from bot.desk import Caller, Desk
+from bot.desk.review import KEPT_REVIEWS, _Recent
 from engine import GameState, RandomDice
 from engine.autoplay import dice_next_action
 from storage.db import Database
@@ -68,6 +69,12 @@ async def rolls_meanwhile(desk: Desk, work: asyncio.Task[float]) -> list[float]:
     return times
 
 
+def peak_rss_mb() -> float:
+    """This process's high-water mark of resident memory (`VmHWM`)."""
+    status = Path("/proc/self/status").read_text()
+    return next(int(x.split()[1]) for x in status.splitlines() if x.startswith("VmHWM")) / 1024
+
+
 async def child(db_path: str, cache: str, what: str) -> dict[str, Any]:
     """One fresh process's figures (its first review loads or builds the table)."""
     db = await Database.open(Path(db_path))
@@ -80,13 +87,14 @@ async def child(db_path: str, cache: str, what: str) -> dict[str, Any]:
             rolls = await rolls_meanwhile(desk, work)
             return {"first_review_s": await work, "rolls_meanwhile": len(rolls),
                     "roll_p50_ms": 1000 * statistics.median(rolls),
-                    "roll_max_ms": 1000 * max(rolls)}  # fmt: skip
+                    "roll_max_ms": 1000 * max(rolls), "peak_rss_mb": peak_rss_mb()}  # fmt: skip
         first = await timed(desk, "review game 1")
         again = [await timed(desk, f"review game {n}") for n in range(2, 12)]
         hint_db = {"first_review_s": first, "review_in_memory_ms": 1000 * statistics.median(again)}
         started = time.perf_counter()
         await timed(desk, "stats")
         hint_db["stats_warm_ms"] = 1000 * (time.perf_counter() - started)
+        hint_db["peak_rss_mb"] = peak_rss_mb()
         return hint_db
     finally:
         await db.close()
@@ -99,7 +107,7 @@ async def stats_cold(db_path: str, cache: str, games: int) -> dict[str, float]:
     desk.reviews.cache = Path(cache)
     try:
         await timed(desk, "review game 1")  # the table in memory
-        desk.reviews._kept.clear()
+        desk.reviews._kept = _Recent(KEPT_REVIEWS)  # no review kept: each is worked out
         started = time.perf_counter()
         await timed(desk, "stats")
         return {"stats_games": games, "stats_cold_s": time.perf_counter() - started}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import random
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -23,6 +24,10 @@ from engine import GameState, make_rules
 from engine.review import GameReview, review
 from storage.estimates import estimate_oracle
 from tests.storage.review_games import random_play
+
+if TYPE_CHECKING:
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.figure import Figure
 
 PLAYERS = ("Gypsy", "second", "Third")
 
@@ -80,6 +85,8 @@ def test_the_embed_fits_a_phone_and_names_every_player(painted_game: GameReview)
     assert embed.size <= EMBED_TOTAL_MAX
     assert all(len(f.value) <= FIELD_VALUE_MAX for f in embed.fields)
     assert "Estimates" in embed.description
+    assert painted_game.spread > 0  # how far an estimate can be off, from self-play
+    assert f"off by about ± {painted_game.spread:.0f} at the start" in embed.description
     for player in painted_game.players:
         field = next(f for f in embed.fields if f.name.startswith(f"{player.name}: "))
         assert field.name == f"{player.name}: {player.score}"
@@ -132,3 +139,83 @@ def test_names_show_as_typed_never_as_links_or_maths(painted_game: GameReview) -
     shown = "\n".join([embed.description, *(f"{f.name}\n{f.value}" for f in embed.fields)])
     assert link not in shown and r"\[Free Nitro\]" in shown
     assert reply.files[0].data[:8] == b"\x89PNG\r\n\x1a\n"  # drawn, not refused
+
+
+def _drawn(figure: Figure) -> RendererAgg:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+@pytest.fixture(scope="module")
+def six_players(painted_game: GameReview) -> GameReview:
+    """Six players as triple's numbers run (losses in the hundreds, luck a few points), one who
+    left after their second turn, and a game ended early after three turns."""
+    from dataclasses import replace
+
+    first = painted_game.players
+    players = []
+    for i, name in enumerate(("Ann", "Bo", "Cy", "Di", "Ed", "Flo")):
+        p = first[i % len(first)]
+        turns = 2 if name == "Cy" else 3
+        players.append(
+            replace(
+                p,
+                name=name,
+                luck=(-4.0, 3.0, 12.0, -9.0, 2.0, 7.0)[i],
+                loss=350.0 + 40 * i,
+                steps=tuple(s for s in p.steps if s.turn <= turns),
+                left=name == "Cy",
+            )
+        )
+    return replace(painted_game, players=tuple(players), ended_early=True, winners=("Ann",))
+
+
+def test_the_chart_legend_covers_no_line_and_no_bar(six_players: GameReview) -> None:
+    from bot.review import chart_figure
+
+    figure = chart_figure(six_players)
+    renderer = _drawn(figure)
+    (legend,) = [a.get_legend() for a in figure.axes if a.get_legend() is not None]
+    box = legend.get_window_extent(renderer)
+    assert [t.get_text() for t in legend.get_texts()] == ["Ann", "Bo", "Cy", "Di", "Ed", "Flo"]
+    for axes in figure.axes:
+        assert not box.overlaps(axes.get_window_extent(renderer)), axes.get_title()
+
+
+def test_the_chart_counts_whole_turns(six_players: GameReview) -> None:
+    from bot.review import chart_figure
+
+    line = chart_figure(six_players).axes[0]
+    low, high = line.get_xlim()
+    shown = [t for t in line.get_xticks() if low <= t <= high]
+    assert len(shown) >= 3 and all(float(t).is_integer() for t in shown), shown
+
+
+def test_small_luck_stays_visible_beside_large_losses(six_players: GameReview) -> None:
+    """Luck of a few points beside losses of hundreds: luck has its own scale (the luckiest
+    bar spans most of its panel) and every bar carries its value."""
+    from bot.review import chart_figure
+
+    figure = chart_figure(six_players)
+    renderer = _drawn(figure)
+    luck_axes = next(a for a in figure.axes if a.get_title().startswith("luck"))
+    loss_axes = next(a for a in figure.axes if a.get_title().startswith("lost"))
+    width = luck_axes.get_window_extent(renderer).width
+    bars = [p.get_window_extent(renderer).width for p in luck_axes.patches]
+    assert len(bars) == 6 and max(bars) > width / 3 and min(bars) > 3, (bars, width)
+    assert {t.get_text() for t in luck_axes.texts} == {"-4", "+3", "+12", "-9", "+2", "+7"}
+    assert {t.get_text() for t in loss_axes.texts} >= {"350", "550"}
+
+
+def test_a_player_who_left_is_marked_where_their_line_stops(six_players: GameReview) -> None:
+    from bot.review import chart_figure, step_position
+
+    line = chart_figure(six_players).axes[0]
+    (note,) = [t for t in line.texts if t.get_text() == "left"]
+    cy = six_players.players[2]
+    assert note.xy == (step_position(cy.steps[-1]), cy.steps[-1].expected)  # type: ignore[attr-defined]
+    assert note.get_color() == PLAYER_COLOURS[2]
+    assert "ended early" in line.get_title()

@@ -319,3 +319,44 @@ async def test_a_finished_games_review_is_drawn_once(
     (again,) = await say(desk, BO, "review game 1")
     assert again.embeds == first.embeds and again.files == first.files
     assert len(drawn) == 1
+
+
+async def test_stats_say_how_many_decisions_followed_a_hint(
+    desk: Desk, service: GameService
+) -> None:
+    """Ann asks for a hint before every choice of a solo game: `stats` says so and judges no
+    play it did not see, instead of calling it expert play ("0.00 lost per decision")."""
+    await open_game(desk, "hints=on", ANN)
+    while (game := await service.game_here(WHERE.channel_id)) is not None:
+        state = game.state
+        assert isinstance(state, GameState)
+        if state.dice is not None:
+            (hint,) = await say(desk, ANN, "hint")
+            assert hint.text.startswith("**Hint:**")
+        await service.play(WHERE, ANN, dice_next_action(state))
+    data = review_data(review_record(await export_record(service.db.conn, 1)))
+    decisions = len(data["players"][0]["decisions"])  # type: ignore[index]
+    (shown,) = await say(desk, ANN, "stats")
+    (embed,) = shown.embeds
+    fields = {f.name: f.value for f in embed.fields}
+    assert fields["Decisions"] == f"{decisions} ({decisions} after a hint)"
+    assert fields["Lost per decision"] == "none without a hint"
+    assert embed.description.startswith(f"Every one of Ann's {decisions} decisions")
+    assert "expert" not in embed.description and "0.00" not in words([shown])
+    (review,) = await say(desk, ANN, "review")
+    assert "Every decision after a hint" in words([review])
+    assert "expert play" not in words([review])
+
+
+async def test_an_estimates_hint_says_how_far_it_can_be_off(desk: Desk) -> None:
+    """Triple has no exact solution: its hint gives the expected final score with the spread
+    self-play measured from there ("about 1675 ± 141"), and says it is an estimate."""
+    from storage.estimates import TRIPLE_CALIBRATION
+
+    await say(desk, ANN, "new triple order=join hints=on")
+    await say(desk, ANN, "start solo")
+    (before,) = await say(desk, ANN, "hint")
+    shown = re.search(r"about (\d+) ± (\d+) points expected at the end \(an estimate", before.text)
+    assert shown is not None, before.text
+    assert int(shown.group(2)) == round(TRIPLE_CALIBRATION.spread(0))
+    assert 1550 < int(shown.group(1)) < 1750  # the estimate's own play averages about 1650

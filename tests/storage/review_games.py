@@ -49,7 +49,7 @@ OPTION_SETS = [
 
 def full_tables(request: pytest.FixtureRequest) -> Path:
     """A directory that keeps full classic tables between test runs (pytest's cache): the
-    first run builds them (some 10 s each on 2 cores), later runs load them."""
+    first run builds them (some 3 s each on 2 cores), later runs load them."""
     return Path(request.config.cache.mkdir("rollkeeper-tables"))
 
 

@@ -18,6 +18,7 @@ from engine import (
     Leave,
     RandomDice,
     Roll,
+    Rules,
     Score,
     ScriptedDice,
     Seat,
@@ -39,7 +40,7 @@ from engine.review import (
     review,
     review_data,
 )
-from engine.scoring import place, placements
+from engine.scoring import Scorecard, place, placements
 from storage.estimates import estimate_oracle
 from storage.records import event_line, header_line
 from storage.reviews import ReviewError, review_record
@@ -331,3 +332,47 @@ def test_a_hints_next_best_moves_are_different_moves() -> None:
     moves = [hint.command, *(choice_command(rules, choice) for choice, _ in hint.others)]
     assert len(hint.others) == 2 and len(set(moves)) == 3, moves
     assert hint.value >= hint.others[0][1] >= hint.others[1][1]
+
+
+class _OneBoxLeft(dict[Scorecard, float]):
+    """What a card with one box open brings, by brute force, worked out when first asked."""
+
+    def __init__(self, rules: Rules) -> None:
+        super().__init__()
+        self.rules = rules
+
+    def get(self, card: Scorecard, default: float | None = None) -> float:  # type: ignore[override]
+        if card not in self:
+            self[card] = brute_force_value(self.rules, card, {})
+        return self[card]
+
+
+def _brute_force_later(rules: Rules, card: Scorecard) -> float:
+    """Points still to come from a card with two boxes open, by brute force alone."""
+    return brute_force_value(rules, card, _OneBoxLeft(rules))
+
+
+def test_a_hint_uses_the_table_of_its_own_free_joker(request: pytest.FixtureRequest) -> None:
+    """The bot keeps one oracle per option set: a `free_joker=upper` game's hint, then an
+    `anywhere` game's, in one process. 1 1 1 1 1 on a card where ones, full house and large
+    straight are open and the yahtzee box holds 50: a later Yahtzee takes the joker's 25 or 40
+    with ones still open under `anywhere` only. Each hint's value is the best placement's total
+    plus what brute force says the last two boxes bring."""
+    from storage.reviews import hint_for
+
+    dice = show(classic().dice, (1, 1, 1, 1, 1))
+    values = {**dict.fromkeys(classic().box_ids, 0), "yahtzee": 50}
+    del values["ones"], values["full_house"], values["large_straight"]
+    cache = full_tables(request)
+    shown = []
+    for free_joker in ("upper", "anywhere"):
+        rules = classic(joker="free", free_joker=free_joker)
+        card = card_with(rules, values)
+        expected = max(
+            scorecard_total(rules, after) + _brute_force_later(rules, after)
+            for after in (place(rules, card, p) for p in placements(rules, card, dice))
+        )
+        hint, exact = hint_for(rules, card, dice, 3, cache)
+        assert exact and hint.value == pytest.approx(expected, abs=1e-9), free_joker
+        shown.append(round(hint.value, 4))
+    assert shown[0] != shown[1]

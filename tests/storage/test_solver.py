@@ -1,6 +1,6 @@
 """The classic value table: the published optimal values, the engine's scoring, brute force.
 
-The published start values need the full tables (some 10 s each to build on 2 cores): they
+The published start values need the full tables (some 3 s each to build on 2 cores): they
 are kept in pytest's cache directory, so only a first run (or a fresh clone) builds them.
 Everything else uses late-game tables, where only a few boxes are open, built in moments.
 """
@@ -108,13 +108,68 @@ def test_the_cache_keeps_a_table_and_rebuilds_an_unreadable_one(tmp_path: Path) 
     rules = classic()
     path = tmp_path / solver.table_name(rules)
     path.write_bytes(b"not a table")
-    assert solver.read_cached(path) is None
+    assert solver.read_cached(path, rules) is None
     table = np.zeros((1 << 13, 64, 2))
     table[0, 0, 0] = 254.5
-    solver.write_cached(path, table)
-    again = solver.read_cached(path)
+    solver.write_cached(path, table, rules)
+    again = solver.read_cached(path, rules)
     assert again is not None and again[0, 0, 0] == 254.5
     assert load_table(rules, tmp_path, progress=None)[0, 0, 0] == 254.5
+
+
+def _rebuilt_marked(monkeypatch: pytest.MonkeyPatch, mark: float) -> list[str]:
+    """Builds replaced by a table marked `mark` (a full build takes seconds): what was built."""
+    built: list[str] = []
+
+    def fake_build(rules: Rules, progress: object = None, **_: object) -> np.ndarray:
+        built.append(solver.values_key(rules))
+        table = np.zeros((1 << 13, 64, 2))
+        table[0, 0, 0] = mark
+        return table
+
+    monkeypatch.setattr(solver, "build_table", fake_build)
+    return built
+
+
+def test_a_table_file_for_other_rules_is_rebuilt_never_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `free_joker=upper` table copied over the `anywhere` one (the same shape, a valid file):
+    the `anywhere` game's values are built for it, and the file is replaced."""
+    upper, anywhere = classic(joker="free"), classic(joker="free", free_joker="anywhere")
+    table = np.zeros((1 << 13, 64, 2))
+    table[0, 0, 0] = 254.5896
+    solver.write_cached(tmp_path / solver.table_name(upper), table, upper)
+    wrong = tmp_path / solver.table_name(anywhere)
+    wrong.write_bytes((tmp_path / solver.table_name(upper)).read_bytes())
+    built = _rebuilt_marked(monkeypatch, 1.0)
+    assert load_table(anywhere, tmp_path, progress=None)[0, 0, 0] == 1.0
+    assert built == [solver.values_key(anywhere)]
+    assert load_table(upper, tmp_path, progress=None)[0, 0, 0] == 254.5896
+    fixed = solver.read_cached(wrong, anywhere)
+    assert fixed is not None and fixed[0, 0, 0] == 1.0
+
+
+def test_a_corrupted_table_file_is_rebuilt_never_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One byte of the table changed on disk (or the file cut short): rebuilt, not read."""
+    rules = classic()
+    path = tmp_path / solver.table_name(rules)
+    table = np.zeros((1 << 13, 64, 2))
+    table[0, 0, 0] = 254.5877
+    solver.write_cached(path, table, rules)
+    data = bytearray(path.read_bytes())
+    at = data.index(np.float64(254.5877).tobytes())
+    data[at] ^= 0x01
+    path.write_bytes(bytes(data))
+    assert solver.read_cached(path, rules) is None
+    built = _rebuilt_marked(monkeypatch, 2.0)
+    assert load_table(rules, tmp_path, progress=None)[0, 0, 0] == 2.0
+    path.write_bytes(path.read_bytes()[: len(data) // 2])
+    solver._loaded.clear()
+    assert load_table(rules, tmp_path, progress=None)[0, 0, 0] == 2.0
+    assert built == [solver.values_key(rules)] * 2
 
 
 def test_a_table_another_process_is_building_is_waited_for_not_built_again(
@@ -135,7 +190,7 @@ def test_a_table_another_process_is_building_is_waited_for_not_built_again(
         assert waiting.is_alive(), "it did not wait for the lock"
         table = np.zeros((1 << 13, 64, 2))
         table[0, 0, 0] = 245.87
-        solver.write_cached(path, table)
+        solver.write_cached(path, table, rules)
     waiting.join(timeout=30)
     assert built == ["245.87"]  # read the other's table; no progress: nothing was built
 
