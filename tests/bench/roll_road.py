@@ -64,7 +64,7 @@ async def rolls(games: int, turns: int, folder: Path) -> dict[str, float]:
                 assert not reply.refusal, reply.text
             assert reply.controls is not None
             await desk.text_command(player, f"score {reply.controls.options[0].value}")
-    rows = (await (await db.conn.execute("SELECT count(*) FROM roll_log")).fetchone())[0]  # type: ignore[index]
+    rows = (await (await db.conn.execute("SELECT count(*) FROM log")).fetchone())[0]  # type: ignore[index]
     await db.close()
     return {
         "rolls": len(frames),

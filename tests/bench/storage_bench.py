@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import os
 import random
 import tempfile
@@ -28,7 +27,8 @@ from pathlib import Path
 from engine import RandomDice, Roll, Score, Start
 from storage import rolllog
 from storage.db import Database, Durability
-from storage.rolllog import GENESIS, LogQuery, canonical
+from storage.people import pseudonym
+from storage.rolllog import INSERT, LogEntry, LogQuery, chain_rows, encode_results, stored
 from storage.service import GameService, Where, Who, timestamp
 from tests.bench import pct, report
 
@@ -85,45 +85,46 @@ async def build_log(path: Path, rows: int, games: int, users: int) -> None:
             [(g, f"c{g}", g) for g in range(1, games + 1)],
         )
     rng = random.Random(3)
-    prev = GENESIS
-    insert = "INSERT INTO roll_log (id, body, hash) VALUES (?, ?, ?)"
+    salts = {u: f"{u:032x}" for u in range(1, users + 1)}
+    who = {f"{u:018d}": pseudonym(salts[u], "g", f"{u:018d}") for u in salts}
+    async with db.transaction():
+        await conn.executemany(
+            "INSERT INTO persons (guild_id, user_id, pseudonym, salt, name) "
+            "VALUES ('g', ?, ?, ?, ?)",
+            [(f"{u:018d}", who[f"{u:018d}"], salts[u], f"user{u}") for u in salts],
+        )
+    heads: dict[str, tuple[int, str]] = {}
     row_id = 0
     while row_id < rows:
-        batch = []
+        entries = []
         for _ in range(min(100_000, rows - row_id)):
             row_id += 1
             game = rng.randint(1, games)
             user = rng.randint(1, users)
             faces = [rng.randint(1, 6) for _ in range(5)]
-            values = [
-                row_id,
-                timestamp(start + step * row_id),
-                "g",
-                f"c{game}",
-                None,
-                None,
-                f"{user:018d}",
-                f"user{user}",
-                game,
-                game,
-                1,
-                "classic",
-                f"Yahtzee Game {game} Turn 1",
-                "First roll",
-                "d1,d2,d3,d4,d5",
-                [[f"d{i + 1}", f, None] for i, f in enumerate(faces)],
-                "bench",
-                None,
-                None,
-                prev,
-            ]
-            body = canonical(values)
-            prev = hashlib.sha256(body.encode()).hexdigest()
-            batch.append((row_id, body, prev))
+            entries.append(
+                LogEntry(
+                    at=timestamp(start + step * row_id),
+                    guild_id="g",
+                    channel_id=f"c{game}",
+                    user_id=f"{user:018d}",
+                    user_name=f"user{user}",
+                    action="First roll",
+                    dice="d1,d2,d3,d4,d5",
+                    results=encode_results([(f"d{i + 1}", f, None) for i, f in enumerate(faces)]),
+                    game_id=game,
+                    game_number=game,
+                    game_seq=1,
+                    variant="classic",
+                    turn_label=f"Yahtzee Game {game} Turn 1",
+                    randomness="bench",
+                )
+            )
+        chained = chain_rows(heads, row_id - len(entries) + 1, entries, who)
+        for row in chained:
+            heads[row.chain_name] = (row.seq, row.hash)
         async with db.transaction():
-            await conn.executemany(insert, batch)
-    async with db.transaction():
-        await conn.execute("UPDATE log_head SET last_id = ?, last_hash = ?", (row_id, prev))
+            await conn.executemany(INSERT, [stored(r) for r in chained])
     await db.close()
 
 
