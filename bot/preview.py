@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 from engine import AnyAction, apply
 from storage import selections
 from storage.pace import Pace, Prefs
-from storage.service import NO_DEADLINE, GameService, StoredGame, Where, Who
+from storage.service import NO_DEADLINE, Announce, GameService, StoredGame, Where, Who
 
 
 class Accepted(Exception):
@@ -77,7 +77,9 @@ class PreviewService(GameService):
         await self.check_seed(where, who, text)
         raise Accepted
 
-    async def play(self, where: Where, who: Who, action: AnyAction) -> NoReturn:
+    async def play(
+        self, where: Where, who: Who, action: AnyAction, announce: Announce | None = None
+    ) -> NoReturn:
         game = await self.require_game_here(where.channel_id)
         apply(game.state, action, _AnyFaces())
         raise Accepted
@@ -89,6 +91,7 @@ class PreviewService(GameService):
         game_id: int,
         version: int,
         make: Callable[[StoredGame, int], AnyAction],
+        announce: Announce | None = None,
     ) -> NoReturn:
         game = await self.table.button_game(where, who, game_id, version)
         held = await selections.selected(self.db, game.id, game.version)
@@ -102,11 +105,23 @@ class PreviewService(GameService):
         raise Accepted
 
     async def moderate(
-        self, where: Where, moderator: Who, action: AnyAction, reason: str
+        self,
+        where: Where,
+        moderator: Who,
+        action: AnyAction,
+        reason: str,
+        announce: Announce | None = None,
     ) -> NoReturn:
         await self.play(where, moderator, action)
 
-    async def void(self, where: Where, moderator: Who, roll_id: int, reason: str) -> NoReturn:
+    async def void(
+        self,
+        where: Where,
+        moderator: Who,
+        roll_id: int,
+        reason: str,
+        announce: Announce | None = None,
+    ) -> NoReturn:
         await self.check_void(where, roll_id)
         raise Accepted
 

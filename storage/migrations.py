@@ -368,6 +368,14 @@ MIGRATION_10 = [
     """,
 ]
 
+# 11: every message that announces an applied action goes through the outbox (not only turn
+# changes), sent in order per channel: a channel's messages not yet posted are found by channel,
+# and each counts the sends Discord did not take (busy, unreachable) before it went through.
+MIGRATION_11 = [
+    "ALTER TABLE outbox ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0",
+    "CREATE INDEX outbox_undelivered ON outbox (channel_id, id) WHERE state != 'sent'",
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -379,4 +387,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_8,
     MIGRATION_9,
     MIGRATION_10,
+    MIGRATION_11,
 ]

@@ -1,7 +1,8 @@
 """The one road an action travels, under its channel's lock: the engine applies it with the
 game's dice, pure code builds a `Commit` (the action and its faces, the new snapshot, the log
 rows, the message that made it, and what a turn change moves: seats, clock, reminders, the
-messages owed), and one statement writes it. Messages owed for it are rendered before the
+messages owed: every message that announces the action, storage/outbox.py), and one statement
+writes it. Messages owed for it are rendered before the
 write lock is taken, never inside it; the caller answers only after the write.
 """
 
@@ -152,6 +153,8 @@ class Road:
                     db.staged_head = (rows[-1].id, rows[-1].hash)
             break
         self.store.remember(done.game)
+        if outgoing:
+            self.ctx.sending.set()
         if outgoing or (
             done.game.clock is not None and self.clocks.due_before_wake(done.clock_json)
         ):

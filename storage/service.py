@@ -36,6 +36,9 @@ from storage.model import (
     NO_DEADLINE as NO_DEADLINE,
 )
 from storage.model import (
+    Announce as Announce,
+)
+from storage.model import (
     DueReminder as DueReminder,
 )
 from storage.model import (
@@ -174,8 +177,10 @@ class GameService:
     ) -> tuple[StoredGame | None, AnyRules]:
         return await self.table.check_new_game(where, who, preset, options)
 
-    async def play(self, where: Where, who: Who, action: AnyAction) -> Outcome:
-        return await self.table.play(where, who, action)
+    async def play(
+        self, where: Where, who: Who, action: AnyAction, announce: Announce | None = None
+    ) -> Outcome:
+        return await self.table.play(where, who, action, announce)
 
     async def press(
         self,
@@ -184,8 +189,9 @@ class GameService:
         game_id: int,
         version: int,
         make: Callable[[StoredGame, int], AnyAction],
+        announce: Announce | None = None,
     ) -> Outcome:
-        return await self.table.press(where, who, game_id, version, make)
+        return await self.table.press(where, who, game_id, version, make, announce)
 
     async def toggle_die(
         self, where: Where, who: Who, game_id: int, version: int, die: int
@@ -193,15 +199,27 @@ class GameService:
         return await self.table.toggle_die(where, who, game_id, version, die)
 
     async def moderate(
-        self, where: Where, moderator: Who, action: AnyAction, reason: str
+        self,
+        where: Where,
+        moderator: Who,
+        action: AnyAction,
+        reason: str,
+        announce: Announce | None = None,
     ) -> Outcome:
-        return await self.table.moderate(where, moderator, action, reason)
+        return await self.table.moderate(where, moderator, action, reason, announce)
 
     async def check_void(self, where: Where, roll_id: int) -> tuple[StoredGame, LogRow]:
         return await self.table.check_void(where, roll_id)
 
-    async def void(self, where: Where, moderator: Who, roll_id: int, reason: str) -> Outcome:
-        return await self.table.void(where, moderator, roll_id, reason)
+    async def void(
+        self,
+        where: Where,
+        moderator: Who,
+        roll_id: int,
+        reason: str,
+        announce: Announce | None = None,
+    ) -> Outcome:
+        return await self.table.void(where, moderator, roll_id, reason, announce)
 
     # ---- reviews and hints -----------------------------------------------------------------
 
@@ -275,3 +293,15 @@ class GameService:
 
     async def delivered(self, queued: Queued, error: str | None = None) -> None:
         await self.messages.delivered(queued, error)
+
+    async def outbox_for(self, lane: Outgoing, limit: int = 20) -> list[Queued]:
+        return await self.messages.pending_for(lane, limit)
+
+    async def undelivered(self, channel_id: str) -> list[Queued]:
+        return await self.messages.undelivered(channel_id)
+
+    async def resend(self, channel_id: str) -> int:
+        return await self.messages.resend(channel_id)
+
+    async def tried(self, queued: Queued) -> None:
+        await self.messages.tried(queued)

@@ -3,25 +3,33 @@ presenters (one per game family), and the few steps every room takes the same wa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from bot.caller import Caller, NotModeratorError, UsageError
 from bot.config import Config
 from bot.presenters import Presenter, presenters
-from bot.replies import Reply, code
+from bot.replies import Reply, code, encode
 from engine import AnyAction, AnyRules, AnyState
 from engine.kinds import kind_of
-from storage.service import BOT, GameService, Outcome, StoredGame, Where
+from storage.service import BOT, Announce, GameService, Outcome, Outgoing, StoredGame, Where
+
+Act = Callable[[Announce | None], Awaitable[Outcome]]
 
 
 class Context:
     """The desk's shared parts; each room (lobby, play, views, ...) gets this, never the desk."""
 
-    def __init__(self, service: GameService, config: Config, prefix: str) -> None:
+    def __init__(
+        self, service: GameService, config: Config, prefix: str, outbox: bool = False
+    ) -> None:
         self.service = service
         self.config = config
         self.prefix = prefix  # as hints show commands: `!roll`, or `/roll`
         self.presenters = presenters(prefix, service.clock)
+        # Discord: an action's channel messages are queued in the outbox with it, and the
+        # sender posts them (the console prints what it is answered instead).
+        self.outbox = outbox
 
     def presenter(self, game: StoredGame | AnyState | AnyRules) -> Presenter:
         """The presenter of a game's family."""
@@ -38,9 +46,25 @@ class Context:
         caller = Caller(Where(game.guild_id, game.channel_id), BOT, is_moderator=True)
         return self.describe(outcome, caller)
 
+    async def told(self, caller: Caller, act: Act) -> list[Reply]:
+        """An action through the service (`act`), told. With the outbox on, the channel
+        messages that announce it are queued in the same statement as the action, and come
+        back marked `queued` (the sender posts them; the answer to the command does not)."""
+        if not self.outbox:
+            return self.describe(await act(None), caller)
+
+        def announce(outcome: Outcome) -> list[Outgoing]:
+            channel = outcome.game.channel_id
+            told = self.describe(outcome, caller)
+            return [Outgoing(encode(r), channel_id=channel) for r in told if r.public]
+
+        outcome = await act(announce)
+        return [replace(r, queued=True) if r.public else r for r in self.describe(outcome, caller)]
+
     async def play(self, caller: Caller, action: AnyAction) -> list[Reply]:
         """One move through the service, told."""
-        return self.describe(await self.service.play(caller.where, caller.who, action), caller)
+        where, who = caller.where, caller.who
+        return await self.told(caller, lambda tell: self.service.play(where, who, action, tell))
 
     async def press(
         self,
@@ -51,8 +75,10 @@ class Context:
     ) -> list[Reply]:
         """A button's move, checked against the message it was pressed on (the game and the
         roll it belongs to) under the channel's lock, told."""
-        outcome = await self.service.press(caller.where, caller.who, game_id, version, make)
-        return self.describe(outcome, caller)
+        where, who = caller.where, caller.who
+        return await self.told(
+            caller, lambda tell: self.service.press(where, who, game_id, version, make, tell)
+        )
 
     async def shown_game(self, caller: Caller) -> StoredGame:
         """The channel's game for `card` and `status`: the one in play, else the last one."""

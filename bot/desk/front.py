@@ -49,8 +49,15 @@ def split_command(text: str) -> tuple[str, str]:
 class Desk:
     """Every command, transport-free. Refusals come back as private replies; nothing changes."""
 
-    def __init__(self, service: GameService, config: Config, prefix: str | None = None) -> None:
-        self.context = Context(service, config, prefix or config.prefix)
+    def __init__(
+        self,
+        service: GameService,
+        config: Config,
+        prefix: str | None = None,
+        outbox: bool = False,
+    ) -> None:
+        """`outbox`: an action's channel messages go through the outbox (Discord)."""
+        self.context = Context(service, config, prefix or config.prefix, outbox)
         self.commands = COMMANDS
         context = self.context
         self.lobby = Lobby(context)

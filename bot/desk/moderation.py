@@ -138,8 +138,10 @@ class Moderation:
 
     async def void(self, caller: Caller, roll_id: int, reason: str) -> list[Reply]:
         why = self.context.require_reason(reason, f"mod void {roll_id} typed twice")
-        outcome = await self.service.void(caller.where, caller.who, roll_id, why)
-        return self.context.describe(outcome, caller)
+        where, who = caller.where, caller.who
+        return await self.context.told(
+            caller, lambda tell: self.service.void(where, who, roll_id, why, tell)
+        )
 
     async def skip(self, caller: Caller, reason: str, player: str | None = None) -> list[Reply]:
         """Pass a turn. Naming the player (`mod skip Gypsy away`) makes sure it is their turn
@@ -172,5 +174,7 @@ class Moderation:
         return await self._moderate(caller, EndGame(), why)
 
     async def _moderate(self, caller: Caller, action: AnyAction, why: str) -> list[Reply]:
-        outcome = await self.service.moderate(caller.where, caller.who, action, why)
-        return self.context.describe(outcome, caller)
+        where, who = caller.where, caller.who
+        return await self.context.told(
+            caller, lambda tell: self.service.moderate(where, who, action, why, tell)
+        )
