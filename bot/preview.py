@@ -46,6 +46,8 @@ class PreviewService(GameService):
             "set_prefs",
             "fire",
             "delivered",
+            "tried",
+            "resend",
             "flag_message",
             "flag_messages",
             "press",
@@ -139,6 +141,12 @@ class PreviewService(GameService):
         raise Accepted
 
     async def delivered(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def tried(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def resend(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def flag_message(self, *args: Any, **kwargs: Any) -> NoReturn:

@@ -173,6 +173,28 @@ class Moderation:
         why = self.context.require_reason(reason, "mod end abandoned")
         return await self._moderate(caller, EndGame(), why)
 
+    async def resend(self, caller: Caller) -> list[Reply]:
+        """`mod resend`: the game messages Discord refused for good in this channel (a
+        permission missing for a while, say), queued again in their order; the sender posts
+        them. (Messages Discord only held back are posted without asking.)"""
+        channel = caller.where.channel_id
+        missing = await self.service.undelivered(channel)
+        if not missing:
+            return [
+                Reply(
+                    text="Nothing is missing here: every game message was posted or is on its "
+                    f"way. `{self.context.prefix}status` shows the board with its buttons."
+                )
+            ]
+        count = await self.service.resend(channel)
+        return [
+            Reply(
+                text=f"Posting again {count} game message{'' if count == 1 else 's'} Discord "
+                f"refused here, in their order. `{self.context.prefix}status` shows the board "
+                "with its buttons."
+            )
+        ]
+
     async def _moderate(self, caller: Caller, action: AnyAction, why: str) -> list[Reply]:
         where, who = caller.where, caller.who
         return await self.context.told(

@@ -10,6 +10,7 @@ from bot.desk.pacing import Pacing
 from bot.replies import Field, Reply, chunks, pack
 from bot.words import finished_note, shown_game
 from engine import Phase
+from storage import selections
 
 
 class Views:
@@ -24,9 +25,15 @@ class Views:
         return self.context.presenter(game).card(game, text)
 
     async def status(self, caller: Caller) -> list[Reply]:
-        game = shown_game(await self.context.shown_game(caller))
+        """The game at a glance, with the current board's buttons live: the way back when a
+        roll's message went missing."""
+        stored = await self.context.shown_game(caller)
+        game = shown_game(stored)
         clock = () if game.state.is_over else (await self.pacing.clock_field(game),)
-        reply = self.context.presenter(game).status(game, clock)
+        presenter = self.context.presenter(game)
+        reply = presenter.status(game, clock)
+        held = await selections.selected(self.context.service.db, stored.id, stored.version)
+        reply = presenter.live(stored, reply, held)
         return [replace(reply, text=finished_note(game, self.context.prefix))]
 
     async def games(self, caller: Caller) -> list[Reply]:

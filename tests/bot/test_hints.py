@@ -364,6 +364,8 @@ def test_a_preview_can_change_nothing() -> None:
         "next_due",
         "due_reminders",
         "outbox",
+        "outbox_for",
+        "undelivered",
         "player_named",
     }
     public = {
