@@ -235,8 +235,18 @@ class RollkeeperBot(discord.Client):
                 self._in_flight.discard(task)
 
     async def on_message(self, message: discord.Message) -> None:
-        with self._tracked():
+        with self._tracked(), self._answering(message.id):
             await self._on_message(message)
+
+    @contextlib.contextmanager
+    def _answering(self, about: int) -> Iterator[None]:
+        """An answer Discord did not take (a storm of 429s past discord.py's five tries, the
+        interaction gone): one line in the log, never a traceback. An applied action's own
+        messages are not lost with it: they are the sender's (bot/sender.py)."""
+        try:
+            yield
+        except discord.HTTPException as exc:
+            log.warning("the answer to %s was not delivered: %s %s", about, exc.status, exc.text)
 
     async def _on_message(self, message: discord.Message) -> None:
         if message.author.bot or self._desk is None:
@@ -277,7 +287,7 @@ class RollkeeperBot(discord.Client):
         retire: bool = False,
         slow: str | None = None,
     ) -> None:
-        with self._tracked():
+        with self._tracked(), self._answering(interaction.id):
             await self._handle_interaction(interaction, work, retire, slow)
 
     async def _handle_interaction(

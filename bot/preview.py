@@ -71,6 +71,7 @@ class PreviewService(GameService):
         preset: str,
         options: dict[str, object],
         pace: Pace = NO_DEADLINE,
+        announce: Announce | None = None,
     ) -> NoReturn:
         await self.check_new_game(where, who, preset, options)
         raise Accepted

@@ -168,13 +168,15 @@ class Sender:
         )
 
     async def stop(self, task: asyncio.Task[None]) -> None:
-        """Let the sends in flight finish (up to STOP_GRACE), then end; what is left stays in
-        the outbox for the next start."""
-        self._stop.set()
-        self.wanted.set()
+        """Post what is queued while Discord takes it, for up to STOP_GRACE seconds, then end;
+        what is left stays in the outbox for the next start."""
+        with contextlib.suppress(Exception):
+            await self.dispatch()  # the commands that finished as the stop began
         lanes = [t for t in self._lanes.values() if not t.done()]
         if lanes:
             await asyncio.wait(lanes, timeout=STOP_GRACE)
+        self._stop.set()
+        self.wanted.set()
         for t in (*lanes, task):
             if not t.done():
                 t.cancel()

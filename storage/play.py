@@ -29,7 +29,7 @@ from engine.errors import NotYourTurnError
 from engine.kinds import action_to_data, find_kind, to_snapshot
 from storage import rolllog, selections
 from storage.model import BOT, NO_DEADLINE, Announce, Outcome, StoredGame, Where, Who, timestamp
-from storage.outbox import undelivered
+from storage.outbox import queue, undelivered
 from storage.pace import Pace
 from storage.road import Road
 from storage.rolllog import LogRow
@@ -75,9 +75,12 @@ class Play:
         preset: str,
         options: dict[str, object],
         pace: Pace = NO_DEADLINE,
+        announce: Announce | None = None,
     ) -> Outcome:
         """Open a lobby in the channel with its creator seated. A lobby nobody sits in, or one
-        its creator sits in alone, gives way to the new one (it is ended, and logged so)."""
+        its creator sits in alone, gives way to the new one (it is ended, and logged so).
+        `announce`: the new lobby's message, queued with it (rendered inside the transaction:
+        it names the game's number, known only there; pure code, quick)."""
         async with self.store.lock(where.channel_id):
             existing, rules = await self.check_new_game(where, who, preset, options)
             ended: Outcome | None = None
@@ -94,10 +97,16 @@ class Play:
                 if commit is not None:
                     entry = self.seeds.commit_entry(game, where, who, now)
                     rows = await rolllog.append(self.ctx.db, [entry])
+                if ended is not None:
+                    outcome = Outcome(game, (*ended.events, *events), (*ended.rows, *rows))
+                else:
+                    outcome = Outcome(game, events, tuple(rows))
+                if announce is not None:
+                    await queue(conn, announce(outcome), self.ctx.clock())
             self.store.remember(game)
-            if ended is not None:
-                return Outcome(game, (*ended.events, *events), (*ended.rows, *rows))
-            return Outcome(game, events, tuple(rows))
+            if announce is not None:
+                self.ctx.sending.set()
+            return outcome
 
     async def _insert_game(
         self,

@@ -169,8 +169,9 @@ class GameService:
         preset: str,
         options: dict[str, object],
         pace: Pace = NO_DEADLINE,
+        announce: Announce | None = None,
     ) -> Outcome:
-        return await self.table.new_game(where, who, preset, options, pace)
+        return await self.table.new_game(where, who, preset, options, pace, announce)
 
     async def check_new_game(
         self, where: Where, who: Who, preset: str, options: dict[str, object]

@@ -46,20 +46,23 @@ class Context:
         caller = Caller(Where(game.guild_id, game.channel_id), BOT, is_moderator=True)
         return self.describe(outcome, caller)
 
-    async def told(self, caller: Caller, act: Act) -> list[Reply]:
-        """An action through the service (`act`), told. With the outbox on, the channel
-        messages that announce it are queued in the same statement as the action, and come
-        back marked `queued` (the sender posts them; the answer to the command does not)."""
+    async def told(
+        self, caller: Caller, act: Act, tell: Callable[[Outcome], list[Reply]] | None = None
+    ) -> list[Reply]:
+        """An action through the service (`act`), told (by `tell`; else in the family's
+        words). With the outbox on, the channel messages that announce it are queued in the
+        same statement as the action, and come back marked `queued` (the sender posts them;
+        the answer to the command does not)."""
+        words = tell or (lambda outcome: self.describe(outcome, caller))
         if not self.outbox:
-            return self.describe(await act(None), caller)
+            return words(await act(None))
 
         def announce(outcome: Outcome) -> list[Outgoing]:
             channel = outcome.game.channel_id
-            told = self.describe(outcome, caller)
-            return [Outgoing(encode(r), channel_id=channel) for r in told if r.public]
+            return [Outgoing(encode(r), channel_id=channel) for r in words(outcome) if r.public]
 
         outcome = await act(announce)
-        return [replace(r, queued=True) if r.public else r for r in self.describe(outcome, caller)]
+        return [replace(r, queued=True) if r.public else r for r in words(outcome)]
 
     async def play(self, caller: Caller, action: AnyAction) -> list[Reply]:
         """One move through the service, told."""
