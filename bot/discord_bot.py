@@ -298,18 +298,22 @@ class RollkeeperBot(discord.Client):
         slow: str | None = None,
     ) -> None:
         """Run a slash command's or a component's desk call in the channel's order; answer.
-        An answer not ready within `ack_within` seconds (the channel's queue is long, the
-        database busy) is acknowledged first and followed up, so Discord's 3 seconds are kept
-        whatever the queue holds. `slow` ("public" or "private"): a command that reads the
-        log, acknowledged at once and answered when done, outside the channel's queue."""
+        A press that waits behind other commands of its channel, or whose answer is not ready
+        within `ack_within` seconds (the database busy), is acknowledged first and followed
+        up, so Discord's 3 seconds are kept whatever the queue holds. `slow` ("public" or
+        "private"): a command that reads the log, acknowledged at once and answered when done,
+        outside the channel's queue."""
         caller = self.caller_from_interaction(interaction)
         if slow is not None:
             await interaction.response.defer(ephemeral=slow == "private", thinking=True)
             replies = await self.desk.guard(work, caller)
             await self.transport.answer_deferred(interaction, replies, private=slow == "private")
             return
+        queued_behind = self.inbox(interaction.channel_id).locked()
         job = asyncio.ensure_future(self._in_order(interaction, work, caller))
-        done, _ = await asyncio.wait({job}, timeout=self.ack_within)
+        done: set[Any] = set()
+        if not queued_behind:  # nothing ahead of it: most answers are ready at once
+            done, _ = await asyncio.wait({job}, timeout=self.ack_within)
         if not done:
             try:
                 await self.transport.acknowledge(interaction)

@@ -162,9 +162,7 @@ class Sender:
     def busy(self) -> bool:
         """A lane is still posting, or messages were queued that no lane has taken yet."""
         return (
-            self.wanted.is_set()
-            or self._looking
-            or any(not t.done() for t in self._lanes.values())
+            self.wanted.is_set() or self._looking or any(not t.done() for t in self._lanes.values())
         )
 
     async def stop(self, task: asyncio.Task[None]) -> None:
