@@ -32,9 +32,18 @@ class Views:
         clock = () if game.state.is_over else (await self.pacing.clock_field(game),)
         presenter = self.context.presenter(game)
         reply = presenter.status(game, clock)
-        held = await selections.selected(self.context.service.db, stored.id, stored.version)
+        service = self.context.service
+        held = await selections.selected(service.db, stored.id, stored.version)
         reply = presenter.live(stored, reply, held)
-        return [replace(reply, text=finished_note(game, self.context.prefix))]
+        text = finished_note(game, self.context.prefix)
+        refused = len(await service.undelivered(caller.where.channel_id))
+        if refused:  # Discord refused them for good: the moderators can post them again
+            many = f"{refused} game message{'s' if refused > 1 else ''}"
+            text = (
+                f"{text}\n⚠️ {many} could not be posted here (Discord refused them). "
+                f"A moderator can post them again: `{self.context.prefix}mod resend`."
+            ).strip()
+        return [replace(reply, text=text)]
 
     async def games(self, caller: Caller) -> list[Reply]:
         prefix = self.context.prefix
