@@ -48,6 +48,7 @@ class PreviewService(GameService):
             "delivered",
             "tried",
             "resend",
+            "posted",
             "flag_message",
             "flag_messages",
             "press",
@@ -145,6 +146,9 @@ class PreviewService(GameService):
         raise Accepted
 
     async def tried(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def posted(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def resend(self, *args: Any, **kwargs: Any) -> NoReturn:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+from collections import deque
 from collections.abc import Callable
 
 from bot.replies import decode
@@ -33,6 +35,8 @@ MAX_WAIT = 60.0  # the longest wait between tries (never a reason to give up)
 IDLE_LOOK = 30.0  # seconds between looks at the outbox when nothing woke the sender
 BATCH = 20  # messages a lane reads at a time
 STOP_GRACE = 2.0  # seconds a stop lets the sends in flight finish
+MARK_EVERY = 0.25  # seconds: posted messages are marked sent in one commit at most this often
+RECENT = 4096  # marked messages remembered, against a read that began before their mark
 
 
 def retry_after(exc: BaseException) -> float | None:
@@ -70,10 +74,15 @@ class Sender:
         self.service = service
         self.transport = transport
         self.changed = changed  # told after every message posted or refused (tests wait on it)
-        self._lanes: dict[str, asyncio.Task[None]] = {}
+        self._lanes: dict[str, asyncio.Task[bool]] = {}
         self._stop = asyncio.Event()
         self.wanted.set()  # at start-up: what was applied and not posted goes first
         self._looking = False
+        self._unmarked: set[int] = set()  # posted, not yet marked sent
+        self._marking: asyncio.Task[None] | None = None
+        self._recent: deque[int] = deque(maxlen=RECENT)  # marked lately, oldest first
+        self._recent_ids: set[int] = set()
+        self._again: set[str] = set()  # lanes asked for while running
         self.sent = 0
         self.failed = 0
         self.retried = 0
@@ -99,26 +108,46 @@ class Sender:
                     await self.wanted.wait()
 
     async def dispatch(self) -> None:
-        for queued in await self.service.outbox(500):
-            lane = lane_of(queued.message)
+        """A lane for each channel messages were queued for (every lane with messages owed
+        when it is not known which: at start-up, after reminders fired, `mod resend`)."""
+        known = self.service.ctx.owed
+        everywhere = not known or (None, None) in known
+        lanes = [Outgoing("", c, u) for c, u in known if (c, u) != (None, None)]
+        known.clear()
+        if everywhere:
+            lanes = await self.service.outbox_lanes()
+        for owed in lanes:
+            lane = lane_of(owed)
             task = self._lanes.get(lane)
-            if task is None or task.done():
-                task = asyncio.create_task(self._lane(queued.message), name=f"lane {lane}")
-                task.add_done_callback(self._lane_done)
-                self._lanes[lane] = task
+            if task is not None and not task.done():
+                self._again.add(lane)  # it may have looked already: it looks once more
+                continue
+            task = asyncio.create_task(self._lane(owed), name=f"lane {lane}")
+            task.add_done_callback(functools.partial(self._lane_done, owed))
+            self._lanes[lane] = task
 
-    def _lane_done(self, _: asyncio.Task[None]) -> None:
-        self.wanted.set()  # more may have come for it meanwhile: look again
+    def _lane_done(self, owed: Outgoing, task: asyncio.Task[bool]) -> None:
+        lane = lane_of(owed)
+        posted = not task.cancelled() and task.exception() is None and task.result()
+        if lane in self._again or posted:  # more may have come for it meanwhile: look again
+            self._again.discard(lane)
+            self.service.ctx.owed.add((owed.channel_id, owed.user_id))
+            self.wanted.set()
         self.changed()
 
-    async def _lane(self, lane: Outgoing) -> None:
+    async def _lane(self, lane: Outgoing) -> bool:
+        """Post the lane's messages in order; True if it posted any (False: all it found was
+        posted already, their marks on their way)."""
+        posted = False
         while not self._stop.is_set():
-            owed = await self.service.outbox_for(lane, BATCH)
+            owed = [q for q in await self.service.outbox_for(lane) if not self._posted(q.id)]
             if not owed:
-                return
+                return posted
             for queued in owed:
                 if not await self._post(queued):
-                    return  # stopping
+                    return posted  # stopping
+                posted = True
+        return posted
 
     async def _post(self, queued: Queued) -> bool:
         """Post one message, trying until Discord takes or refuses it; False when stopped."""
@@ -146,11 +175,43 @@ class Sender:
                     async with asyncio.timeout(wait):
                         await self._stop.wait()
                 continue
-            await self.service.delivered(queued)
+            self._mark(queued.id)
             self.sent += 1
             self.changed()
             return True
         return False
+
+    def _posted(self, message: int) -> bool:
+        return message in self._unmarked or message in self._recent_ids
+
+    def _mark(self, posted: int) -> None:
+        """Mark a posted message sent, in the next batch: one commit for all that were posted
+        in the last MARK_EVERY seconds, not one (and its fsync) per message. (A crash before
+        the batch commits sends those again, with their nonces, which Discord drops.)"""
+        self._unmarked.add(posted)
+        if self._marking is None or self._marking.done():
+            self._marking = asyncio.create_task(self._mark_all(), name="outbox marks")
+
+    async def _mark_all(self) -> None:
+        while self._unmarked:
+            if not self._stop.is_set():  # gather a moment's marks into one commit
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(MARK_EVERY):
+                        await self._stop.wait()
+            ids = sorted(self._unmarked)
+            try:
+                await self.service.posted(ids)
+            except Exception:  # the database failing: kept, and tried again
+                log.exception("sender: marking %d messages sent failed", len(ids))
+                await asyncio.sleep(FIRST_WAIT)
+                continue
+            self._unmarked.difference_update(ids)
+            for posted in ids:  # a read that began before the mark may still return them
+                if len(self._recent) == self._recent.maxlen:
+                    self._recent_ids.discard(self._recent[0])
+                self._recent.append(posted)
+                self._recent_ids.add(posted)
+        self.changed()
 
     async def _refused(self, queued: Queued, why: str) -> None:
         where = queued.message.channel_id or f"user {queued.message.user_id}"
@@ -173,6 +234,9 @@ class Sender:
         lanes = [t for t in self._lanes.values() if not t.done()]
         if lanes:
             await asyncio.wait(lanes, timeout=STOP_GRACE)
+        if self._marking is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._marking), STOP_GRACE)
         self._stop.set()
         self.wanted.set()
         for t in (*lanes, task):

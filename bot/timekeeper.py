@@ -91,7 +91,8 @@ class Timekeeper:
                 break
         if self.delivers:
             await self.deliver(report)
-        elif report.fired:
+        elif report.fired:  # their messages are queued: the sender looks at every lane
+            self.service.ctx.owed.add((None, None))
             self.service.ctx.sending.set()
         return report
 

@@ -52,18 +52,38 @@ class Outbox:
             rows = await cursor.fetchall()
         return [_queued(r) for r in rows]
 
-    async def pending_for(self, lane: Outgoing, limit: int = 20) -> list[Queued]:
-        """Messages owed to one channel (or one person, by direct message), oldest first."""
+    async def lanes(self) -> list[Outgoing]:
+        """Each channel (or person) with messages owed, once, the longest waiting first (an
+        `Outgoing` with no payload names the lane)."""
+        async with self.ctx.db.conn.execute(
+            "SELECT channel_id, user_id, MIN(id) FROM outbox WHERE state = 'pending' "
+            "GROUP BY channel_id, user_id ORDER BY 3"
+        ) as cursor:
+            rows = await cursor.fetchall()
+        return [Outgoing("", r[0], r[1]) for r in rows]
+
+    async def pending_for(self, lane: Outgoing, after: int = 0, limit: int = 20) -> list[Queued]:
+        """Messages owed to one channel (or one person, by direct message) after id `after`,
+        oldest first."""
         column, value = ("channel_id", lane.channel_id) if lane.channel_id else (
             "user_id", lane.user_id
         )  # fmt: skip
         async with self.ctx.db.conn.execute(
             f"SELECT id, channel_id, user_id, payload FROM outbox WHERE {column} = ? "
-            "AND state = 'pending' ORDER BY id LIMIT ?",
-            (value, limit),
+            # `state != 'sent'` lets SQLite use the channel's index (migration 11)
+            "AND state != 'sent' AND state = 'pending' AND id > ? ORDER BY id LIMIT ?",
+            (value, after, limit),
         ) as cursor:
             rows = await cursor.fetchall()
         return [_queued(r) for r in rows]
+
+    async def posted(self, ids: Sequence[int]) -> None:
+        """Mark messages sent, many in one transaction (the sender's batches)."""
+        async with self.ctx.db.transaction() as conn:
+            await conn.executemany(
+                "UPDATE outbox SET state = 'sent', done_at = ? WHERE id = ?",
+                [(timestamp(self.ctx.clock()), i) for i in ids],
+            )
 
     async def delivered(self, queued: Queued, error: str | None = None) -> None:
         """Mark a message sent (or failed for good, with why)."""
@@ -84,7 +104,7 @@ class Outbox:
         """What the channel is missing: messages refused for good (marked failed)."""
         async with self.ctx.db.conn.execute(
             "SELECT id, channel_id, user_id, payload FROM outbox "
-            "WHERE channel_id = ? AND state = 'failed' ORDER BY id",
+            "WHERE channel_id = ? AND state != 'sent' AND state = 'failed' ORDER BY id",
             (channel_id,),
         ) as cursor:
             rows = await cursor.fetchall()
@@ -95,10 +115,11 @@ class Outbox:
         async with self.ctx.db.transaction() as conn:
             cursor = await conn.execute(
                 "UPDATE outbox SET state = 'pending', error = NULL, done_at = NULL "
-                "WHERE channel_id = ? AND state = 'failed'",
+                "WHERE channel_id = ? AND state != 'sent' AND state = 'failed'",
                 (channel_id,),
             )
             count = cursor.rowcount
         if count:
+            self.ctx.owed.add((channel_id, None))
             self.ctx.sending.set()
         return count

@@ -154,6 +154,7 @@ class Road:
             break
         self.store.remember(done.game)
         if outgoing:
+            self.ctx.owed.update((o.channel_id, o.user_id) for o in outgoing)
             self.ctx.sending.set()
         if outgoing or (
             done.game.clock is not None and self.clocks.due_before_wake(done.clock_json)

@@ -295,8 +295,14 @@ class GameService:
     async def delivered(self, queued: Queued, error: str | None = None) -> None:
         await self.messages.delivered(queued, error)
 
-    async def outbox_for(self, lane: Outgoing, limit: int = 20) -> list[Queued]:
-        return await self.messages.pending_for(lane, limit)
+    async def outbox_lanes(self) -> list[Outgoing]:
+        return await self.messages.lanes()
+
+    async def outbox_for(self, lane: Outgoing, after: int = 0, limit: int = 20) -> list[Queued]:
+        return await self.messages.pending_for(lane, after, limit)
+
+    async def posted(self, ids: Sequence[int]) -> None:
+        await self.messages.posted(ids)
 
     async def undelivered(self, channel_id: str) -> list[Queued]:
         return await self.messages.undelivered(channel_id)

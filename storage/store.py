@@ -51,6 +51,9 @@ class Context:
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     wake_at: datetime | None = None
     sending: asyncio.Event = field(default_factory=asyncio.Event)
+    # The lanes (channel, user) messages were queued for since the sender last looked; empty
+    # with `sending` set: look at every lane.
+    owed: set[tuple[str | None, str | None]] = field(default_factory=set)
 
 
 GAME_SELECT = (

@@ -57,12 +57,19 @@ class Context:
         if not self.outbox:
             return words(await act(None))
 
+        told: dict[int, tuple[Outcome, list[Reply]]] = {}  # what announce rendered
+
         def announce(outcome: Outcome) -> list[Outgoing]:
+            replies = words(outcome)
+            told.clear()
+            told[id(outcome)] = (outcome, replies)
             channel = outcome.game.channel_id
-            return [Outgoing(encode(r), channel_id=channel) for r in words(outcome) if r.public]
+            return [Outgoing(encode(r), channel_id=channel) for r in replies if r.public]
 
         outcome = await act(announce)
-        return [replace(r, queued=True) if r.public else r for r in words(outcome)]
+        same = told.get(id(outcome))
+        replies = same[1] if same is not None and same[0] is outcome else words(outcome)
+        return [replace(r, queued=True) if r.public else r for r in replies]
 
     async def play(self, caller: Caller, action: AnyAction) -> list[Reply]:
         """One move through the service, told."""

@@ -365,6 +365,7 @@ def test_a_preview_can_change_nothing() -> None:
         "due_reminders",
         "outbox",
         "outbox_for",
+        "outbox_lanes",
         "undelivered",
         "player_named",
     }
