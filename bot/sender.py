@@ -74,7 +74,7 @@ class Sender:
         self.service = service
         self.transport = transport
         self.changed = changed  # told after every message posted or refused (tests wait on it)
-        self._lanes: dict[str, asyncio.Task[bool]] = {}
+        self._lanes: dict[str, asyncio.Task[None]] = {}
         self._stop = asyncio.Event()
         self.wanted.set()  # at start-up: what was applied and not posted goes first
         self._looking = False
@@ -126,28 +126,27 @@ class Sender:
             task.add_done_callback(functools.partial(self._lane_done, owed))
             self._lanes[lane] = task
 
-    def _lane_done(self, owed: Outgoing, task: asyncio.Task[bool]) -> None:
-        lane = lane_of(owed)
-        posted = not task.cancelled() and task.exception() is None and task.result()
-        if lane in self._again or posted:  # more may have come for it meanwhile: look again
-            self._again.discard(lane)
+    def _lane_done(self, owed: Outgoing, _: asyncio.Task[None]) -> None:
+        if lane_of(owed) in self._again:  # asked for as it ended: it looks once more
             self.service.ctx.owed.add((owed.channel_id, owed.user_id))
             self.wanted.set()
         self.changed()
 
-    async def _lane(self, lane: Outgoing) -> bool:
-        """Post the lane's messages in order; True if it posted any (False: all it found was
-        posted already, their marks on their way)."""
-        posted = False
+    async def _lane(self, lane: Outgoing) -> None:
+        """Post the lane's messages in order, until it has none (looking again only when more
+        were queued for it while it ran)."""
+        key = lane_of(lane)
         while not self._stop.is_set():
-            owed = [q for q in await self.service.outbox_for(lane) if not self._posted(q.id)]
-            if not owed:
-                return posted
-            for queued in owed:
+            self._again.discard(key)
+            found = await self.service.outbox_for(lane, limit=BATCH)
+            fresh = [q for q in found if not self._posted(q.id)]
+            for queued in fresh:
                 if not await self._post(queued):
-                    return posted  # stopping
-                posted = True
-        return posted
+                    return  # stopping
+            if len(found) < BATCH and key not in self._again:
+                return
+            if not fresh and self._marking is not None:  # a batch posted, not yet marked
+                await asyncio.wait({self._marking})
 
     async def _post(self, queued: Queued) -> bool:
         """Post one message, trying until Discord takes or refuses it; False when stopped."""
@@ -221,9 +220,13 @@ class Sender:
         self.changed()
 
     def busy(self) -> bool:
-        """A lane is still posting, or messages were queued that no lane has taken yet."""
+        """A lane is still posting, messages were queued that no lane has taken yet, or some
+        posted are not marked sent yet."""
         return (
-            self.wanted.is_set() or self._looking or any(not t.done() for t in self._lanes.values())
+            self.wanted.is_set()
+            or self._looking
+            or bool(self._unmarked)
+            or any(not t.done() for t in self._lanes.values())
         )
 
     async def stop(self, task: asyncio.Task[None]) -> None:

@@ -45,8 +45,8 @@ class Outbox:
     async def pending(self, limit: int = 50) -> list[Queued]:
         """Messages owed, oldest first."""
         async with self.ctx.db.conn.execute(
-            "SELECT id, channel_id, user_id, payload FROM outbox WHERE state = 'pending' "
-            "ORDER BY id LIMIT ?",
+            "SELECT id, channel_id, user_id, payload FROM outbox "
+            "WHERE state != 'sent' AND state = 'pending' ORDER BY id LIMIT ?",
             (limit,),
         ) as cursor:
             rows = await cursor.fetchall()
@@ -56,8 +56,8 @@ class Outbox:
         """Each channel (or person) with messages owed, once, the longest waiting first (an
         `Outgoing` with no payload names the lane)."""
         async with self.ctx.db.conn.execute(
-            "SELECT channel_id, user_id, MIN(id) FROM outbox WHERE state = 'pending' "
-            "GROUP BY channel_id, user_id ORDER BY 3"
+            "SELECT channel_id, user_id, MIN(id) FROM outbox "
+            "WHERE state != 'sent' AND state = 'pending' GROUP BY channel_id, user_id ORDER BY 3"
         ) as cursor:
             rows = await cursor.fetchall()
         return [Outgoing("", r[0], r[1]) for r in rows]

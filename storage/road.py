@@ -133,11 +133,8 @@ class Road:
         `automatic`: the bot acted because a deadline passed (a missed turn)."""
         done = await self._apply(game, where, who, action, reason, corrects, automatic)
         db = self.ctx.db
-        while True:
-            # Chained after the head as it is now, and the messages rendered, outside the
-            # write lock; if another channel's write moved the head meanwhile, again. (Only the
-            # lock's holder may set the remembered head: a read out here can be overtaken.)
-            head = db.chain_head or await rolllog.read_head(db)
+
+        def prepare(head: tuple[int, str]) -> tuple[Outcome, list[Outgoing], Commit]:
             rows = tuple(rolllog.chain_after(head, done.entries))
             outcome = Outcome(done.game, done.events, rows, done.hushed)  # type: ignore[arg-type]
             outgoing = announce(outcome) if announce is not None else []
@@ -145,13 +142,22 @@ class Road:
             commit = build_commit(
                 game, done.game, where, who, action, done.faces, done.now, rows, turn
             )
-            async with db.writing() as conn:
-                if await rolllog.head(db) != head:
-                    continue
-                await conn.execute(commit.statement, commit.parameters)
-                if rows:
-                    db.staged_head = (rows[-1].id, rows[-1].hash)
-            break
+            return outcome, outgoing, commit
+
+        # Chained after the head as it is now, and the messages rendered, outside the write
+        # lock. If another channel's write moved the head meanwhile, once more under the lock,
+        # where it cannot move (rendering again and again out here, while busy channels keep
+        # moving the head, could go on for as long as they are busy). (Only the lock's holder
+        # may set the remembered head: a read out here can be overtaken.)
+        head = db.chain_head or await rolllog.read_head(db)
+        outcome, outgoing, commit = prepare(head)
+        async with db.writing() as conn:
+            now = await rolllog.head(db)
+            if now != head:
+                outcome, outgoing, commit = prepare(now)
+            await conn.execute(commit.statement, commit.parameters)
+            if outcome.rows:
+                db.staged_head = (outcome.rows[-1].id, outcome.rows[-1].hash)
         self.store.remember(done.game)
         if outgoing:
             self.ctx.owed.update((o.channel_id, o.user_id) for o in outgoing)

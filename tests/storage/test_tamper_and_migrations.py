@@ -276,6 +276,7 @@ async def test_games_stored_by_the_last_release_still_verify_and_keep_their_rule
     old.execute("DROP TABLE upgraded")  # migration 10's, with its trigger
     old.execute("DROP INDEX outbox_undelivered")  # migration 11's
     old.execute("ALTER TABLE outbox DROP COLUMN attempts")
+    old.execute("CREATE INDEX outbox_pending ON outbox (id) WHERE state = 'pending'")
     old.execute("PRAGMA user_version = 8")
     old.close()
     db = await Database.open(db_path)
