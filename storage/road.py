@@ -2,8 +2,9 @@
 game's dice, pure code builds a `Commit` (the action and its faces, the new snapshot, the log
 rows, the message that made it, and what a turn change moves: seats, clock, reminders, the
 messages owed: every message that announces the action, storage/outbox.py), and one statement
-writes it. Messages owed for it are rendered before the
-write lock is taken, never inside it; the caller answers only after the write.
+writes it. Messages owed for it are rendered before the write lock is taken; only when another
+channel's write moved the chain's head meanwhile are they rendered again, once, under the lock
+(the ids they quote moved). The caller answers only after the write.
 """
 
 from __future__ import annotations
