@@ -15,6 +15,7 @@ import signal
 import sys
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from bot.discord_send import Transport
 from bot.discord_slash import register
 from bot.discord_watchdog import Watchdog
 from bot.replies import Reply
+from bot.sender import Sender
 from bot.timekeeper import Timekeeper
 from storage.custody import lost_key_notice
 from storage.db import Database
@@ -42,11 +44,12 @@ log = logging.getLogger("rollkeeper.discord")
 
 EXIT_UNREACHABLE = 3  # Discord could not be reached: worth retrying later
 DRAIN_SECONDS = 10.0  # how long a stop waits for the commands in flight
-RESTARTING = Reply(
-    text="I'm restarting: nothing was done. Send that again in a minute.",
-    private=True,
-    refusal=True,
-)
+# Seconds a slash command's or button's answer may take before it is acknowledged first and
+# followed up (Discord allows 3 from the press, whatever the channel's queue holds).
+ACK_WITHIN = 1.0
+# What a command that arrives while the bot stops is told: a message that stays (not a
+# refusal that is removed), to each command, however many one person sent.
+RESTARTING = Reply(text="I'm restarting: back in a moment. Nothing was done: send that again then.")
 
 
 class RollkeeperBot(discord.Client):
@@ -76,6 +79,9 @@ class RollkeeperBot(discord.Client):
         self.clock = clock
         self.timekeeper: Timekeeper | None = None
         self._timekeeping: asyncio.Task[None] | None = None
+        self.sender: Sender | None = None
+        self._sending: asyncio.Task[None] | None = None
+        self.ack_within = ACK_WITHIN
         self.sync_commands = sync_commands
         self.tree = app_commands.CommandTree(self)
         self.db: Database | None = None
@@ -121,15 +127,22 @@ class RollkeeperBot(discord.Client):
         # command instead.
         prefix = None if self.config.message_content else "/"
         service = GameService(self.db, self.dice, self.clock)
-        self._desk = Desk(service, self.config, prefix)
-        self.timekeeper = Timekeeper(service, self._desk.herald, self.transport)
+        self._desk = Desk(service, self.config, prefix, outbox=True)
+        self.timekeeper = Timekeeper(service, self._desk.herald, self.transport, deliver=False)
+        self.sender = Sender(service, self.transport, self.sent)
         self.watchdog = Watchdog(self, service, self.config, self.transport)
         if self.sync_commands:
             await self.tree.sync()
 
+    def sent(self) -> None:
+        """The sender posted (or gave up on) a message: for tests that wait on it."""
+
     async def on_ready(self) -> None:
         """Reminders, deadlines and owed messages run once the gateway is up (and carry on
-        across reconnects); what fell due while the bot was down goes out now, once."""
+        across reconnects); what fell due or was not posted while the bot was down goes out
+        now, once."""
+        if self._sending is None and self.sender is not None:
+            self._sending = asyncio.create_task(self.sender.run(), name="sender")
         if self._timekeeping is None and self.timekeeper is not None:
             self._timekeeping = asyncio.create_task(self.timekeeper.run(), name="timekeeper")
             # What exists now (modules, classes, the guild caches) lives as long as the bot:
@@ -147,6 +160,9 @@ class RollkeeperBot(discord.Client):
         if self._timekeeping is not None and self.timekeeper is not None:
             await self.timekeeper.stop(self._timekeeping)
             self._timekeeping = None
+        if self._sending is not None and self.sender is not None:
+            await self.sender.stop(self._sending)  # what is left goes at the next start
+            self._sending = None
         await self.transport.expire_now()
         await super().close()
         if self.db is not None:
@@ -220,8 +236,18 @@ class RollkeeperBot(discord.Client):
                 self._in_flight.discard(task)
 
     async def on_message(self, message: discord.Message) -> None:
-        with self._tracked():
+        with self._tracked(), self._answering(message.id):
             await self._on_message(message)
+
+    @contextlib.contextmanager
+    def _answering(self, about: int) -> Iterator[None]:
+        """An answer Discord did not take (a storm of 429s past discord.py's five tries, the
+        interaction gone): one line in the log, never a traceback. An applied action's own
+        messages are not lost with it: they are the sender's (bot/sender.py)."""
+        try:
+            yield
+        except discord.HTTPException as exc:
+            log.warning("the answer to %s was not delivered: %s %s", about, exc.status, exc.text)
 
     async def _on_message(self, message: discord.Message) -> None:
         if message.author.bot or self._desk is None:
@@ -237,7 +263,7 @@ class RollkeeperBot(discord.Client):
             return
         async with self.inbox(message.channel.id):
             if self.closing:  # stopping: the command is not handled, and says so
-                await answer(message, [RESTARTING], name)
+                await self.transport.reply_to(message, RESTARTING)
                 return
             await answer(message, await self.desk.text_command(caller, text), name)
 
@@ -262,7 +288,7 @@ class RollkeeperBot(discord.Client):
         retire: bool = False,
         slow: str | None = None,
     ) -> None:
-        with self._tracked():
+        with self._tracked(), self._answering(interaction.id):
             await self._handle_interaction(interaction, work, retire, slow)
 
     async def _handle_interaction(
@@ -273,22 +299,39 @@ class RollkeeperBot(discord.Client):
         slow: str | None = None,
     ) -> None:
         """Run a slash command's or a component's desk call in the channel's order; answer.
-        `slow` ("public" or "private"): a command that reads the log, acknowledged at once
-        (Discord allows 3 seconds) and answered when done, outside the channel's queue."""
+        A press that waits behind other commands of its channel, or whose answer is not ready
+        within `ack_within` seconds (the database busy), is acknowledged first and followed
+        up, so Discord's 3 seconds are kept whatever the queue holds. `slow` ("public" or
+        "private"): a command that reads the log, acknowledged at once and answered when done,
+        outside the channel's queue."""
         caller = self.caller_from_interaction(interaction)
         if slow is not None:
             await interaction.response.defer(ephemeral=slow == "private", thinking=True)
             replies = await self.desk.guard(work, caller)
             await self.transport.answer_deferred(interaction, replies, private=slow == "private")
             return
+        queued_behind = self.inbox(interaction.channel_id).locked()
+        job = asyncio.ensure_future(self._in_order(interaction, work, caller))
+        done: set[Any] = set()
+        if not queued_behind:  # nothing ahead of it: most answers are ready at once
+            done, _ = await asyncio.wait({job}, timeout=self.ack_within)
+        if not done:
+            try:
+                await self.transport.acknowledge(interaction)
+            except discord.HTTPException as exc:  # too late already: the work still runs
+                log.warning("could not acknowledge interaction %s: %s", interaction.id, exc)
+        replies = await job
+        await self.transport.answer_interaction(interaction, replies, retire=retire)
+
+    async def _in_order(
+        self, interaction: discord.Interaction[Any], work: Awaitable[list[Reply]], caller: Caller
+    ) -> list[Reply]:
         async with self.inbox(interaction.channel_id):
             if self.closing:
                 if hasattr(work, "close"):
                     work.close()  # the desk call never runs
-                await self.transport.answer_interaction(interaction, [RESTARTING])
-                return
-            replies = await self.desk.guard(work, caller)
-            await self.transport.answer_interaction(interaction, replies, retire=retire)
+                return [replace(RESTARTING, private=True)]
+            return await self.desk.guard(work, caller)
 
     # ---- the watchdog ------------------------------------------------------------------------
 

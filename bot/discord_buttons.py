@@ -167,5 +167,7 @@ def press(
     if m := _STAY.fullmatch(custom_id):
         return cards.stay_button(caller, int(m["game"]), int(m["version"])), False
     if m := _DECLARE.fullmatch(custom_id):
-        return cards.declare_pick(caller, int(m["game"]), int(m["version"]), value), True
+        # No removal of the old menu: a stale pick is refused anyway, and the new board
+        # (one message per deal) carries what the player can do next.
+        return cards.declare_pick(caller, int(m["game"]), int(m["version"]), value), False
     return _outdated(), False

@@ -25,6 +25,9 @@ from storage.service import Outgoing
 
 log = logging.getLogger("rollkeeper.discord")
 Interaction = discord.Interaction[Any]
+# A slash command whose only answer is the game's own message (posted by the sender, as a
+# channel message): what its caller is told.
+POSTED = "✅ Done: it's posted in the channel."
 
 
 def to_discord_embed(embed: Embed) -> discord.Embed:
@@ -159,6 +162,8 @@ class Transport:
         answers (`mygames`, `tz`, `help`, moderators' reports) by direct message; refusals as a
         short reply removed after a while, at most a few per person (see bot/cooldown.py)."""
         for reply in replies:
+            if reply.queued:  # an applied action's message: the sender posts it
+                continue
             if reply.secret_for is not None:
                 await self.direct(reply, message.channel, message)
             elif reply.refusal:
@@ -167,6 +172,10 @@ class Transport:
                 await self._personal(message, reply, name)
             else:
                 await self.post(message.channel, reply)
+
+    async def reply_to(self, message: discord.Message, reply: Reply) -> None:
+        """A reply to `message` that stays (no cooldown, never removed)."""
+        await self.send(lambda r: message.channel.send(**_replying(r, message)), reply)
 
     async def refuse(self, message: discord.Message, reply: Reply) -> None:
         """A refusal to a typed command: a reply to it, removed after `refusal_seconds`; none
@@ -243,29 +252,77 @@ class Transport:
 
     # ---- slash commands and buttons ----------------------------------------------------------
 
+    async def acknowledge(self, interaction: Interaction) -> None:
+        """Acknowledge now, answer later: a press as a silent update, a slash command as a
+        private "thinking..." (the answer fills it, or follows it when public)."""
+        if interaction.type is discord.InteractionType.component:
+            await interaction.response.defer()
+        else:
+            await interaction.response.defer(ephemeral=True, thinking=True)
+
     async def answer_interaction(
         self, interaction: Interaction, replies: Sequence[Reply], retire: bool = False
     ) -> None:
-        """Answer a slash command or a component: the first reply answers it (or edits the
-        clicked message), the rest follow up. `retire` takes the old buttons off on success."""
-        pieces, others = for_clicker(interaction, replies)
+        """Answer a slash command or a component. An applied action's own messages are the
+        sender's (`queued`): the interaction gets the rest, or an acknowledgement. The first
+        reply answers it (or edits the clicked message); the rest follow up. `retire` takes the
+        old buttons off on success, when that is the answer itself (no extra call)."""
+        rest = [r for r in replies if not r.queued]
+        pieces, others = for_clicker(interaction, rest) if rest else ([], [])
+        if interaction.response.is_done():  # acknowledged already (see `acknowledge`)
+            pieces = await self._fill_acknowledged(interaction, pieces)
+        else:
+            pieces = await self._respond(interaction, pieces, retire)
+        await self._follow_up(interaction, pieces, others)
+
+    async def _respond(
+        self, interaction: Interaction, pieces: list[Reply], retire: bool
+    ) -> list[Reply]:
+        """The interaction's one response; returns the pieces left to follow up."""
+        clicked = interaction.message
+        if not pieces:  # only the action's messages, which the sender posts
+            if interaction.type is not discord.InteractionType.component:
+                await interaction.response.send_message(POSTED, ephemeral=True)
+            elif retire and clicked is not None:
+                await interaction.response.edit_message(view=None)
+            else:
+                await interaction.response.defer()
+            return []
         first = pieces[0]
-        if first.edit and interaction.message is not None:
+        if first.edit and clicked is not None:
             view = controls_view(first.controls) if first.controls else None
             await interaction.response.edit_message(view=view)
-            rest = pieces[1:]
-        elif retire and not first.private and interaction.message is not None:
+            return pieces[1:]
+        if retire and not first.private and clicked is not None:
             await interaction.response.edit_message(view=None)
-            rest = pieces
-        else:
-            await self.send(
-                lambda r: interaction.response.send_message(
-                    ephemeral=r.private, **message_kwargs(r)
-                ),
-                first,
-            )
-            rest = pieces[1:]
-        await self._follow_up(interaction, rest, others)
+            return pieces
+        await self.send(
+            lambda r: interaction.response.send_message(ephemeral=r.private, **message_kwargs(r)),
+            first,
+        )
+        return pieces[1:]
+
+    async def _fill_acknowledged(
+        self, interaction: Interaction, pieces: list[Reply]
+    ) -> list[Reply]:
+        """After `acknowledge`: a press's new controls edit the clicked message; a slash
+        command's private "thinking..." takes the first private answer (or says the action's
+        messages are posted), and goes when the answer is public."""
+        first = pieces[0] if pieces else None
+        if interaction.type is discord.InteractionType.component:
+            if first is not None and first.edit:
+                view = controls_view(first.controls) if first.controls else None
+                await interaction.edit_original_response(view=view)
+                return pieces[1:]
+            return pieces
+        if first is None:
+            await interaction.edit_original_response(content=POSTED)
+            return []
+        if first.private:
+            await self.send(lambda r: interaction.edit_original_response(**_editing(r)), first)
+            return pieces[1:]
+        await interaction.delete_original_response()
+        return pieces
 
     async def answer_deferred(
         self, interaction: Interaction, replies: Sequence[Reply], private: bool

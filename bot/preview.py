@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 from engine import AnyAction, EndGame, apply
 from storage import selections
 from storage.pace import Pace, Prefs
-from storage.service import NO_DEADLINE, GameService, StoredGame, Where, Who
+from storage.service import NO_DEADLINE, Announce, GameService, StoredGame, Where, Who
 
 
 class Accepted(Exception):
@@ -46,6 +46,9 @@ class PreviewService(GameService):
             "set_prefs",
             "fire",
             "delivered",
+            "tried",
+            "resend",
+            "posted",
             "flag_message",
             "flag_messages",
             "press",
@@ -71,6 +74,7 @@ class PreviewService(GameService):
         preset: str,
         options: dict[str, object],
         pace: Pace = NO_DEADLINE,
+        announce: Announce | None = None,
     ) -> NoReturn:
         await self.check_new_game(where, who, preset, options)
         raise Accepted
@@ -79,7 +83,9 @@ class PreviewService(GameService):
         await self.check_seed(where, who, text)
         raise Accepted
 
-    async def play(self, where: Where, who: Who, action: AnyAction) -> NoReturn:
+    async def play(
+        self, where: Where, who: Who, action: AnyAction, announce: Announce | None = None
+    ) -> NoReturn:
         game = await self.require_game_here(where.channel_id)
         if not isinstance(action, EndGame):  # a moderator's end is what a lost game allows
             self.seeding.check_not_lost(game, action)
@@ -93,6 +99,7 @@ class PreviewService(GameService):
         game_id: int,
         version: int,
         make: Callable[[StoredGame, int], AnyAction],
+        announce: Announce | None = None,
     ) -> NoReturn:
         game = await self.table.button_game(where, who, game_id, version)
         held = await selections.selected(self.db, game.id, game.version)
@@ -107,11 +114,23 @@ class PreviewService(GameService):
         raise Accepted
 
     async def moderate(
-        self, where: Where, moderator: Who, action: AnyAction, reason: str
+        self,
+        where: Where,
+        moderator: Who,
+        action: AnyAction,
+        reason: str,
+        announce: Announce | None = None,
     ) -> NoReturn:
         await self.play(where, moderator, action)
 
-    async def void(self, where: Where, moderator: Who, roll_id: int, reason: str) -> NoReturn:
+    async def void(
+        self,
+        where: Where,
+        moderator: Who,
+        roll_id: int,
+        reason: str,
+        announce: Announce | None = None,
+    ) -> NoReturn:
         await self.check_void(where, roll_id)
         raise Accepted
 
@@ -130,6 +149,15 @@ class PreviewService(GameService):
         raise Accepted
 
     async def delivered(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def tried(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def posted(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def resend(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def flag_message(self, *args: Any, **kwargs: Any) -> NoReturn:

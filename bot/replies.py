@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from engine import DieFace
 
@@ -217,6 +218,14 @@ class Reply:
     # A refusal (what to type instead): private to slash commands and buttons; to a typed
     # command, a short reply that is removed after a while (and rate-limited per user).
     refusal: bool = False
+    # Announces an applied action and was queued in the outbox with it: the sender posts it
+    # (bot/sender.py), so an answer to the command does not post it again.
+    queued: bool = False
+
+    @property
+    def public(self) -> bool:
+        """A channel message everyone sees (what an applied action's announcement is)."""
+        return not (self.private or self.refusal or self.edit) and self.secret_for is None
 
     def split(self) -> list[Reply]:
         """This reply as messages within Discord's limits: a long text in pieces at line ends
@@ -270,9 +279,32 @@ class Reply:
         )
 
 
+def _encode_controls(controls: Controls) -> list[object]:
+    return [
+        controls.game_id,
+        controls.version,
+        [[d.die, d.face, d.colour] for d in controls.dice],
+        controls.selected,
+        controls.can_reroll,
+        [[o.value, o.label, o.description] for o in controls.options],
+    ]
+
+
+def _decode_controls(data: list[Any]) -> Controls:
+    game_id, version, dice, selected, can_reroll, options = data
+    return Controls(
+        game_id,
+        version,
+        tuple(DieFace(d, f, c) for d, f, c in dice),
+        selected,
+        can_reroll,
+        tuple(ScoreOption(*o) for o in options),
+    )
+
+
 def encode(reply: Reply) -> str:
-    """A reply the bot sends by itself, as JSON for the outbox: text, embeds, mentions and a
-    Roll button (the parts such messages use)."""
+    """A reply as JSON for the outbox: text, embeds, mentions and the buttons under it (a
+    roll's controls, a Roll button, a card game's buttons). Files are not carried."""
     data: dict[str, object] = {
         "text": reply.text,
         "mentions": list(reply.mentions),
@@ -289,6 +321,8 @@ def encode(reply: Reply) -> str:
             }
             for e in reply.embeds
         ]
+    if reply.controls is not None:
+        data["controls"] = _encode_controls(reply.controls)
     if reply.roll_button is not None:
         data["roll_button"] = [reply.roll_button.game_id, reply.roll_button.version]
     if reply.card_buttons is not None:
@@ -315,7 +349,9 @@ def decode(payload: str) -> Reply:
     )
     button = data.get("roll_button")
     cards = data.get("card_buttons")
+    controls = data.get("controls")
     return Reply(
+        controls=_decode_controls(controls) if controls else None,
         card_buttons=CardButtons(cards[0], cards[1], tuple(ScoreOption(*o) for o in cards[2]))
         if cards
         else None,

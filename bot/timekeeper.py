@@ -55,8 +55,13 @@ def nonce_of(queued: Queued) -> str:
 
 
 class Timekeeper:
-    def __init__(self, service: GameService, herald: Herald, transport: Transport) -> None:
+    def __init__(
+        self, service: GameService, herald: Herald, transport: Transport, deliver: bool = True
+    ) -> None:
+        """`deliver=False`: a sender (bot/sender.py) posts the outbox; the timekeeper only
+        fires reminders and deadlines, and wakes it."""
         self.service = service
+        self.delivers = deliver
         self.herald = herald  # the words of the bot's own messages (bot/desk/herald.py)
         self.transport = transport
         self._ticking = asyncio.Lock()  # one tick at a time: a message is sent once
@@ -93,7 +98,11 @@ class Timekeeper:
                 report.fired.append(f"{reminder.kind}: {what}")
             if not due or len(due) < BATCH:
                 break
-        await self.deliver(report)
+        if self.delivers:
+            await self.deliver(report)
+        elif report.fired:  # their messages are queued: the sender looks at every lane
+            self.service.ctx.owed.add((None, None))
+            self.service.ctx.sending.set()
         return report
 
     async def _retry_later(self, reminder: DueReminder, exc: Exception) -> None:

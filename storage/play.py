@@ -32,7 +32,8 @@ from engine.kinds import AnyEvent, action_to_data, find_kind
 from storage import rolllog, selections
 from storage.families import action_entries
 from storage.logrows import base_entry, created_entry, opened_entry, with_move
-from storage.model import BOT, NO_DEADLINE, Outcome, StoredGame, Where, Who, timestamp
+from storage.model import BOT, NO_DEADLINE, Announce, Outcome, StoredGame, Where, Who, timestamp
+from storage.outbox import queue, undelivered
 from storage.pace import Pace
 from storage.road import Road
 from storage.rolllog import LogEntry, LogRow
@@ -78,9 +79,12 @@ class Play:
         preset: str,
         options: dict[str, object],
         pace: Pace = NO_DEADLINE,
+        announce: Announce | None = None,
     ) -> Outcome:
         """Open a lobby in the channel with its creator seated. A lobby nobody sits in, or one
-        its creator sits in alone, gives way to the new one (it is ended, and logged so)."""
+        its creator sits in alone, gives way to the new one (it is ended, and logged so).
+        `announce`: the new lobby's message, queued with it (rendered inside the transaction:
+        it names the game's number, known only there; pure code, quick)."""
         async with self.store.lock(where.channel_id):
             existing, rules = await self.check_new_game(where, who, preset, options)
             ended: Outcome | None = None
@@ -96,10 +100,17 @@ class Play:
                     self.ctx.db, self._opening_entries(game, where, who, now, events)
                 )
                 await rolllog.append(self.ctx.db, [opened_entry(game, where, who, now, rows[0])])
+                if ended is not None:
+                    outcome = Outcome(game, (*ended.events, *events), (*ended.rows, *rows))
+                else:
+                    outcome = Outcome(game, events, tuple(rows))
+                if announce is not None:
+                    await queue(conn, announce(outcome), self.ctx.clock())
             self.store.remember(game)
-            if ended is not None:
-                return Outcome(game, (*ended.events, *events), (*ended.rows, *rows))
-            return Outcome(game, events, tuple(rows))
+            if announce is not None:
+                self.ctx.owed.add((where.channel_id, None))
+                self.ctx.sending.set()
+            return outcome
 
     def _opening_entries(
         self, game: StoredGame, where: Where, who: Who, now: str, events: tuple[AnyEvent, ...]
@@ -198,31 +209,49 @@ class Play:
 
     # ---- moves ---------------------------------------------------------------------------
 
-    async def play(self, where: Where, who: Who, action: AnyAction) -> Outcome:
-        """A player's action in the channel's game."""
-        return await self._act(where, who, action, reason=None)
+    async def play(
+        self, where: Where, who: Who, action: AnyAction, announce: Announce | None = None
+    ) -> Outcome:
+        """A player's action in the channel's game. `announce`: the messages that tell it,
+        queued in the outbox in the same statement (storage/road.py)."""
+        return await self._act(where, who, action, None, announce)
 
     async def moderate(
-        self, where: Where, moderator: Who, action: AnyAction, reason: str
+        self,
+        where: Where,
+        moderator: Who,
+        action: AnyAction,
+        reason: str,
+        announce: Announce | None = None,
     ) -> Outcome:
         """A moderator's override (skip, kick, end): logged with who and why."""
         if not isinstance(action, Skip | Kick | EndGame):
             raise TypeError(f"not a moderator action: {action!r}")
-        return await self._act(where, moderator, action, reason=reason)
+        return await self._act(where, moderator, action, reason, announce)
 
-    async def _act(self, where: Where, who: Who, action: AnyAction, reason: str | None) -> Outcome:
+    async def _act(
+        self,
+        where: Where,
+        who: Who,
+        action: AnyAction,
+        reason: str | None,
+        announce: Announce | None,
+    ) -> Outcome:
         async with self.store.lock(where.channel_id):
             game = await self.store.require_game_here(where.channel_id)
             if reason is not None and isinstance(action, EndGame) and self.seeds.lost(game):
                 # A moderator ends a game whose seed was lost: it can only end unverifiable.
                 action, reason = EndGame(unverifiable=True), f"seal key lost: {reason}"
-            outcome = await self.road.commit(game, where, who, action, reason, None)
+            outcome = await self.road.commit(
+                game, where, who, action, reason, None, announce=announce
+            )
             state = outcome.game.state
             if state.phase is Phase.LOBBY and not state.seats:
                 # The last seat left: the lobby closes, so anyone may open a game here.
                 closed = await self.road.commit(
-                    outcome.game, where, BOT, EndGame(), "the lobby is empty", None
-                )
+                    outcome.game, where, BOT, EndGame(), "the lobby is empty", None,
+                    announce=announce,
+                )  # fmt: skip
                 outcome = Outcome(
                     closed.game,
                     (*outcome.events, *closed.events),
@@ -238,14 +267,17 @@ class Play:
         game_id: int,
         version: int,
         make: Callable[[StoredGame, int], AnyAction],
+        announce: Announce | None = None,
     ) -> Outcome:
         """A button pressed on the message of roll `version` of game `game_id`: checked and
         applied under the channel's lock, so a press from an outdated message never acts on a
-        newer roll. `make` turns the game and the dice held as selected into the action."""
+        newer roll (unless that roll's message never arrived: see `button_game`). `make` turns
+        the game and the dice held as selected into the action."""
         async with self.store.lock(where.channel_id):
             game = await self.button_game(where, who, game_id, version)
             held = await selections.selected(self.ctx.db, game.id, game.version)
-            return await self.road.commit(game, where, who, make(game, held), None, None)
+            action = make(game, held)
+            return await self.road.commit(game, where, who, action, None, None, announce=announce)
 
     async def toggle_die(
         self, where: Where, who: Who, game_id: int, version: int, die: int
@@ -259,9 +291,15 @@ class Play:
             return game, mask
 
     async def button_game(self, where: Where, who: Who, game_id: int, version: int) -> StoredGame:
-        """The game a button belongs to, if it is still the roll in play and `who`'s turn."""
+        """The game a button belongs to, if it is still the roll in play and `who`'s turn. A
+        press on an older message of the same game whose successors have not all been posted
+        (the outbox still holds them, or Discord refused them) acts on the current board: the
+        player had no newer message to press."""
         game = await self.store.require_game_here(where.channel_id)
-        if game.id != game_id or game.version != version:
+        if game.id != game_id or (
+            game.version != version
+            and (version > game.version or not await undelivered(self.ctx.db, where.channel_id))
+        ):
             raise StaleButtonError(
                 "Those buttons belong to an earlier roll: use the newest message.", hint="status"
             )
@@ -296,13 +334,22 @@ class Play:
             )
         return game, target
 
-    async def void(self, where: Where, moderator: Who, roll_id: int, reason: str) -> Outcome:
+    async def void(
+        self,
+        where: Where,
+        moderator: Who,
+        roll_id: int,
+        reason: str,
+        announce: Announce | None = None,
+    ) -> Outcome:
         """Void the current turn's latest roll (named by its log id): the player rolls again,
         the same dice."""
         async with self.store.lock(where.channel_id):
             game, target = await self.check_void(where, roll_id)
             again = tuple(die for die, _, _ in target.faces)  # the dice it threw
-            return await self.road.commit(game, where, moderator, VoidRoll(again), reason, roll_id)
+            return await self.road.commit(
+                game, where, moderator, VoidRoll(again), reason, roll_id, announce=announce
+            )
 
     async def _latest_live_roll(self, game_id: int) -> int | None:
         rolls = ", ".join(f"'{name}'" for name in ROLL_NAMES)

@@ -1,8 +1,10 @@
 """The one road an action travels, under its channel's lock: the engine applies it with the
 game's dice, pure code builds a `Commit` (the action and its faces, the new snapshot, the log
 rows, the message that made it, and what a turn change moves: seats, clock, reminders, the
-messages owed), and one statement writes it. Messages owed for it are rendered before the
-write lock is taken, never inside it; the caller answers only after the write.
+messages owed: every message that announces the action, storage/outbox.py), and one statement
+writes it. Messages owed for it are rendered before the write lock is taken; only when another
+channel's write moved the chain's head meanwhile are they rendered again, once, under the lock
+(the ids they quote moved). The caller answers only after the write.
 """
 
 from __future__ import annotations
@@ -144,6 +146,9 @@ class Road:
                 rolllog.stage(db, rows)
             break
         self.store.remember(done.game)
+        if outgoing:
+            self.ctx.owed.update((o.channel_id, o.user_id) for o in outgoing)
+            self.ctx.sending.set()
         if outgoing or (
             done.game.clock is not None and self.clocks.due_before_wake(done.clock_json)
         ):

@@ -39,6 +39,9 @@ from storage.model import (
     NO_DEADLINE as NO_DEADLINE,
 )
 from storage.model import (
+    Announce as Announce,
+)
+from storage.model import (
     DueReminder as DueReminder,
 )
 from storage.model import (
@@ -171,16 +174,19 @@ class GameService:
         preset: str,
         options: dict[str, object],
         pace: Pace = NO_DEADLINE,
+        announce: Announce | None = None,
     ) -> Outcome:
-        return await self.table.new_game(where, who, preset, options, pace)
+        return await self.table.new_game(where, who, preset, options, pace, announce)
 
     async def check_new_game(
         self, where: Where, who: Who, preset: str, options: dict[str, object]
     ) -> tuple[StoredGame | None, AnyRules]:
         return await self.table.check_new_game(where, who, preset, options)
 
-    async def play(self, where: Where, who: Who, action: AnyAction) -> Outcome:
-        return await self.table.play(where, who, action)
+    async def play(
+        self, where: Where, who: Who, action: AnyAction, announce: Announce | None = None
+    ) -> Outcome:
+        return await self.table.play(where, who, action, announce)
 
     async def press(
         self,
@@ -189,8 +195,9 @@ class GameService:
         game_id: int,
         version: int,
         make: Callable[[StoredGame, int], AnyAction],
+        announce: Announce | None = None,
     ) -> Outcome:
-        return await self.table.press(where, who, game_id, version, make)
+        return await self.table.press(where, who, game_id, version, make, announce)
 
     async def toggle_die(
         self, where: Where, who: Who, game_id: int, version: int, die: int
@@ -198,15 +205,27 @@ class GameService:
         return await self.table.toggle_die(where, who, game_id, version, die)
 
     async def moderate(
-        self, where: Where, moderator: Who, action: AnyAction, reason: str
+        self,
+        where: Where,
+        moderator: Who,
+        action: AnyAction,
+        reason: str,
+        announce: Announce | None = None,
     ) -> Outcome:
-        return await self.table.moderate(where, moderator, action, reason)
+        return await self.table.moderate(where, moderator, action, reason, announce)
 
     async def check_void(self, where: Where, roll_id: int) -> tuple[StoredGame, LogRow]:
         return await self.table.check_void(where, roll_id)
 
-    async def void(self, where: Where, moderator: Who, roll_id: int, reason: str) -> Outcome:
-        return await self.table.void(where, moderator, roll_id, reason)
+    async def void(
+        self,
+        where: Where,
+        moderator: Who,
+        roll_id: int,
+        reason: str,
+        announce: Announce | None = None,
+    ) -> Outcome:
+        return await self.table.void(where, moderator, roll_id, reason, announce)
 
     # ---- reviews and hints -----------------------------------------------------------------
 
@@ -288,3 +307,21 @@ class GameService:
 
     async def delivered(self, queued: Queued, error: str | None = None) -> None:
         await self.messages.delivered(queued, error)
+
+    async def outbox_lanes(self) -> list[Outgoing]:
+        return await self.messages.lanes()
+
+    async def outbox_for(self, lane: Outgoing, after: int = 0, limit: int = 20) -> list[Queued]:
+        return await self.messages.pending_for(lane, after, limit)
+
+    async def posted(self, ids: Sequence[int]) -> None:
+        await self.messages.posted(ids)
+
+    async def undelivered(self, channel_id: str) -> list[Queued]:
+        return await self.messages.undelivered(channel_id)
+
+    async def resend(self, channel_id: str) -> int:
+        return await self.messages.resend(channel_id)
+
+    async def tried(self, queued: Queued) -> None:
+        await self.messages.tried(queued)

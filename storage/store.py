@@ -42,7 +42,7 @@ class Context:
     from the game's committed seed (engine/fairdice.py); a `dice` source replaces that for
     tests and benchmarks, and `randomness` then says so in the log. `wakeup` is set when
     reminders or messages may have become due (the timekeeper wakes); `wake_at` is when it
-    means to look again anyway."""
+    means to look again anyway; `sending` when messages were queued (the sender wakes)."""
 
     db: Database
     dice: DiceSource | None = None
@@ -51,6 +51,10 @@ class Context:
     seeds: Callable[[], bytes] = lambda: secrets.token_bytes(32)
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
     wake_at: datetime | None = None
+    sending: asyncio.Event = field(default_factory=asyncio.Event)
+    # The lanes (channel, user) messages were queued for since the sender last looked; empty
+    # with `sending` set: look at every lane.
+    owed: set[tuple[str | None, str | None]] = field(default_factory=set)
 
 
 GAME_SELECT = (

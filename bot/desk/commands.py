@@ -155,6 +155,13 @@ MODERATION = (
         moderators=True,
     ),
     Command(
+        "resend",
+        Moderation,
+        Moderation.resend,
+        slash="Post again the game messages this channel is missing",
+        moderators=True,
+    ),
+    Command(
         "deadline",
         Pacing,
         Pacing.mod_deadline,
@@ -600,10 +607,11 @@ COMMANDS = CommandTable(
         ),
         Group(
             "mod",
-            usage="mod log|verify|export|void|skip|kick|end|deadline ...",
+            usage="mod log|verify|export|void|skip|kick|end|resend|deadline ...",
             summary="Moderators: `mod log [game] [player]`, `mod verify`, `mod export [game]`, "
             "`mod void <roll-id> <reason>`, `mod skip <reason>`, `mod kick <player> <reason>`, "
-            "`mod end <reason>`, `mod deadline <time|off> [wait|autoplay|skip] <reason>`, "
+            "`mod end <reason>`, `mod resend` (post what Discord refused), "
+            "`mod deadline <time|off> [wait|autoplay|skip] <reason>`, "
             "`mod hands [round]` (card games: a finished round's deck and hands).",
             slash="Moderator tools",
             members="Moderator commands",

@@ -3,15 +3,18 @@ presenters (one per game family), and the few steps every room takes the same wa
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from bot.caller import Caller, NotModeratorError, UsageError
 from bot.config import Config
 from bot.presenters import Presenter, presenters
-from bot.replies import Reply, code
+from bot.replies import Reply, code, encode
 from engine import AnyAction, AnyRules, AnyState
 from engine.kinds import kind_of
-from storage.service import BOT, GameService, Outcome, StoredGame, Where
+from storage.service import BOT, Announce, GameService, Outcome, Outgoing, StoredGame, Where
+
+Act = Callable[[Announce | None], Awaitable[Outcome]]
 
 
 class Context:
@@ -23,6 +26,7 @@ class Context:
         config: Config,
         prefix: str,
         command: Callable[[str], str] | None = None,
+        outbox: bool = False,
     ) -> None:
         self.service = service
         self.config = config
@@ -32,6 +36,9 @@ class Context:
         self.presenters = presenters(prefix, service.clock)
         for presenter in self.presenters.values():
             presenter.command = self.command
+        # Discord: an action's channel messages are queued in the outbox with it, and the
+        # sender posts them (the console prints what it is answered instead).
+        self.outbox = outbox
 
     def presenter(self, game: StoredGame | AnyState | AnyRules) -> Presenter:
         """The presenter of a game's family."""
@@ -48,9 +55,35 @@ class Context:
         caller = Caller(Where(game.guild_id, game.channel_id), BOT, is_moderator=True)
         return self.describe(outcome, caller)
 
+    async def told(
+        self, caller: Caller, act: Act, tell: Callable[[Outcome], list[Reply]] | None = None
+    ) -> list[Reply]:
+        """An action through the service (`act`), told (by `tell`; else in the family's
+        words). With the outbox on, the channel messages that announce it are queued in the
+        same statement as the action, and come back marked `queued` (the sender posts them;
+        the answer to the command does not)."""
+        words = tell or (lambda outcome: self.describe(outcome, caller))
+        if not self.outbox:
+            return words(await act(None))
+
+        told: dict[int, tuple[Outcome, list[Reply]]] = {}  # what announce rendered
+
+        def announce(outcome: Outcome) -> list[Outgoing]:
+            replies = words(outcome)
+            told.clear()
+            told[id(outcome)] = (outcome, replies)
+            channel = outcome.game.channel_id
+            return [Outgoing(encode(r), channel_id=channel) for r in replies if r.public]
+
+        outcome = await act(announce)
+        same = told.get(id(outcome))
+        replies = same[1] if same is not None and same[0] is outcome else words(outcome)
+        return [replace(r, queued=True) if r.public else r for r in replies]
+
     async def play(self, caller: Caller, action: AnyAction) -> list[Reply]:
         """One move through the service, told."""
-        return self.describe(await self.service.play(caller.where, caller.who, action), caller)
+        where, who = caller.where, caller.who
+        return await self.told(caller, lambda tell: self.service.play(where, who, action, tell))
 
     async def press(
         self,
@@ -61,8 +94,10 @@ class Context:
     ) -> list[Reply]:
         """A button's move, checked against the message it was pressed on (the game and the
         roll it belongs to) under the channel's lock, told."""
-        outcome = await self.service.press(caller.where, caller.who, game_id, version, make)
-        return self.describe(outcome, caller)
+        where, who = caller.where, caller.who
+        return await self.told(
+            caller, lambda tell: self.service.press(where, who, game_id, version, make, tell)
+        )
 
     async def shown_game(self, caller: Caller) -> StoredGame:
         """The channel's game for `card` and `status`: the one in play, else the last one."""

@@ -70,9 +70,16 @@ def _options(command: Command[Any], options: Mapping[str, Any]) -> dict[str, Any
 class Desk:
     """Every command, transport-free. Refusals come back as private replies; nothing changes."""
 
-    def __init__(self, service: GameService, config: Config, prefix: str | None = None) -> None:
+    def __init__(
+        self,
+        service: GameService,
+        config: Config,
+        prefix: str | None = None,
+        outbox: bool = False,
+    ) -> None:
+        """`outbox`: an action's channel messages go through the outbox (Discord)."""
         self.commands = COMMANDS
-        self.context = Context(service, config, prefix or config.prefix, self.typeable)
+        self.context = Context(service, config, prefix or config.prefix, self.typeable, outbox)
         context = self.context
         self.lobby = Lobby(context)
         self.play = Play(context)

@@ -11,6 +11,7 @@ from engine import PRESETS, GameEnded, Join, Leave, Phase, RulesError, Start, fi
 from engine.kinds import make_game_rules
 from engine.suggest import close_names
 from storage.pace import Pace, Policy
+from storage.service import Outcome
 
 SOLO_WORDS = ("solo", "alone", "yes")
 FORFEIT_WORDS = ("forfeit", "yes", "now")
@@ -44,7 +45,15 @@ class Lobby:
         config = self.context.config
         pace = pace_from_options(config.turns.pace(caller.where.guild_id), options)
         chosen = {**config.defaults.get(preset.name, {}), **options}
-        outcome = await self.service.new_game(caller.where, caller.who, preset.name, chosen, pace)
+        where, who = caller.where, caller.who
+        return await self.context.told(
+            caller,
+            lambda tell: self.service.new_game(where, who, preset.name, chosen, pace, tell),
+            lambda outcome: [self._opened(outcome, caller, pace)],
+        )
+
+    def _opened(self, outcome: Outcome, caller: Caller, pace: Pace) -> Reply:
+        """The new lobby, in words (and the one it replaced, if any)."""
         replaced = any(isinstance(e, GameEnded) for e in outcome.events)
         game = outcome.game
         rules = game.state.rules
@@ -64,7 +73,7 @@ class Lobby:
                 f"\n-# 🔒 {presenter.drawn} commitment: `{game.commitment}` (sha256 of a secret "
                 f"seed, revealed when the game ends). Add your own: `{self.prefix}seed <text>`."
             )
-        return [Reply(text=text)]
+        return Reply(text=text)
 
     async def join(self, caller: Caller) -> list[Reply]:
         return await self.context.play(caller, Join(caller.who.user_id))

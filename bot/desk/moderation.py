@@ -143,8 +143,10 @@ class Moderation:
 
     async def void(self, caller: Caller, roll_id: int, reason: str) -> list[Reply]:
         why = self.context.require_reason(reason, f"mod void {roll_id} typed twice")
-        outcome = await self.service.void(caller.where, caller.who, roll_id, why)
-        return self.context.describe(outcome, caller)
+        where, who = caller.where, caller.who
+        return await self.context.told(
+            caller, lambda tell: self.service.void(where, who, roll_id, why, tell)
+        )
 
     async def skip(self, caller: Caller, reason: str, player: str | None = None) -> list[Reply]:
         """Pass a turn. Naming the player (`mod skip Gypsy away`) makes sure it is their turn
@@ -176,6 +178,30 @@ class Moderation:
         why = self.context.require_reason(reason, "mod end abandoned")
         return await self._moderate(caller, EndGame(), why)
 
+    async def resend(self, caller: Caller) -> list[Reply]:
+        """`mod resend`: the game messages Discord refused for good in this channel (a
+        permission missing for a while, say), queued again in their order; the sender posts
+        them. (Messages Discord only held back are posted without asking.)"""
+        channel = caller.where.channel_id
+        missing = await self.service.undelivered(channel)
+        if not missing:
+            return [
+                Reply(
+                    text="Nothing is missing here: every game message was posted or is on its "
+                    f"way. `{self.context.prefix}status` shows the board with its buttons."
+                )
+            ]
+        count = await self.service.resend(channel)
+        return [
+            Reply(
+                text=f"Posting again {count} game message{'' if count == 1 else 's'} Discord "
+                f"refused here, in their order. `{self.context.prefix}status` shows the board "
+                "with its buttons."
+            )
+        ]
+
     async def _moderate(self, caller: Caller, action: AnyAction, why: str) -> list[Reply]:
-        outcome = await self.service.moderate(caller.where, caller.who, action, why)
-        return self.context.describe(outcome, caller)
+        where, who = caller.where, caller.who
+        return await self.context.told(
+            caller, lambda tell: self.service.moderate(where, who, action, why, tell)
+        )

@@ -10,6 +10,7 @@ from bot.desk.pacing import Pacing
 from bot.replies import Field, Reply, chunks, pack
 from bot.words import finished_note, result, shown_game
 from engine import Phase
+from storage import selections
 
 
 class Views:
@@ -24,10 +25,25 @@ class Views:
         return self.context.presenter(game).card(game, text)
 
     async def status(self, caller: Caller) -> list[Reply]:
-        game = shown_game(await self.context.shown_game(caller))
+        """The game at a glance, with the current board's buttons live: the way back when a
+        roll's message went missing."""
+        stored = await self.context.shown_game(caller)
+        game = shown_game(stored)
         clock = () if game.state.is_over else (await self.pacing.clock_field(game),)
-        reply = self.context.presenter(game).status(game, clock)
-        return [replace(reply, text=finished_note(game, self.context.prefix))]
+        presenter = self.context.presenter(game)
+        reply = presenter.status(game, clock)
+        service = self.context.service
+        held = await selections.selected(service.db, stored.id, stored.version)
+        reply = presenter.live(stored, reply, held)
+        text = finished_note(game, self.context.prefix)
+        refused = len(await service.undelivered(caller.where.channel_id))
+        if refused:  # Discord refused them for good: the moderators can post them again
+            many = f"{refused} game message{'s' if refused > 1 else ''}"
+            text = (
+                f"{text}\n⚠️ {many} could not be posted here (Discord refused them). "
+                f"A moderator can post them again: `{self.context.prefix}mod resend`."
+            ).strip()
+        return [replace(reply, text=text)]
 
     async def games(self, caller: Caller) -> list[Reply]:
         prefix = self.context.prefix

@@ -75,6 +75,11 @@ class Presenter(ABC):
     def status(self, game: StoredGame, fields: tuple[Field, ...]) -> Reply:
         """`status`: the game at a glance, with `fields` (the turn clock) below."""
 
+    def live(self, game: StoredGame, reply: Reply, held: int) -> Reply:
+        """`status` with the current board's buttons, live (the way back when a game
+        message went missing); `held`: the dice marked for the next reroll."""
+        return reply
+
     @abstractmethod
     def card(self, game: StoredGame, text: str) -> list[Reply]:
         """`card [...]`: the scorecards, or the table of hands (`game` as stored: the

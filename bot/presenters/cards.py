@@ -16,6 +16,7 @@ from bot.presenters.story import Story
 from bot.render import card_table_text
 from bot.replies import (
     CONTENT_MAX,
+    EMBEDS_MAX,
     CardButtons,
     Field,
     Reply,
@@ -128,9 +129,30 @@ class CardPresenter(Presenter):
         if state.phase is Phase.PLAYING and any(
             isinstance(e, RoundDealt | ShowdownBegan | HandDeclared) for e in story.outcome.events
         ):
-            board = board_embed(game, self.prefix, table=False)  # the table of hands: `card`
-            story.add(Reply(embeds=(board,), card_buttons=CardButtons(game.id, game.version)))
+            self._with_board(story)
         return story.told()  # the table first, then each player's own cards
+
+    def _with_board(self, story: Story) -> None:
+        """The board goes with the turn's prompt, whose buttons are what the player can do
+        (the Declare menu at the showdown): one message per deal, not two with the same
+        buttons; without a prompt, the board comes with the current player's buttons."""
+        game = story.game
+        board = board_embed(game, self.prefix, table=False)  # the table of hands: `card`
+        for index in range(len(story.replies) - 1, -1, -1):
+            reply = story.replies[index]
+            if reply.card_buttons is not None and len(reply.embeds) < EMBEDS_MAX:
+                story.replies[index] = replace(reply, embeds=(*reply.embeds, board))
+                return
+        story.add(Reply(embeds=(board,), card_buttons=self.buttons(game)))
+
+    def buttons(self, game: StoredGame) -> CardButtons | None:
+        """What the player whose turn it is can press now: My hand and Stay, or at the
+        showdown the Declare menu of their hands."""
+        state = card_state(game)
+        player = state.current_player
+        if state.is_over or player is None:
+            return None
+        return CardButtons(game.id, game.version, self._hands(state, player))
 
     def _private_news(self, story: Story, event: object) -> bool:
         """Cards dealt or drawn: the public line, and the cards for their player's eyes."""
@@ -222,17 +244,10 @@ class CardPresenter(Presenter):
     def _turn(self, outcome: Outcome, player: str) -> Reply:
         game = outcome.game
         state = card_state(game)
-        hands: tuple[ScoreOption, ...] = ()
+        hands = self._hands(state, player)
         if state.stage is Stage.SHOWDOWN:
             options = options_text(state, player)
             what = f"declare your hand: `{self.prefix}declare <hand>` or the menu. {options}"
-            hands = tuple(
-                ScoreOption(b.hand, clip(HAND_BY_ID[b.hand].label, 100), points(b.points))
-                for b in state.available(player)[:25]
-            ) or tuple(
-                ScoreOption(h, clip(f"Cross off {HAND_BY_ID[h].label}", 100), "0 points")
-                for h in state.cross_off_choices(player)[:25]
-            )
         elif state.rules.continuous:
             what = (
                 f"`{self.prefix}discard <cards>` (yours: `{self.prefix}hand`), "
@@ -247,6 +262,19 @@ class CardPresenter(Presenter):
             )
         buttons = CardButtons(game.id, game.version, hands)
         return turn_reply(outcome, player, what, buttons, self.clock())
+
+    @staticmethod
+    def _hands(state: CardState, player: str) -> tuple[ScoreOption, ...]:
+        """At the showdown, the hands `player` may declare (or cross off); else none."""
+        if state.stage is not Stage.SHOWDOWN:
+            return ()
+        return tuple(
+            ScoreOption(b.hand, clip(HAND_BY_ID[b.hand].label, 100), points(b.points))
+            for b in state.available(player)[:25]
+        ) or tuple(
+            ScoreOption(h, clip(f"Cross off {HAND_BY_ID[h].label}", 100), "0 points")
+            for h in state.cross_off_choices(player)[:25]
+        )
 
     def _game_over(self, game: StoredGame, ended: GameEnded, outcome: Outcome) -> Reply:
         if not any(isinstance(e, GameEnded) and e.started for e in outcome.events):
@@ -296,8 +324,7 @@ class CardPresenter(Presenter):
         board = board_embed(game, self.prefix, table=False)
         if fields:
             board = replace(board, fields=(*board.fields, *fields)).fitted()
-        buttons = None if game.state.is_over else CardButtons(game.id, game.version)
-        return Reply(embeds=(board,), card_buttons=buttons)
+        return Reply(embeds=(board,), card_buttons=self.buttons(game))
 
     # ---- opening, rules and what to do -------------------------------------------------------
 

@@ -372,6 +372,16 @@ class DicePresenter(Presenter):
         embed = Embed(f"{game.title}: {rules.title}", desc, (players, *fields), self.colour(rules))
         return Reply(embeds=(embed.fitted(),))
 
+    def live(self, game: StoredGame, reply: Reply, held: int) -> Reply:
+        """The dice on the table with their buttons (mark, Reroll, the score menu), or the
+        Roll button when the turn has not rolled yet."""
+        state = dice_state(game)
+        if state.phase is not Phase.PLAYING or state.current_player is None:
+            return reply
+        if state.dice is None:
+            return replace(reply, roll_button=RollButton(game.id, game.version))
+        return replace(reply, controls=controls(game, held))
+
     def _progress(self, game: StoredGame, state: GameState) -> str:
         if state.phase is Phase.LOBBY:
             return f"Waiting for players. `{self.prefix}join`, then `{self.prefix}start`."

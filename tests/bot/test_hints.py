@@ -364,6 +364,9 @@ def test_a_preview_can_change_nothing() -> None:
         "next_due",
         "due_reminders",
         "outbox",
+        "outbox_for",
+        "outbox_lanes",
+        "undelivered",
         "player_named",
     }
     public = {

@@ -88,9 +88,8 @@ async def test_void_reads_the_roll_id_and_needs_a_reason(desk: Desk, dice: Queue
 
 async def test_unknown_moderator_commands_list_the_real_ones(desk: Desk) -> None:
     reply = await refusal(desk, MOD, "mod vanish now")
-    assert "Moderator commands: log, verify, export, void, skip, kick, end, deadline, hands." in (
-        reply.text
-    )
+    names = "log, verify, export, void, skip, kick, end, resend, deadline, hands."
+    assert f"Moderator commands: {names}" in reply.text
 
 
 async def test_the_log_pages_back_ten_rows_at_a_time(desk: Desk, dice: QueueDice) -> None:

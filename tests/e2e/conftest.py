@@ -46,6 +46,9 @@ class TrackedBot(RollkeeperBot):
         super().dispatch(event, *args, **kwargs)
         self.changed.set()
 
+    def sent(self) -> None:
+        self.changed.set()
+
     def _handled(self) -> None:
         self.handling -= 1
         self.changed.set()
@@ -116,15 +119,17 @@ class Table:
         return self.fake.messages[start:]
 
     async def idle(self, timeout: float = 10) -> None:
-        """Wait until the bot has received every event the fake sent and finished handling
-        each (its replies are then all in `fake.messages`)."""
+        """Wait until the bot has received every event the fake sent, finished handling each
+        and posted what its outbox holds (its replies are then all in `fake.messages`)."""
 
         async def done() -> None:
             while True:
                 self.bot.changed.clear()
                 ws = self.bot.ws
                 received = ws is not None and ws.sequence == self.fake._seq
-                if received and self.bot.handling == 0:
+                sender = self.bot.sender
+                posting = sender is not None and sender.busy()
+                if received and self.bot.handling == 0 and not posting:
                     return
                 await self.bot.changed.wait()
 

@@ -20,6 +20,14 @@ the rate-limit window are measured in that time, so a bot that answers late is o
 after the test moved time on, never one that happened to run on a slow CPU. A 429 tells the bot
 to wait retry_after seconds; the fake's clock moves on by that wait and reports it scaled down
 (`RETRY_SCALE`) so discord.py sleeps milliseconds instead of seconds.
+
+Discord under load (`Load`, opt-in): the fake's time then flows with the wall clock, scaled
+(`time_scale` real seconds per fake second), so what the bot waits on is time passing for
+everyone: REST answers that take `latencies` fake seconds each (cycled), a 429 on the channel
+limit that the bot must sit out (its retry_after, scaled, and no jump of the clock), a storm of
+`storm` answers 429 on message sends (route or global, each with `Retry-After`), and sends held
+unanswered (`hold_sends`, as when the bot is killed mid-send). `ack_times` records how long
+each interaction waited for its first answer, in fake seconds.
 """
 
 from __future__ import annotations
@@ -232,6 +240,18 @@ def check_commands(commands: list[dict[str, Any]]) -> None:
 
 
 @dataclass
+class Load:
+    """Discord as it behaves under load (see the module's docstring). `time_scale`: real
+    seconds per fake second (0.1: the 3-second deadline is 0.3 s of wall clock)."""
+
+    time_scale: float = 0.1
+    latencies: tuple[float, ...] = ()  # fake seconds each REST answer takes, cycled
+    storm: int = 0  # the next message sends answered 429
+    storm_wait: float = 1.0  # fake seconds each storm 429 asks to wait
+    storm_global: bool = False  # the storm's 429s are global ones
+
+
+@dataclass
 class FakeDiscord:
     users: list[User]
     channels: list[int] = field(default_factory=lambda: [CHANNEL, OTHER_CHANNEL])
@@ -239,8 +259,34 @@ class FakeDiscord:
     interaction_replies: list[dict[str, Any]] = field(default_factory=list)
     commands: list[dict[str, Any]] = field(default_factory=list)
     pace: float = DEFAULT_PACE
+    load: Load | None = None
+
+    @property
+    def now(self) -> float:
+        """The fake's clock, in seconds (under `load`, it flows with the wall clock)."""
+        return self._now + self._flowed()
+
+    @now.setter
+    def now(self, value: float) -> None:
+        self._now = value - self._flowed()
+
+    def _flowed(self) -> float:
+        if self.load is None:
+            return 0.0
+        return (time.perf_counter() - self._started) / self.load.time_scale
 
     def __post_init__(self) -> None:
+        self._now = 0.0
+        self._started = time.perf_counter()
+        self._latency = itertools.cycle(self.load.latencies if self.load else ())
+        self.ack_times: list[float] = []  # fake seconds from each interaction to its answer
+        self.held: list[dict[str, Any]] = []  # sends held unanswered (`hold_sends`)
+        self.hold_sends = False
+        self.forbid_sends = 0  # the next sends refused for good (403 Missing Permissions)
+        self._release = asyncio.Event()
+        self._take_held = False
+        self.storm_429s = 0  # 429s the storm answered
+        self.storm_ended = 0.0  # wall clock of the storm's last 429
         self._ids = itertools.count(100_000)
         self._seq = 0
         self._sockets: list[web.WebSocketResponse] = []
@@ -253,7 +299,6 @@ class FakeDiscord:
         self.intents = 0
         self.dm_channels: dict[int, int] = {}  # user id -> their DM channel with the bot
         self.closed_dms: set[int] = set()  # users who don't accept direct messages
-        self.now = 0.0  # the fake's own clock, in seconds (see the module's docstring)
         self.user_messages: dict[str, dict[str, Any]] = {}  # what users posted, by id
         self.deleted: set[str] = set()  # ids of deleted messages (the bot's or users')
         self.calls: list[str] = []  # every REST call the bot made: "POST /channels/2000/messages"
@@ -308,6 +353,24 @@ class FakeDiscord:
         if self._saved is not None:
             discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = self._saved
 
+    def release(self, take: bool) -> None:
+        """Answer the held sends: `take` posts them (Discord took them; the bot never heard),
+        else they are lost."""
+        self.hold_sends = False
+        self._take_held = take
+        self._release.set()
+
+    async def held_send(self, timeout: float = 20) -> dict[str, Any]:
+        """The first send held (see `hold_sends`), once it arrives."""
+
+        async def found() -> dict[str, Any]:
+            async with self._changed:
+                while not self.held:
+                    await self._changed.wait()
+                return self.held[0]
+
+        return await asyncio.wait_for(found(), timeout)
+
     async def ready(self) -> None:
         await asyncio.wait_for(self._identified.wait(), 10)
 
@@ -325,13 +388,21 @@ class FakeDiscord:
         if request.path.startswith("/api/"):
             self.calls.append(route)
         try:
-            return await handler(request)  # type: ignore[no-any-return]
+            response: web.StreamResponse = await handler(request)
         except Refusal as refusal:
             self.refused.append(
                 {"route": route, "status": refusal.status, "at": self.now, **refusal.body()}
             )
-            headers = {"Via": "1.1 fake"} if refusal.status == 429 else {}
-            return self._json(refusal.body(), status=refusal.status, headers=headers)
+            headers = {}
+            if refusal.status == 429:
+                headers = {"Via": "1.1 fake", "Retry-After": str(refusal.extra["retry_after"])}
+                if refusal.extra.get("global"):
+                    headers["X-RateLimit-Global"] = "true"
+            response = self._json(refusal.body(), status=refusal.status, headers=headers)
+        if self.load is not None and request.path.startswith("/api/"):
+            latency = next(self._latency, 0.0)
+            await asyncio.sleep(latency * self.load.time_scale)  # the answer takes its time
+        return response
 
     # ---- payload helpers ---------------------------------------------------------------------
 
@@ -582,18 +653,38 @@ class FakeDiscord:
             return None
         raise _invalid("message_reference", "REPLIES_UNKNOWN_MESSAGE: Unknown message")
 
+    def _storm(self) -> None:
+        """Under `load`, the next `storm` sends are answered 429 whatever the bot does."""
+        load = self.load
+        if load is None or load.storm <= 0:
+            return
+        load.storm -= 1
+        self.storm_429s += 1
+        self.storm_ended = time.perf_counter()  # the last so far
+        raise Refusal(
+            429,
+            0,
+            "You are being rate limited.",
+            retry_after=load.storm_wait * load.time_scale,
+            waited=load.storm_wait,
+            **{"global": load.storm_global},
+        )
+
     def _rate(self, channel: int) -> None:
         """5 messages per 5 seconds per channel: a 429 telling the bot how long to wait. The
-        bot waits (its retry comes that much later in the fake's time)."""
+        bot waits (its retry comes that much later in the fake's time; under `load`, time
+        flows while it waits)."""
         window = [t for t in self._sent.get(channel, []) if t > self.now - RATE_WINDOW]
         if len(window) >= RATE_COUNT:
             wait = window[0] + RATE_WINDOW - self.now
-            self.now += wait
+            if self.load is None:
+                self.now += wait
+            scale = RETRY_SCALE if self.load is None else self.load.time_scale
             raise Refusal(
                 429,
                 20028,
                 "You are being rate limited.",
-                retry_after=wait * RETRY_SCALE,
+                retry_after=wait * scale,
                 waited=wait,
                 channel=str(channel),
                 **{"global": False},
@@ -634,6 +725,17 @@ class FakeDiscord:
             for earlier in self.messages:
                 if earlier.get("nonce") == nonce and earlier["channel_id"] == str(channel):
                     return self._json(earlier)
+        if self.hold_sends:  # not answered until `release`: the bot is killed waiting
+            self.held.append(body)
+            async with self._changed:
+                self._changed.notify_all()
+            await self._release.wait()
+            if not self._take_held:  # it never reached Discord
+                raise Refusal(503, 0, "Service unavailable")
+        if self.forbid_sends > 0:  # a permission missing for a while
+            self.forbid_sends -= 1
+            raise Refusal(403, 50013, "Missing Permissions")
+        self._storm()
         self._rate(channel)
         extra: dict[str, Any] = {"nonce": nonce}
         if reference is not None:
@@ -687,6 +789,9 @@ class FakeDiscord:
 
     async def _callback(self, request: web.Request) -> web.Response:
         body, files = await self._body(request)
+        found = self._interactions.get(request.match_info["id"])
+        if found is not None and not found.get("_answered"):
+            self.ack_times.append(self.now - found["_at"])
         interaction = self._live_interaction(request.match_info["id"])
         kind = body["type"]
         data = body.get("data") or {}

@@ -1,10 +1,12 @@
 """`rollkeeper run` as a service manager runs it, against the fake Discord, for the stop test.
 
 python -m tests.e2e.run_child DB_PATH
+python -m tests.e2e.run_child DB_PATH --discord http://127.0.0.1:PORT
 
 The fake Discord runs on a thread of its own; the main thread is `run_discord` itself, which
 owns the signal handlers. Prints `answered` once a command went through, then waits for
-SIGTERM; prints how the bot ended.
+SIGTERM; prints how the bot ended. With `--discord`, only the bot runs, against a fake Discord
+the test runs itself (so the bot can be killed and started again while Discord stays up).
 """
 
 from __future__ import annotations
@@ -49,5 +51,17 @@ def main(db_path: Path) -> int:
     return code
 
 
+def bot_only(db_path: Path, base: str) -> int:
+    import discord
+    import yarl
+
+    discord.http.Route.BASE = f"{base}/api/v10"
+    gateway = base.replace("http://", "ws://") + "/gateway"
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(gateway)
+    return run_discord(Config(), "fake-token", db_path)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) > 3 and sys.argv[2] == "--discord":
+        sys.exit(bot_only(Path(sys.argv[1]), sys.argv[3]))
     sys.exit(main(Path(sys.argv[1])))

@@ -1,0 +1,250 @@
+"""The sender: posts what the outbox holds (storage/outbox.py), in order per channel.
+
+Each channel (and each person written to directly) is a lane: one message at a time, oldest
+first, so a channel's messages arrive in the order their actions were applied, and a channel
+that Discord holds back (its 5 messages per 5 seconds, a storm of 429s, slow answers) holds up
+no other channel and no command: commands only queue, in the same transaction as their action.
+A send that fails for now (429, a server error, a lost connection, an answer that never came)
+is tried again after the `Retry-After` Discord gave (else a growing wait up to a minute), with
+no count that gives up: every try carries the message's nonce with `enforce_nonce`, so a try
+whose first attempt did reach Discord posts nothing twice. A message Discord refuses for good
+(channel gone, permission missing, a body it will not take even shortened) is marked failed
+with why, logged, and listed to moderators by `mod resend`, which queues it again.
+
+At start-up the lanes start with whatever is pending: what was applied but not posted before a
+crash or a stop goes out first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections import deque
+from collections.abc import Callable
+
+from bot.replies import decode
+from bot.timekeeper import Transport, UndeliverableError, nonce_of
+from storage.service import GameService, Outgoing, Queued
+
+log = logging.getLogger("rollkeeper.sender")
+
+FIRST_WAIT = 0.5  # seconds before the first retry when Discord named no wait
+MAX_WAIT = 60.0  # the longest wait between tries (never a reason to give up)
+IDLE_LOOK = 30.0  # seconds between looks at the outbox when nothing woke the sender
+BATCH = 20  # messages a lane reads at a time
+STOP_GRACE = 2.0  # seconds a stop lets the sends in flight finish
+MARK_EVERY = 0.25  # seconds: posted messages are marked sent in one commit at most this often
+RECENT = 4096  # marked messages remembered, against a read that began before their mark
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """The wait Discord asked for (its `Retry-After` header), if it named one."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("Retry-After")
+        return None if value is None else max(float(value), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+def refused_for_good(exc: BaseException) -> bool:
+    """A refusal trying again cannot fix: a 4xx other than 429 (rate limited)."""
+    status = getattr(exc, "status", None)
+    return isinstance(status, int) and 400 <= status < 500 and status != 429
+
+
+def lane_of(message: Outgoing) -> str:
+    return f"c{message.channel_id}" if message.channel_id else f"u{message.user_id}"
+
+
+class Sender:
+    """Drains the outbox, a lane per channel (see the module's docstring)."""
+
+    def __init__(
+        self,
+        service: GameService,
+        transport: Transport,
+        changed: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.service = service
+        self.transport = transport
+        self.changed = changed  # told after every message posted or refused (tests wait on it)
+        self._lanes: dict[str, asyncio.Task[None]] = {}
+        self._stop = asyncio.Event()
+        self.wanted.set()  # at start-up: what was applied and not posted goes first
+        self._looking = False
+        self._unmarked: set[int] = set()  # posted, not yet marked sent
+        self._marking: asyncio.Task[None] | None = None
+        self._recent: deque[int] = deque(maxlen=RECENT)  # marked lately, oldest first
+        self._recent_ids: set[int] = set()
+        self._again: set[str] = set()  # lanes asked for while running
+        self.sent = 0
+        self.failed = 0
+        self.retried = 0
+
+    @property
+    def wanted(self) -> asyncio.Event:
+        return self.service.ctx.sending
+
+    async def run(self) -> None:
+        """Start a lane for every channel with messages owed, whenever messages are queued
+        (or every IDLE_LOOK seconds), until `stop`."""
+        while not self._stop.is_set():
+            self.wanted.clear()
+            self._looking = True
+            try:
+                await self.dispatch()
+            except Exception:  # the database failing: look again later
+                log.exception("sender: reading the outbox failed")
+            self._looking = False
+            self.changed()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(IDLE_LOOK):
+                    await self.wanted.wait()
+
+    async def dispatch(self) -> None:
+        """A lane for each channel messages were queued for (every lane with messages owed
+        when it is not known which: at start-up, after reminders fired, `mod resend`)."""
+        known = self.service.ctx.owed
+        everywhere = not known or (None, None) in known
+        lanes = [Outgoing("", c, u) for c, u in known if (c, u) != (None, None)]
+        known.clear()
+        if everywhere:
+            lanes = await self.service.outbox_lanes()
+        for owed in lanes:
+            lane = lane_of(owed)
+            task = self._lanes.get(lane)
+            if task is not None and not task.done():
+                self._again.add(lane)  # it may have looked already: it looks once more
+                continue
+            task = asyncio.create_task(self._lane(owed), name=f"lane {lane}")
+            task.add_done_callback(functools.partial(self._lane_done, owed))
+            self._lanes[lane] = task
+
+    def _lane_done(self, owed: Outgoing, _: asyncio.Task[None]) -> None:
+        if lane_of(owed) in self._again:  # asked for as it ended: it looks once more
+            self.service.ctx.owed.add((owed.channel_id, owed.user_id))
+            self.wanted.set()
+        self.changed()
+
+    async def _lane(self, lane: Outgoing) -> None:
+        """Post the lane's messages in order, until it has none (looking again only when more
+        were queued for it while it ran)."""
+        key = lane_of(lane)
+        while not self._stop.is_set():
+            self._again.discard(key)
+            found = await self.service.outbox_for(lane, limit=BATCH)
+            fresh = [q for q in found if not self._posted(q.id)]
+            for queued in fresh:
+                if not await self._post(queued):
+                    return  # stopping
+            if len(found) < BATCH and key not in self._again:
+                return
+            if not fresh and self._marking is not None:  # a batch posted, not yet marked
+                await asyncio.wait({self._marking})
+
+    async def _post(self, queued: Queued) -> bool:
+        """Post one message, trying until Discord takes or refuses it; False when stopped."""
+        tries = 0
+        while not self._stop.is_set():
+            reply = decode(queued.message.payload)
+            try:
+                await self.transport.deliver(queued.message, reply, nonce_of(queued))
+            except UndeliverableError as exc:
+                await self._refused(queued, str(exc))
+                return True
+            except Exception as exc:
+                if refused_for_good(exc):
+                    await self._refused(queued, str(exc))
+                    return True
+                tries += 1
+                self.retried += 1
+                wait = retry_after(exc)
+                if wait is None:
+                    wait = min(FIRST_WAIT * 2 ** (tries - 1), MAX_WAIT)
+                log.warning("message %s not posted yet (%s); again in %.1f s", queued.id, exc, wait)
+                with contextlib.suppress(Exception):
+                    await self.service.tried(queued)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(wait):
+                        await self._stop.wait()
+                continue
+            self._mark(queued.id)
+            self.sent += 1
+            self.changed()
+            return True
+        return False
+
+    def _posted(self, message: int) -> bool:
+        return message in self._unmarked or message in self._recent_ids
+
+    def _mark(self, posted: int) -> None:
+        """Mark a posted message sent, in the next batch: one commit for all that were posted
+        in the last MARK_EVERY seconds, not one (and its fsync) per message. (A crash before
+        the batch commits sends those again, with their nonces, which Discord drops.)"""
+        self._unmarked.add(posted)
+        if self._marking is None or self._marking.done():
+            self._marking = asyncio.create_task(self._mark_all(), name="outbox marks")
+
+    async def _mark_all(self) -> None:
+        while self._unmarked:
+            if not self._stop.is_set():  # gather a moment's marks into one commit
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(MARK_EVERY):
+                        await self._stop.wait()
+            ids = sorted(self._unmarked)
+            try:
+                await self.service.posted(ids)
+            except Exception:  # the database failing: kept, and tried again
+                log.exception("sender: marking %d messages sent failed", len(ids))
+                await asyncio.sleep(FIRST_WAIT)
+                continue
+            self._unmarked.difference_update(ids)
+            for posted in ids:  # a read that began before the mark may still return them
+                if len(self._recent) == self._recent.maxlen:
+                    self._recent_ids.discard(self._recent[0])
+                self._recent.append(posted)
+                self._recent_ids.add(posted)
+        self.changed()
+
+    async def _refused(self, queued: Queued, why: str) -> None:
+        where = queued.message.channel_id or f"user {queued.message.user_id}"
+        log.error("message %s to %s refused by Discord for good: %s", queued.id, where, why)
+        await self.service.delivered(queued, error=why[:500] or "refused")
+        self.failed += 1
+        self.changed()
+
+    def busy(self) -> bool:
+        """A lane is still posting, messages were queued that no lane has taken yet, or some
+        posted are not marked sent yet."""
+        return (
+            self.wanted.is_set()
+            or self._looking
+            or bool(self._unmarked)
+            or any(not t.done() for t in self._lanes.values())
+        )
+
+    async def stop(self, task: asyncio.Task[None]) -> None:
+        """Post what is queued while Discord takes it, for up to STOP_GRACE seconds, then end;
+        what is left stays in the outbox for the next start."""
+        with contextlib.suppress(Exception):
+            await self.dispatch()  # the commands that finished as the stop began
+        lanes = [t for t in self._lanes.values() if not t.done()]
+        if lanes:
+            await asyncio.wait(lanes, timeout=STOP_GRACE)
+        if self._marking is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._marking), STOP_GRACE)
+        self._stop.set()
+        self.wanted.set()
+        for t in (*lanes, task):
+            if not t.done():
+                t.cancel()
+        for t in (*lanes, task):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await t

@@ -1,0 +1,120 @@
+"""The sender (bot/sender.py): the outbox posted in order per channel, a busy Discord waited
+out however long it takes, a refusal for good recorded and left for `mod resend`, and the
+desk's actions queued with their messages when the outbox is on."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from bot.config import Config
+from bot.desk import Caller, Desk
+from bot.replies import Reply, decode, encode
+from bot.sender import Sender
+from bot.timekeeper import UndeliverableError
+from storage import outbox
+from storage.service import GameService, Outgoing, Where, Who
+from tests.conftest import QueueDice
+
+ANN, BOB = Who("1", "Ann"), Who("2", "Bob")
+
+
+@dataclass
+class Headers:
+    values: dict[str, str]
+
+    def get(self, key: str) -> str | None:
+        return self.values.get(key)
+
+
+@dataclass
+class Busy(Exception):
+    """What discord.py raises when Discord answers 429 past its own tries."""
+
+    status: int = 429
+    response: object = field(
+        default_factory=lambda: type("R", (), {"headers": Headers({"Retry-After": "0"})})()
+    )
+
+
+class Discord:
+    """A transport that posts into lists, busy for the first `busy` tries of a channel."""
+
+    def __init__(self, busy: dict[str, int], gone: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+        self.busy = dict(busy)
+        self.gone = gone
+        self.posted: dict[str, list[str]] = {}
+        self.tries = 0
+
+    async def deliver(self, message: Outgoing, reply: Reply, nonce: str) -> None:
+        channel = message.channel_id or ""
+        self.tries += 1
+        await asyncio.sleep(0)
+        if channel in self.gone:
+            raise UndeliverableError("Missing Permissions")
+        if self.busy.get(channel, 0) > 0:
+            self.busy[channel] -= 1
+            raise Busy()
+        self.posted.setdefault(channel, []).append(reply.text)
+
+
+async def queue(service: GameService, channel: str, texts: list[str]) -> None:
+    async with service.db.transaction() as conn:
+        await outbox.queue(
+            conn,
+            [Outgoing(encode(Reply(text=t)), channel_id=channel) for t in texts],
+            service.clock(),
+        )
+    service.ctx.sending.set()
+
+
+async def drain(sender: Sender) -> None:
+    task = asyncio.create_task(sender.run())
+    while sender.busy():
+        await asyncio.sleep(0.01)
+    await sender.stop(task)
+
+
+async def test_each_channel_in_order_and_a_busy_one_holds_up_no_other(service: GameService) -> None:
+    await queue(service, "a", ["a1", "a2"])
+    await queue(service, "b", ["b1"])
+    await queue(service, "a", ["a3"])
+    discord = Discord(busy={"a": 12})  # more than discord.py's five tries, many times over
+    sender = Sender(service, discord)
+    await drain(sender)
+    assert discord.posted == {"a": ["a1", "a2", "a3"], "b": ["b1"]}
+    assert sender.retried == 12 and await service.outbox() == []
+
+
+async def test_a_refusal_for_good_is_kept_for_mod_resend(service: GameService) -> None:
+    await queue(service, "gone", ["lost"])
+    await queue(service, "fine", ["kept"])
+    sender = Sender(service, Discord(busy={}, gone={"gone"}))
+    await drain(sender)
+    missing = await service.undelivered("gone")
+    assert [decode(q.message.payload).text for q in missing] == ["lost"]
+    assert await service.undelivered("fine") == []
+    assert await service.resend("gone") == 1
+    again = Discord(busy={})
+    await drain(Sender(service, again))
+    assert again.posted == {"gone": ["lost"]}
+
+
+async def test_an_action_and_its_messages_are_queued_together(
+    service: GameService, dice: QueueDice
+) -> None:
+    desk = Desk(service, Config(), outbox=True)
+    where = Where("g", "c1")
+    ann, bob = Caller(where, ANN), Caller(where, BOB)
+    opened = await desk.text_command(ann, "new classic order=join")
+    await desk.text_command(bob, "join")
+    await desk.text_command(ann, "start")
+    dice.push([1, 2, 3, 4, 5])
+    rolled = await desk.text_command(ann, "roll")
+    assert all(r.queued for r in opened + rolled)
+    owed = [decode(q.message.payload) for q in await service.outbox()]
+    assert "is in" in owed[0].text and "Ann rolled" in owed[-1].text
+    assert owed[-1].controls is not None  # the roll's buttons travel with it
+    refused = await desk.text_command(bob, "roll")
+    assert refused[0].refusal and not refused[0].queued
+    assert len(await service.outbox()) == len(owed)  # a refusal queues nothing
