@@ -23,6 +23,7 @@ from engine.fairdice import SCHEME
 from engine.kinds import AnyEvent
 from storage import rolllog
 from storage.model import StoredGame, Where, Who
+from storage.people import BOT_ACTOR
 from storage.rolllog import LogEntry, LogRow
 from storage.vocabulary import Act
 
@@ -148,7 +149,11 @@ class RowWriter:
         return text
 
     def by(self, player: str) -> LogEntry:
-        """The base row, made by `player` (the engine's events name whom a move was for)."""
+        """The base row, made by `player` (the engine's events name whom a move was for).
+        What the bot played for a player by itself (a deadline's autoplay) is by `rollkeeper`,
+        for them (rk-log/2; the last release named the player)."""
+        if self.v2 and self.base.user_id == BOT_ACTOR:
+            return replace(self.base, user_name=f"rollkeeper for {self.game.name(player)}")
         return replace(self.base, user_id=player, user_name=self.game.name(player))
 
     def named(self, player: str) -> str:

@@ -96,7 +96,12 @@ class Herald:
         """The messages for what a deadline policy did (skip, drop, an automatic move)."""
         game = outcome.game
         out = []
+        played = next((r for r in outcome.rows if r.user_name.startswith("rollkeeper for ")), None)
         for reply in self.context.describe_for_bot(outcome):
+            if played is not None and reply.text and not reply.private:
+                # Said as what it is: the bot's move for a player whose deadline passed.
+                said = f"🤖 *{played.user_name.replace('rollkeeper', 'rollkeeper plays', 1)}:"
+                reply = replace(reply, text=f"{said} turn deadline passed*\n{reply.text}")
             if reply.secret_for is not None:  # hidden cards: only to their player, by DM
                 out.append(Outgoing(encode(reply), user_id=reply.secret_for))
             elif not reply.private:

@@ -244,13 +244,17 @@ async def test_autoplay_plays_the_turn_and_logs_it_as_automatic(party: Party) ->
     party.clock.advance(hours=2)
     sent = await party.tick()
     assert any("scored" in s.reply.text and "Berlin" in s.reply.text for s in sent)
+    # Announced as what it is: the bot playing for the player, never as if they had typed it.
+    played = [s.reply.text for s in sent if "rollkeeper plays for" in s.reply.text]
+    assert played and all(t.startswith("🤖 *rollkeeper plays for ") for t in played)
     game = await party.service.require_game_here(CHANNEL)
     assert game.state.current_player == "102"
     assert game.state.seat("101").turns == 1
     rows = await query(party.service.db, LogQuery(game_id=game.id, limit=50))
     automatic = [r for r in rows if r.reason and r.reason.startswith("automatic play")]
-    assert automatic[0].action == "Score" and automatic[0].user_id == "101"
-    assert all(r.user_id == "101" for r in automatic)
+    assert automatic[0].action == "Score" and automatic[0].user_id == "rollkeeper"
+    assert all(r.user_id == "rollkeeper" for r in automatic)
+    assert all(r.user_name.startswith("rollkeeper for ") for r in automatic)
     first_roll = next(r for r in rows if r.action == "First roll")
     assert first_roll.reason is None  # the player's own roll stays theirs
     assert (await audit.verify(party.service.db)).problem is None
