@@ -119,6 +119,7 @@ class Config(BaseModel):
     durability: Durability = Durability.FULL
     moderator_role: str | None = None
     moderator_channel: str | None = None
+    checkpoint_channel: str | None = None  # where each server's daily checkpoint is posted
     refusal_seconds: Annotated[float, Field(ge=0, le=3600)] = 60
     token_file: Path | None = None
     message_content: bool = True

@@ -124,7 +124,7 @@ async def run_console(
     service = GameService(db)
     desk = Desk(service, config)
     console = Console(desk, config, stdout)
-    keeper = Timekeeper(service, desk.herald, console)
+    keeper = Timekeeper(service, desk.herald, console, checkpoint_channel=config.checkpoint_channel)
     timekeeping = asyncio.create_task(keeper.run(), name="timekeeper")
     lines = _LineReader(stdin)
     stop = _stop_on_signals()

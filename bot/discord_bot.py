@@ -128,7 +128,13 @@ class RollkeeperBot(discord.Client):
         prefix = None if self.config.message_content else "/"
         service = GameService(self.db, self.dice, self.clock)
         self._desk = Desk(service, self.config, prefix, outbox=True)
-        self.timekeeper = Timekeeper(service, self._desk.herald, self.transport, deliver=False)
+        self.timekeeper = Timekeeper(
+            service,
+            self._desk.herald,
+            self.transport,
+            deliver=False,
+            checkpoint_channel=self.config.checkpoint_channel,
+        )
         self.sender = Sender(service, self.transport, self.sent)
         self.watchdog = Watchdog(self, service, self.config, self.transport)
         if self.sync_commands:

@@ -56,7 +56,12 @@ def nonce_of(queued: Queued) -> str:
 
 class Timekeeper:
     def __init__(
-        self, service: GameService, herald: Herald, transport: Transport, deliver: bool = True
+        self,
+        service: GameService,
+        herald: Herald,
+        transport: Transport,
+        deliver: bool = True,
+        checkpoint_channel: str | None = None,
     ) -> None:
         """`deliver=False`: a sender (bot/sender.py) posts the outbox; the timekeeper only
         fires reminders and deadlines, and wakes it."""
@@ -64,6 +69,7 @@ class Timekeeper:
         self.delivers = deliver
         self.herald = herald  # the words of the bot's own messages (bot/desk/herald.py)
         self.transport = transport
+        self.checkpoint_channel = checkpoint_channel  # where daily checkpoints are posted
         self._ticking = asyncio.Lock()  # one tick at a time: a message is sent once
         self._stop = asyncio.Event()
         self._attempts: dict[int, int] = {}  # failed reminders: how often they failed
@@ -83,6 +89,7 @@ class Timekeeper:
         else:
             if revealed:
                 report.fired.append(f"free rolls: {len(revealed)} day seed(s) revealed")
+        await self._checkpoints(report)
         failed: set[int] = set()
         while True:
             due = [r for r in await self.service.due_reminders(BATCH) if r.id not in failed]
@@ -104,6 +111,20 @@ class Timekeeper:
             self.service.ctx.owed.add((None, None))
             self.service.ctx.sending.set()
         return report
+
+    async def _checkpoints(self, report: TickReport) -> None:
+        """Once a UTC day, each server's checkpoint (where one is configured to be posted)."""
+        channel = self.checkpoint_channel
+        if not channel:
+            return
+        try:
+            made = await self.service.checkpoint_due(channel, self.herald.checkpoint)
+        except Exception as exc:  # a checkpoint that cannot be made holds up no game
+            log.error("the daily checkpoint could not be made: %s", exc, exc_info=exc)
+            report.retry = True
+            return
+        if made:
+            report.fired.append(f"checkpoints: {len(made)} server(s)")
 
     async def _retry_later(self, reminder: DueReminder, exc: Exception) -> None:
         """Log a failed reminder and move it back by a growing wait (30 s, 1 min, 2 min, ...

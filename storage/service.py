@@ -27,6 +27,7 @@ from engine import DiceSource
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
 from storage import played
+from storage.checkpoints import Checkpoints, Proof
 from storage.clocks import Clocks
 from storage.custody import FreeDays, LostKey, LostReport
 from storage.db import Database
@@ -114,6 +115,7 @@ class GameService:
         self.hints = HintLog(ctx, self.store)
         self.free_days = FreeDays(ctx, self.store, self.seeding)
         self.lost_key = LostKey(ctx, self.store, self.table, self.free_days)
+        self.checkpoints = Checkpoints(ctx)
 
     # What every part shares, as callers (and tests) set it.
 
@@ -289,6 +291,14 @@ class GameService:
 
     async def close_free_days(self) -> list[LogRow]:
         return await self.free_days.close()
+
+    async def checkpoint_due(
+        self, channel_id: str, announce: Callable[[LogRow], list[Outgoing]] | None = None
+    ) -> list[LogRow]:
+        return await self.checkpoints.due(channel_id, announce)
+
+    async def proof(self, guild_id: str, game: StoredGame) -> Proof | None:
+        return await self.checkpoints.proof(guild_id, game.chain)
 
     async def declare_key_lost(self, key_file: Path | None = None) -> LostReport:
         return await self.lost_key.declare(key_file)

@@ -284,8 +284,12 @@ class _Audit:
     def servers(self) -> None:
         """Each server chain's `Game opened` rows name games once each."""
         sql = f"{rolllog.ROW_SELECT} WHERE chain GLOB 's*' ORDER BY chain, seq"
-        for record in self.reader.execute(sql):
+        checkpoints: dict[str, LogRow] = {}
+        for record in self.reader.execute(sql).fetchall():
             row = rolllog.row_from_record(record)
+            if row.action == Act.CHECKPOINT:
+                _check_checkpoint(self.reader, row, checkpoints.get(row.chain_name))
+                checkpoints[row.chain_name] = row
             if row.action != Act.OPENED:
                 continue
             game = int(row.facts.get("game", 0))
@@ -321,6 +325,30 @@ class _Audit:
         for game, row in self.opened.items():
             if game not in self.games_seen:
                 raise _Bad(f"row {row.head[:-48]} opened it, but the file has no such game", game)
+
+
+def _check_checkpoint(reader: sqlite3.Connection, row: LogRow, last: LogRow | None) -> None:
+    """A checkpoint's root is its leaves' tree hash, it follows the one before it, and every
+    chain head it holds is still in the log with that hash (a row rewritten or cut off after
+    it was taken no longer fits; with the checkpoint's posted head, nothing can hide it)."""
+    from storage.checkpoints import leaf_hash, leaves_of, tree_root
+
+    facts, where = row.facts, f"row {row.head[:-48]} (Checkpoint)"
+    number = int(last.facts.get("number", 0)) + 1 if last is not None else 1
+    if facts.get("number") != number or facts.get("prev") != (last.head if last else None):
+        raise _Bad(f"{where} does not follow the checkpoint before it")
+    leaves = leaves_of(row)
+    if tree_root([leaf_hash(leaf) for leaf in leaves]).hex() != facts.get("root"):
+        raise _Bad(f"{where}: its root is not its chains' tree hash")
+    for chain, seq, digest in leaves:
+        found = reader.execute(
+            "SELECT hash FROM log WHERE chain = ? AND seq = ?", (chain, seq)
+        ).fetchone()
+        if found is None or found[0] != digest:
+            raise _Bad(
+                f"{where} holds {chain}#{seq}:{digest[:16]}, which the log no longer has "
+                "(rewritten or cut off after the checkpoint)"
+            )
 
 
 _GAMES = (
@@ -426,7 +454,7 @@ CHANNEL_ROWS = frozenset(
         Act.MESSAGE_DELETED,
     }
 )
-SERVER_ROWS = frozenset({Act.OPENED})
+SERVER_ROWS = frozenset({Act.OPENED, Act.CHECKPOINT})
 
 
 def unattached(reader: sqlite3.Connection) -> ChainProblem | None:

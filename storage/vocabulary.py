@@ -51,6 +51,7 @@ class Act(StrEnum):
     START = "Start"  # the lobby closed; the order of play
     MOVE = "Move"  # an action that wrote no other row (a keep, a card turn ended)
     GAME_OVER = "Game over"  # final totals and winners
+    CHECKPOINT = "Checkpoint"  # a server's chains that moved, under one Merkle root
     DEADLINE_CHANGED = "Deadline changed"
     MESSAGE_EDITED = "Message edited"
     MESSAGE_DELETED = "Message deleted"

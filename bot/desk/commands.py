@@ -358,6 +358,17 @@ COMMANDS = CommandTable(
             line=_fairness_line,
             slow=True,
         ),
+        Command(
+            "proof",
+            Fairness,
+            Fairness.proof,
+            usage="proof [game N]",
+            summary="Where a game's log head stands in the daily checkpoint posted in Discord: "
+            "the path from it to the checkpoint's root, for anyone to recompute.",
+            slash="A game's place in the daily checkpoint",
+            args=(Arg("game", "A game number in this server", NUMBER, False),),
+            typed=Fairness.proof_text,
+        ),
         # ---- after a game, and hints where a game asks for them (bot/desk/review.py)
         Command(
             "review",

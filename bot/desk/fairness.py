@@ -3,7 +3,7 @@ words (counts per face against fair dice, and a verdict)."""
 
 from __future__ import annotations
 
-from bot.caller import Caller, user_named
+from bot.caller import Caller, UsageError, user_named
 from bot.desk.context import Context
 from bot.replies import Embed, Reply, quote
 from bot.words import plural
@@ -37,6 +37,46 @@ class Fairness:
         )
         embed = Embed(f"Fairness: {title}", description, (), 0x16A085).fitted()
         return [Reply(embeds=(embed,))]
+
+    async def proof_text(self, caller: Caller, rest: str) -> list[Reply]:
+        """`proof game 3` or `proof 3`."""
+        words = rest.lower().split()
+        if words[:1] == ["game"]:
+            words = words[1:]
+        if len(words) > 1:
+            raise UsageError("Say which game, like `proof game 3`.", hint="proof game 1")
+        number = read_number(words[0], "the game", hint="games") if words else None
+        return await self.proof(caller, number)
+
+    async def proof(self, caller: Caller, game: int | None = None) -> list[Reply]:
+        """Where a game's head stands in a posted daily checkpoint: the path from it to the
+        checkpoint's root, for anyone to recompute."""
+        where = caller.where
+        if game is None:
+            found = await self.service.game_here(where.channel_id)
+            if found is None:
+                raise UsageError("Say which game, like `proof game 1`.", hint="games")
+        else:
+            found = await self.service.game_by_number(where.guild_id, game)
+        proof = await self.service.proof(where.guild_id, found)
+        if proof is None:
+            return [
+                Reply(
+                    text=f"{found.title} is in no checkpoint yet: the next is made after "
+                    "midnight UTC (where the bot is set to post them).",
+                    private=True,
+                )
+            ]
+        chain, seq, digest = proof.leaf
+        point = proof.checkpoint
+        path = " ".join(h.hex()[:16] for h in proof.path) or "(the root itself)"
+        text = (
+            f"🔏 {found.title}'s log head `{chain}#{seq}:{digest[:16]}` is chain "
+            f"{proof.index + 1} of {proof.size} in checkpoint {point.facts.get('number')} "
+            f"(`{point.chain_name}#{point.seq}:{point.hash[:16]}`), root `{proof.root[:16]}`."
+            f"\nPath to the root (RFC 6962 audit path, each hash's first 16 hex): {path}"
+        )
+        return [Reply(text=text, private=True)]
 
     async def _query(self, caller: Caller, scope: str) -> tuple[LogQuery, str]:
         """The rolls `scope` names, and its title."""

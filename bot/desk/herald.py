@@ -9,9 +9,10 @@ from datetime import datetime
 
 from bot.desk.context import Context
 from bot.replies import CONTENT_MAX, Reply, clip, code, encode, escape, is_snowflake
-from bot.words import channel_ref, jump_link, mention, shown_game, time_left
+from bot.words import channel_ref, jump_link, mention, plural, shown_game, time_left
 from engine.timing import HALF_TIME, NEAR_END, TURN_DM, TURN_PING, format_duration
 from storage.pace import Policy, Prefs, TurnClock
+from storage.rolllog import LogRow
 from storage.service import Outcome, Outgoing, StoredGame
 
 POLICY_WORDS = {
@@ -91,6 +92,19 @@ class Herald:
         )
         reply = Reply(text=text, roles=(role,) if role and is_snowflake(role) else ())
         return [Outgoing(encode(reply), channel_id=game.channel_id)]
+
+    def checkpoint(self, row: LogRow) -> list[Outgoing]:
+        """The daily checkpoint, posted where the database cannot reach it."""
+        facts = row.facts
+        head = f"{row.chain_name}#{row.seq}:{row.hash[:16]}"
+        check = self.command("proof game <N>")
+        text = (
+            f"🔏 Daily checkpoint {facts.get('number')} of the roll log: "
+            f"{plural(len(facts.get('leaves', [])), 'chain')} that moved, under the root "
+            f"`{str(facts.get('root'))[:16]}`.\n-# Head {head} (check: `rollkeeper audit verify "
+            f"--head {head}`; a game's place in it: `{check}`)"
+        )
+        return [Outgoing(encode(Reply(text=text)), channel_id=row.channel_id)]
 
     def policy(self, outcome: Outcome) -> list[Outgoing]:
         """The messages for what a deadline policy did (skip, drop, an automatic move)."""
