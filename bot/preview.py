@@ -57,6 +57,7 @@ class PreviewService(GameService):
             "log_hint",
             "close_free_days",
             "declare_key_lost",
+            "checkpoint_due",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -173,6 +174,9 @@ class PreviewService(GameService):
         raise Accepted
 
     async def declare_key_lost(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def checkpoint_due(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def game_to_review(self, where: Where, number: int | None) -> NoReturn:

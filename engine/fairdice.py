@@ -239,6 +239,8 @@ def check_log(lines: Sequence[str], head: str | None = None, posted: str | None 
         rows = [json.loads(t) for t in texts]
     except ValueError as exc:
         return Verdict(False, 0, f"a line is not JSON: {exc}")
+    if not all(isinstance(r, dict) for r in rows):
+        return Verdict(False, 0, "a line is not a log row (a JSON object)")
     problem = _chain_problem(rows, texts, head) or _seed_problem(rows, posted)
     if problem is None:
         problem, checked = _dice_problem(rows)
@@ -392,7 +394,7 @@ def main(argv: Sequence[str]) -> int:
                 )
             else:
                 verdict = verify_export(handle, options.get("--commitment"))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
         print(f"cannot check {args[0]}: {exc}", file=sys.stderr)
         return 2
     print(("OK: " if verdict.ok else "MISMATCH: ") + verdict.message)

@@ -283,7 +283,6 @@ class Database:
         # Pseudonyms by (guild, user), as committed (storage/people.py).
         self.pseudonyms: dict[tuple[str, str], str] = {}
         self.names: dict[tuple[str, str], str] = {}  # and their display names, as stored
-        self.in_transaction = False
 
     @classmethod
     async def open(
@@ -500,16 +499,13 @@ class Database:
         async with self._write_lock:
             with self._translated():
                 await self.conn.execute("BEGIN IMMEDIATE")
-                self.in_transaction = True
                 try:
                     yield self.conn
                     await self.conn.execute("COMMIT")
                 except BaseException:
-                    self.in_transaction = False
                     self._failed()
                     # A failed COMMIT may already have rolled back (SQLITE_FULL can).
                     with contextlib.suppress(sqlite3.Error):
                         await self.conn.execute("ROLLBACK")
                     raise
-                self.in_transaction = False
                 self._committed()

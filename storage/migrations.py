@@ -479,6 +479,14 @@ MIGRATION_11 = [
     ) WITHOUT ROWID
     """,
     "CREATE UNIQUE INDEX persons_by_pseudonym ON persons (guild_id, pseudonym)",
+    # A person's pseudonym and salt never change (forgetting them erases the row); their latest
+    # display name does, as they rename themselves.
+    """
+    CREATE TRIGGER persons_no_update BEFORE UPDATE ON persons
+    WHEN NEW.guild_id IS NOT OLD.guild_id OR NEW.user_id IS NOT OLD.user_id
+      OR NEW.pseudonym IS NOT OLD.pseudonym OR NEW.salt IS NOT OLD.salt
+    BEGIN SELECT RAISE(ABORT, 'a person''s pseudonym and salt never change'); END
+    """,
     """
     INSERT INTO upgraded (release, last_id)
     SELECT '2026-11-27', COALESCE(MAX(id), 0) FROM log

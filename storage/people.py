@@ -50,14 +50,17 @@ def short(pseudo: str) -> str:
     return pseudo.removeprefix(PSEUDONYM_PREFIX)[:8]
 
 
-async def pseudonyms(db: Database, guild_id: str, user_ids: Iterable[str]) -> dict[str, str]:
-    """The pseudonyms of `user_ids` in a server, creating those not seen before (in the current
-    transaction when one is open, else in one of their own). The bot is `rollkeeper`."""
+async def pseudonyms(
+    db: Database, guild_id: str, user_ids: Iterable[str], inside: bool = False
+) -> dict[str, str]:
+    """The pseudonyms of `user_ids` in a server, creating those not seen before: in the
+    caller's transaction when it holds one (`inside`), else in one of their own (never in
+    another task's that happens to be open). The bot is `rollkeeper`."""
     known = db.pseudonyms
     wanted = {u for u in user_ids if u != BOT_ACTOR and not is_pseudonym(u)}
     missing = [u for u in wanted if (guild_id, u) not in known]
     if missing:
-        await _load_or_create(db, guild_id, missing)
+        await _load_or_create(db, guild_id, missing, inside)
     found = {u: known[(guild_id, u)] for u in wanted}
     for user in user_ids:
         if user == BOT_ACTOR or is_pseudonym(user):
@@ -65,7 +68,7 @@ async def pseudonyms(db: Database, guild_id: str, user_ids: Iterable[str]) -> di
     return found
 
 
-async def _load_or_create(db: Database, guild_id: str, user_ids: list[str]) -> None:
+async def _load_or_create(db: Database, guild_id: str, user_ids: list[str], inside: bool) -> None:
     marks = ",".join("?" * len(user_ids))
     sql = (
         f"SELECT user_id, pseudonym, name FROM persons WHERE guild_id = ? AND user_id IN ({marks})"
@@ -84,7 +87,7 @@ async def _load_or_create(db: Database, guild_id: str, user_ids: list[str]) -> N
         salt = secrets.token_hex(16)
         created.append((guild_id, user, pseudonym(salt, guild_id, user), salt))
     insert = "INSERT INTO persons (guild_id, user_id, pseudonym, salt) VALUES (?, ?, ?, ?)"
-    if db.in_transaction:  # kept only if it commits: a failed write empties the cache
+    if inside:  # kept only if it commits: a failed write empties the cache
         await db.conn.executemany(insert, created)
     else:
         async with db.transaction() as conn:
@@ -92,7 +95,9 @@ async def _load_or_create(db: Database, guild_id: str, user_ids: list[str]) -> N
     db.pseudonyms.update({(g, u): p for g, u, p, _ in created})
 
 
-async def remember_names(db: Database, guild_id: str, names: dict[str, str]) -> None:
+async def remember_names(
+    db: Database, guild_id: str, names: dict[str, str], inside: bool = False
+) -> None:
     """Keep each person's latest display name beside their pseudonym (what `mod log <name>`
     finds them by); written only when a name changes."""
     changed = [
@@ -103,7 +108,7 @@ async def remember_names(db: Database, guild_id: str, names: dict[str, str]) -> 
     if not changed:
         return
     update = "UPDATE persons SET name = ? WHERE guild_id = ? AND user_id = ?"
-    if db.in_transaction:
+    if inside:
         await db.conn.executemany(update, changed)
     else:
         async with db.transaction() as conn:

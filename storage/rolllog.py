@@ -328,9 +328,10 @@ async def reserve_ids(db: Database, count: int) -> int:
     return first
 
 
-async def prepare(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
+async def prepare(db: Database, entries: Sequence[LogEntry], inside: bool = False) -> list[LogRow]:
     """`entries` chained after the heads as known now, ready to write: the caller checks
-    under the write lock that the heads have not moved (`unmoved`) and stages them."""
+    under the write lock that the heads have not moved (`unmoved`) and stages them.
+    `inside`: the caller holds a write transaction (a new person is written in it)."""
     if not entries:
         return []
     by_guild: dict[str, set[str]] = {}
@@ -343,8 +344,8 @@ async def prepare(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
             names.setdefault(entry.guild_id, {})[entry.user_id] = entry.user_name
     who: dict[str, str] = {}
     for guild, users in by_guild.items():
-        who.update(await pseudonyms(db, guild, users))
-        await remember_names(db, guild, names.get(guild, {}))
+        who.update(await pseudonyms(db, guild, users, inside))
+        await remember_names(db, guild, names.get(guild, {}), inside)
     tips = await heads(db, {e.chain_name for e in entries})
     shown = {u: n for (g, u), n in db.names.items() if g in by_guild}
     first = await reserve_ids(db, len(entries))
@@ -368,7 +369,7 @@ def stage(db: Database, rows: Sequence[LogRow]) -> None:
 async def append(db: Database, entries: Sequence[LogEntry]) -> list[LogRow]:
     """Chain and insert `entries`. Call inside `db.transaction()`; the chains' heads move for
     the next append once the transaction commits."""
-    rows = await prepare(db, entries)
+    rows = await prepare(db, entries, inside=True)
     await db.conn.executemany(INSERT, [stored(r) for r in rows])
     stage(db, rows)
     return rows

@@ -139,8 +139,11 @@ def _verify_contents(reader: sqlite3.Connection, head: Head | None, rows: int) -
         problem = check_head(reader, head)
         if problem is not None:
             return VerifyReport(rows, 0, problem)
-    people = People.load(reader)
-    problem = unattached(reader) or _check_columns(reader, people)
+    try:
+        people = People.load(reader)
+        problem = unattached(reader) or _check_columns(reader, people)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        return VerifyReport(rows, 0, ChainProblem("?", f"its people cannot be read ({exc})"))
     if problem is not None:
         return VerifyReport(rows, 0, problem)
     audit = _Audit(reader, people)
@@ -150,10 +153,16 @@ def _verify_contents(reader: sqlite3.Connection, head: Head | None, rows: int) -
         audit.orphans()
     except _Bad as bad:
         return VerifyReport(rows, audit.checked, GameProblem(bad.game, str(bad)))
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        unreadable = ChainProblem("?", f"a server's chain cannot be read ({exc})")
+        return VerifyReport(rows, audit.checked, unreadable)
     try:
         days_revealed, days_sealed, days_lost = _verify_free_rolls(reader, audit.seeds)
     except _BadDay as bad:
         return VerifyReport(rows, audit.checked, FreeRollProblem(bad.label, bad.reason))
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        day = FreeRollProblem("?", f"a free roll cannot be read ({exc})")
+        return VerifyReport(rows, audit.checked, day)
     return VerifyReport(
         rows,
         audit.checked,
@@ -253,8 +262,8 @@ def _wrong_column(
 ) -> str | None:
     if user is not None and people.pseudo(values["guild"], user) != values["by"]:
         return "user id"
-    if salt is None:
-        return None
+    if salt is None:  # erased: nothing may stand beside it any more
+        return "salt" if (name, message, reason) != (None, None, None) else None
     if name is not None and commit_text(salt, "name", name) != values["name"]:
         return "display name"
     if message is not None and values["msg"] != commit_text(
@@ -306,6 +315,8 @@ class _Audit:
                 opened = _verify_game(self, game_row, last_old)
             except _Bad as bad:
                 raise _Bad(str(bad), game_id) from None
+            except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+                raise _Bad(f"its stored data cannot be read ({exc})", game_id) from None
             self.checked += 1
             self.revealed += opened is True
             self.sealed += opened is False
@@ -394,6 +405,8 @@ def _verify_game(audit: _Audit, game_row: Sequence[Any], last_old: int) -> bool 
     )  # fmt: skip
     if int(legacy_seq) == 0:
         _check_created(audit, game, game_row, mine)
+    else:
+        _check_carried_over(reader, game, game_row, rows)
     if commit is not None:
         earlier = audit.commitments.setdefault(str(commit), int(game_id))
         if earlier != int(game_id):
@@ -499,6 +512,25 @@ def _check_created(
         raise _Bad(f"its server's chain s{game.guild_id} never opened it (the game was forged)")
     if opened.facts.get("number") != game.number or opened.facts.get("created") != created.hash:
         raise _Bad(f"row {opened.head[:-48]} opened another game {game.number} than this one")
+
+
+def _check_carried_over(
+    reader: sqlite3.Connection, game: StoredGame, game_row: Sequence[Any], rows: Sequence[LogRow]
+) -> None:
+    """A game from before the chains: the games table's place and number are its old rows',
+    its creator and time its first stored action's."""
+    for row in rows:
+        if (row.guild_id, row.channel_id, row.game_number) != (
+            game.guild_id,
+            game.channel_id,
+            game.number,
+        ) and row.action != Act.OPENED:
+            raise _Bad(f"row {row.head[:-48]} puts it elsewhere than the games table does")
+    first = reader.execute(
+        "SELECT actor_id, at FROM game_actions WHERE game_id = ? AND seq = 1", (game.id,)
+    ).fetchone()
+    if first is not None and (first[0], first[1]) != (game_row[13], game.created_at):
+        raise _Bad("its creator or time in the games table is not its first action's")
 
 
 def _check_pace(game_row: Sequence[Any], mine: Sequence[LogRow]) -> None:
@@ -832,6 +864,12 @@ def _verify_free_rolls(reader: sqlite3.Connection, seeds: dict[str, str]) -> tup
     days = _Days()
     for record in reader.execute(_FREE_ROWS):
         days.take(rolllog.row_from_record(record))
+    if days.injected is not None and (days.commits or _committed_games(reader)):
+        raise _BadDay(
+            f"channel {days.injected.channel_id}",
+            f"row {days.injected.head[:-48]} claims injected dice (`scripted`) in a file whose "
+            "dice come from committed seeds: it was not rolled by this bot",
+        )
     for label, (seed, scheme) in days.reveals.items():
         earlier = seeds.setdefault(seed.hex(), label)
         if earlier != label:
@@ -851,13 +889,17 @@ def _verify_free_rolls(reader: sqlite3.Connection, seeds: dict[str, str]) -> tup
     return len(days.reveals), len(days.commits) - len(days.reveals) - lost, lost
 
 
+def _committed_games(reader: sqlite3.Connection) -> bool:
+    return reader.execute("SELECT 1 FROM games WHERE commitment IS NOT NULL").fetchone() is not None
+
+
 @dataclass
 class _Days:
     commits: dict[str, tuple[str, str]] = field(default_factory=dict)  # label -> (commit, scheme)
     reveals: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     events: dict[str, int] = field(default_factory=dict)
     lost: set[str] = field(default_factory=set)
-    injected: int = 0
+    injected: LogRow | None = None  # the first free roll with injected dice (test files only)
 
     def take(self, row: LogRow) -> None:
         info = randomness(row)
@@ -885,7 +927,7 @@ class _Days:
         """A free roll must say how its dice were drawn; only a test database's injected dice
         (`scripted`, never written in production) are accepted without, and counted."""
         if (row.randomness or "").startswith("scripted"):
-            self.injected += 1
+            self.injected = self.injected or row
             return
         raise _BadDay(
             f"channel {row.channel_id}",

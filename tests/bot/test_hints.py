@@ -368,6 +368,7 @@ def test_a_preview_can_change_nothing() -> None:
         "outbox_lanes",
         "undelivered",
         "player_named",
+        "proof",
     }
     public = {
         name

@@ -252,7 +252,7 @@ async def test_one_rest_call_per_typed_action(table: Table) -> None:
 
 async def test_help_autocompletes_and_every_option_is_described(table: Table) -> None:
     suggested = await table.fake.autocomplete("Gypsy", "help", "command", "ro")
-    assert [c["value"] for c in suggested] == ["roll"]
+    assert [c["value"] for c in suggested] == ["roll", "proof"]  # its start first
     everything = await table.fake.autocomplete("Gypsy", "help", "command", "")
     assert len(everything) == 25  # Discord shows at most 25; typing narrows them
 

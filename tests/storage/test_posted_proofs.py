@@ -195,3 +195,12 @@ async def test_an_open_card_games_cards_are_sealed_from_a_copy(
     assert over.state.is_over and len(DECK) == 34
     assert await export_record(db.conn, over.id)  # the revealed seed opens it, no key needed
     await db.close()
+
+
+@pytest.mark.parametrize("line", ["[1, 2, 3]", "null", "{"])
+def test_an_export_that_is_not_rows_is_refused_plainly(line: str) -> None:
+    verdict = check_log([line])
+    assert not verdict.ok and verdict.message in (
+        "a line is not a log row (a JSON object)",
+        verdict.message if verdict.message.startswith("a line is not JSON") else "",
+    )

@@ -364,3 +364,46 @@ async def test_an_open_games_dice_wait_for_its_seed(db_path: Path, clock: FakeCl
     report = await verify(db)
     await db.close()
     assert report.problem is None and (report.revealed, report.sealed) == (0, 1)
+
+
+def test_a_salt_erased_with_its_values_kept_is_caught(finished: Path) -> None:
+    """Erasing a row's salt is allowed only with what it opens: a salt gone while a rewritten
+    name and reason stay beside the body would let them say anything."""
+    conn = raw(finished)
+    conn.execute(
+        "UPDATE log SET salt = NULL, user_name = 'Mallory', reason = 'voided by a mod' "
+        "WHERE chain = 'g1' AND seq = 5"
+    )
+    conn.close()
+    problem = str(verify_file(finished).problem)
+    assert problem == "roll log row g1#5: its salt is not what its body holds"
+
+
+def test_a_free_roll_claiming_injected_dice_in_a_real_file(free_days: Path) -> None:
+    def edit(rows: list[Body], conn: sqlite3.Connection) -> list[Body]:
+        forged = json.loads(json.dumps(where(rows, action="Free roll")[-1]))
+        forged.update(id=999, randomness="scripted", results=[["d20", 20, None]], dice="d20")
+        return [*rows, forged]
+
+    rewrite(free_days, "cc", edit)
+    problem = str(verify_file(free_days).problem)
+    assert "claims injected dice (`scripted`) in a file whose dice come from committed seeds" in (
+        problem
+    )
+
+
+def test_a_persons_pseudonym_cannot_be_changed(finished: Path) -> None:
+    conn = sqlite3.connect(finished, isolation_level=None)
+    with pytest.raises(sqlite3.IntegrityError, match="pseudonym and salt never change"):
+        conn.execute("UPDATE persons SET pseudonym = 'p:00000000000000000000'")
+    conn.execute("UPDATE persons SET name = 'Ann B.'")  # a rename is fine
+    conn.close()
+    assert verify_file(finished).problem is None
+
+
+def test_unreadable_stored_data_is_named_not_a_crash(finished: Path) -> None:
+    conn = raw(finished)
+    conn.execute("UPDATE games SET options = '{'")
+    conn.close()
+    problem = str(verify_file(finished).problem)
+    assert problem.startswith("game 1: its stored data cannot be read (")
