@@ -30,6 +30,7 @@ from bot.cooldown import Cooldown
 from bot.desk import Desk
 from bot.desk.commands import COMMANDS
 from bot.discord_buttons import is_ours, press
+from bot.discord_checkpoints import CheckpointWatch
 from bot.discord_send import Transport
 from bot.discord_slash import register
 from bot.discord_watchdog import Watchdog
@@ -81,6 +82,8 @@ class RollkeeperBot(discord.Client):
         self._timekeeping: asyncio.Task[None] | None = None
         self.sender: Sender | None = None
         self._sending: asyncio.Task[None] | None = None
+        self.checkpoints: CheckpointWatch | None = None
+        self._watching: asyncio.Task[None] | None = None
         self.ack_within = ACK_WITHIN
         self.sync_commands = sync_commands
         self.tree = app_commands.CommandTree(self)
@@ -137,6 +140,10 @@ class RollkeeperBot(discord.Client):
         )
         self.sender = Sender(service, self.transport, self.sent)
         self.watchdog = Watchdog(self, service, self.config, self.transport)
+        if self.config.checkpoint_channel:
+            self.checkpoints = CheckpointWatch(
+                self, service, self.config, self.transport, self.watchdog
+            )
         if self.sync_commands:
             await self.tree.sync()
 
@@ -149,6 +156,8 @@ class RollkeeperBot(discord.Client):
         now, once."""
         if self._sending is None and self.sender is not None:
             self._sending = asyncio.create_task(self.sender.run(), name="sender")
+        if self._watching is None and self.checkpoints is not None:
+            self._watching = asyncio.create_task(self.checkpoints.run(), name="checkpoints")
         if self._timekeeping is None and self.timekeeper is not None:
             self._timekeeping = asyncio.create_task(self.timekeeper.run(), name="timekeeper")
             # What exists now (modules, classes, the guild caches) lives as long as the bot:
@@ -163,6 +172,10 @@ class RollkeeperBot(discord.Client):
         flying = self._in_flight - {asyncio.current_task()}
         if flying:
             await asyncio.wait(flying, timeout=DRAIN_SECONDS)
+        if self._watching is not None:
+            self._watching.cancel()
+            await asyncio.gather(self._watching, return_exceptions=True)
+            self._watching = None
         if self._timekeeping is not None and self.timekeeper is not None:
             await self.timekeeper.stop(self._timekeeping)
             self._timekeeping = None

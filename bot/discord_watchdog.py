@@ -57,7 +57,7 @@ class Watchdog:
         flagged = await self.service.flag_messages(where, changes)
         if not flagged:
             return
-        mods, roles = self._moderators(guild_id)
+        mods, roles = self.moderators(guild_id)
         text = _flag_text(flagged, mods, channel_id, bulk)
         target = self.config.moderator_channel
         dest = int(target) if target and is_snowflake(target) else channel_id
@@ -65,7 +65,7 @@ class Watchdog:
         reply = Reply(text=clip(text, CONTENT_MAX), roles=roles)
         await self.transport.send(lambda r: channel.send(**message_kwargs(r)), reply)
 
-    def _moderators(self, guild_id: int | None) -> tuple[str, tuple[str, ...]]:
+    def moderators(self, guild_id: int | None) -> tuple[str, tuple[str, ...]]:
         """How to address the moderators: their role's mention (by id, or found by name in
         the server) and the role to let ping; "Moderators" when there is no such role."""
         role = self.config.moderator_role

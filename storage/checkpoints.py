@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -189,3 +190,44 @@ class Checkpoints:
             path = tuple(audit_path(found, hashes))
             return Proof(row, leaves[found], found, len(leaves), path)
         return None
+
+
+POSTED_HEAD = re.compile(r"Head (s[^\s#]+)#(\d+):([0-9a-f]{16,64})")
+
+
+async def check_posted(
+    ctx: Context, texts: Sequence[str], guilds: Sequence[str], since: str
+) -> list[str]:
+    """What the posted checkpoint messages (`texts`, as read back from Discord) and the
+    database disagree on: a posted head the database no longer has, or has with another hash
+    (the log was rewritten), and a checkpoint of `guilds` written since `since` whose message
+    is gone from the channel. Empty when they agree."""
+    problems: list[str] = []
+    posted: set[str] = set()
+    for text in texts:
+        for chain, seq, digest in POSTED_HEAD.findall(text):
+            place = f"{chain}#{seq}"
+            posted.add(place)
+            async with ctx.db.conn.execute(
+                "SELECT hash FROM log WHERE chain = ? AND seq = ?", (chain, int(seq))
+            ) as cursor:
+                found = await cursor.fetchone()
+            if found is None:
+                problems.append(f"the posted checkpoint {place} is missing from the database")
+            elif not str(found[0]).startswith(digest):
+                problems.append(
+                    f"the database's checkpoint {place} is not the one posted ({digest[:16]}): "
+                    "the log was rewritten"
+                )
+    for guild in guilds:
+        sql = f"{rolllog.ROW_SELECT} WHERE chain = ? AND action = ? ORDER BY seq DESC LIMIT 14"
+        async with ctx.db.conn.execute(sql, (f"s{guild}", Act.CHECKPOINT.value)) as cursor:
+            rows = [rolllog.row_from_record(r) for r in await cursor.fetchall()]
+        for row in rows:
+            place = f"{row.chain_name}#{row.seq}"
+            if row.at >= since and place not in posted:
+                problems.append(
+                    f"checkpoint {row.facts.get('number')} ({place}, {row.at[:10]}) is in the "
+                    "database, but its message is gone from the checkpoint channel"
+                )
+    return problems

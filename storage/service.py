@@ -27,7 +27,7 @@ from engine import DiceSource
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
 from storage import played
-from storage.checkpoints import Checkpoints, Proof
+from storage.checkpoints import Checkpoints, Proof, check_posted
 from storage.clocks import Clocks
 from storage.custody import FreeDays, LostKey, LostReport
 from storage.db import Database
@@ -296,6 +296,14 @@ class GameService:
         self, channel_id: str, announce: Callable[[LogRow], list[Outgoing]] | None = None
     ) -> list[LogRow]:
         return await self.checkpoints.due(channel_id, announce)
+
+    async def check_posted_checkpoints(self, texts: Sequence[str], since: str) -> list[str]:
+        """Posted checkpoint messages against the database (storage/checkpoints.py)."""
+        async with self.db.conn.execute(
+            "SELECT DISTINCT guild_id FROM chains WHERE chain GLOB 's*'"
+        ) as cursor:
+            guilds = [str(g) for (g,) in await cursor.fetchall()]
+        return await check_posted(self.ctx, texts, guilds, since)
 
     async def proof(self, guild_id: str, game: StoredGame) -> Proof | None:
         return await self.checkpoints.proof(guild_id, game.chain)

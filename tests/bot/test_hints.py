@@ -369,6 +369,7 @@ def test_a_preview_can_change_nothing() -> None:
         "undelivered",
         "player_named",
         "proof",
+        "check_posted_checkpoints",
     }
     public = {
         name

@@ -324,6 +324,7 @@ class FakeDiscord:
         app.router.add_patch(api + "/channels/{channel}/messages/{message}", self._edit_message)
         app.router.add_delete(api + "/channels/{channel}/messages/{message}", self._delete_message)
         app.router.add_get(api + "/channels/{channel}", self._get_channel)
+        app.router.add_get(api + "/channels/{channel}/messages", self._history)
         app.router.add_put(api + "/applications/{app}/commands", self._put_commands)
         app.router.add_post(api + "/interactions/{id}/{token}/callback", self._callback)
         app.router.add_post(api + "/webhooks/{app}/{token}", self._followup)
@@ -755,6 +756,22 @@ class FakeDiscord:
             )
             self._changed.notify_all()
         return self._json(message)
+
+    async def _history(self, request: web.Request) -> web.Response:
+        """A channel's messages, newest first, as Discord reads them back (`limit` up to 100,
+        `before` an id); deleted ones are gone."""
+        channel = request.match_info["channel"]
+        limit = min(int(request.query.get("limit", "50")), 100)
+        before = int(request.query.get("before", str(2**63)))
+        found = [
+            {k: v for k, v in m.items() if not k.startswith("_")}
+            for m in reversed(self.messages)
+            if m["channel_id"] == channel
+            and m["id"] not in self.deleted
+            and "_deleted" not in m
+            and int(m["id"]) < before
+        ]
+        return self._json(found[:limit])
 
     async def _delete_message(self, request: web.Request) -> web.Response:
         message_id = request.match_info["message"]
