@@ -22,11 +22,12 @@ import secrets
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from engine import DiceSource
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
-from storage import played
+from storage import played, privacy
 from storage.checkpoints import Checkpoints, Proof, check_posted
 from storage.clocks import Clocks
 from storage.custody import FreeDays, LostKey, LostReport
@@ -304,6 +305,9 @@ class GameService:
         ) as cursor:
             guilds = [str(g) for (g,) in await cursor.fetchall()]
         return await check_posted(self.ctx, texts, guilds, since)
+
+    async def my_data(self, guild_id: str, user_id: str) -> dict[str, Any]:
+        return await privacy.my_data(self.ctx, guild_id, user_id)
 
     async def proof(self, guild_id: str, game: StoredGame) -> Proof | None:
         return await self.checkpoints.proof(guild_id, game.chain)

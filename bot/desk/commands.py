@@ -498,6 +498,16 @@ COMMANDS = CommandTable(
         ),
         # ---- multi-day games (bot/desk/pacing.py)
         Command(
+            "mydata",
+            Pacing,
+            Pacing.mydata,
+            usage="mydata",
+            summary="Everything the bot keeps about you in this server, as a file only you "
+            "see: your games, your log rows, your settings, your pseudonym and its salt.",
+            slash="Everything the bot keeps about you here, privately",
+            personal=True,
+        ),
+        Command(
             "mygames",
             Pacing,
             Pacing.mygames,

@@ -5,6 +5,7 @@ says by itself about deadlines is in bot/desk/herald.py.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import datetime, timedelta
 from zoneinfo import available_timezones
@@ -12,7 +13,7 @@ from zoneinfo import available_timezones
 from bot.caller import DIRECT, Caller
 from bot.config import read_deadline
 from bot.desk.context import Context
-from bot.replies import CONTENT_MAX, Field, Reply, clip, escape, pack, quote
+from bot.replies import CONTENT_MAX, Attachment, Field, Reply, clip, escape, pack, quote
 from bot.words import channel_ref, moment, shown_game, time_left
 from engine import Phase, RulesError
 from engine.numbers import read_number
@@ -143,6 +144,24 @@ class Pacing:
         for game in moved:
             text += f"\n{game.title}: {time_left(game.clock, now) or 'no deadline'}."
         return [Reply(text=clip(text, CONTENT_MAX))]
+
+    async def mydata(self, caller: Caller) -> list[Reply]:
+        """Everything the bot keeps about the caller in this server, as a JSON file, privately
+        (with the pseudonym and salt that show which log rows are theirs)."""
+        if caller.where.guild_id == DIRECT:
+            raise RulesError(
+                "Your data is kept per server: ask in one of the server's channels.",
+                hint="mygames",
+            )
+        data = await self.service.my_data(caller.where.guild_id, caller.who.user_id)
+        text = (
+            f"Everything kept about you in this server: {len(data['games'])} game(s), "
+            f"{len(data['rows'])} log row(s), your settings and your pseudonym "
+            f"`{data['pseudonym'] or 'none yet'}` (its salt is in the file: with it you can "
+            "show which log rows are yours). Only you see this."
+        )
+        body = json.dumps(data, indent=1, ensure_ascii=False).encode()
+        return [Reply(text=text, files=(Attachment("rollkeeper-my-data.json", body),))]
 
     async def mygames(self, caller: Caller) -> list[Reply]:
         games = await self.service.my_games(caller.who.user_id)

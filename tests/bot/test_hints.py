@@ -370,6 +370,7 @@ def test_a_preview_can_change_nothing() -> None:
         "player_named",
         "proof",
         "check_posted_checkpoints",
+        "my_data",
     }
     public = {
         name

@@ -1,0 +1,97 @@
+"""What the bot keeps about a person in a server, for them to see (`!mydata`): their pseudonym
+and the salt that makes it (so they can show which log rows are theirs: HMAC-SHA256(salt,
+"rk-person/1|<guild>|<user>") gives the pseudonym the rows' bodies name), the names they were
+seen under, their settings, the games they played, every log row they made, and the messages
+still owed to them. Read only; the same data a forget (to come) erases.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from storage import rolllog
+from storage.store import Context
+
+FORMAT = "rk-mydata/1"
+HOW_TO_CHECK = (
+    "HMAC-SHA256(key = bytes.fromhex(salt), message = 'rk-person/1|<server id>|<user id>') "
+    "in hex, its first 20 digits after 'p:', is the pseudonym in the 'by' of every log row "
+    "you made: `engine/fairdice.py --log` exports show the bodies."
+)
+
+
+async def my_data(ctx: Context, guild_id: str, user_id: str) -> dict[str, Any]:
+    """Everything stored about `user_id` in `guild_id`, as JSON-ready data."""
+    conn = ctx.db.conn
+    async with conn.execute(
+        "SELECT pseudonym, salt, name FROM persons WHERE guild_id = ? AND user_id = ?",
+        (guild_id, user_id),
+    ) as cursor:
+        person = await cursor.fetchone()
+    pseudonym = str(person[0]) if person else None
+    async with conn.execute(
+        "SELECT tz, quiet, dm, away_until FROM people WHERE user_id = ?", (user_id,)
+    ) as cursor:
+        prefs = await cursor.fetchone()
+    actors = [a for a in (pseudonym, user_id) if a]
+    marks = ",".join("?" * len(actors))
+    sql = f"{rolllog.ROW_SELECT} WHERE actor IN ({marks}) AND guild_id = ? ORDER BY id"
+    async with conn.execute(sql, (*actors, guild_id)) as cursor:
+        rows = [rolllog.row_from_record(r) for r in await cursor.fetchall()]
+    games = sorted({r.game_id for r in rows if r.game_id is not None})
+    return {
+        "format": FORMAT,
+        "server": guild_id,
+        "user_id": user_id,
+        "pseudonym": pseudonym,
+        "salt": str(person[1]) if person else None,
+        "how_to_check": HOW_TO_CHECK,
+        "latest_name": str(person[2]) if person and person[2] else None,
+        "names_seen": sorted({r.user_name for r in rows if r.user_name}),
+        "settings": None
+        if prefs is None
+        else {"tz": prefs[0], "quiet": prefs[1], "dm": bool(prefs[2]), "away_until": prefs[3]},
+        "games": await _games(ctx, guild_id, games),
+        "rows": [_row(r) for r in rows],
+        "messages_owed": await _owed(ctx, user_id),
+    }
+
+
+async def _games(ctx: Context, guild_id: str, ids: list[int]) -> list[dict[str, Any]]:
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    async with ctx.db.conn.execute(
+        f"SELECT id, number, preset, channel_id, phase, created_at FROM games "
+        f"WHERE guild_id = ? AND id IN ({marks}) ORDER BY id",
+        (guild_id, *ids),
+    ) as cursor:
+        found = await cursor.fetchall()
+    return [
+        {"game": n, "variant": p, "channel": c, "phase": ph, "created_at": at, "chain": f"g{i}"}
+        for i, n, p, c, ph, at in found
+    ]
+
+
+def _row(row: rolllog.LogRow) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "place": f"{row.chain_name}#{row.seq}",
+        "hash": row.hash,
+        "at": row.at,
+        "action": row.action,
+        "turn": row.turn_label,
+        "dice": row.dice,
+        "results": row.faces,
+        "name": row.user_name,
+        "message": row.jump_url,
+        "reason": row.reason,
+    }
+
+
+async def _owed(ctx: Context, user_id: str) -> int:
+    async with ctx.db.conn.execute(
+        "SELECT count(*) FROM outbox WHERE user_id = ? AND state = 'pending'", (user_id,)
+    ) as cursor:
+        found = await cursor.fetchone()
+    return int(found[0]) if found else 0

@@ -1,0 +1,62 @@
+"""`!mydata`: everything the bot keeps about a player in a server, privately, as a file: their
+games and log rows, their settings, and the pseudonym the log's bodies name them by, with the
+salt that lets them show which rows are theirs."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+
+from bot.caller import Caller
+from bot.config import Config
+from bot.desk import Desk
+from storage.service import GameService, Where, Who
+from tests.conftest import QueueDice
+
+HERE = Where("1000", "2000", message_id="m1", jump_url="https://discord.com/channels/1/2/m1")
+ANN = Caller(HERE, Who("100000000000000001", "Ann"))
+BO = Caller(HERE, Who("100000000000000002", "Bo"))
+
+
+async def test_mydata_lists_a_players_games_rows_and_the_salt_of_their_pseudonym(
+    service: GameService, dice: QueueDice
+) -> None:
+    desk = Desk(service, Config())
+    await desk.text_command(ANN, "new classic order=join")
+    await desk.text_command(BO, "join")
+    await desk.text_command(ANN, "start")
+    dice.push([2, 2, 2, 5, 6])
+    await desk.text_command(ANN, "roll")
+    await desk.text_command(ANN, "score twos")
+    await desk.text_command(ANN, "tz Europe/Berlin")
+    (reply,) = await desk.text_command(ANN, "mydata")
+    assert reply.private and "Only you see this" in reply.text
+    (attached,) = reply.files
+    data = json.loads(attached.data)
+    assert data["format"] == "rk-mydata/1" and data["user_id"] == ANN.who.user_id
+    assert [g["game"] for g in data["games"]] == [1]
+    assert [r["action"] for r in data["rows"]] == [
+        "Game created",
+        "Join",
+        "Game opened",
+        "Start",
+        "First roll",
+        "Score",
+    ]
+    assert data["settings"]["tz"] == "Europe/Berlin"
+    assert data["names_seen"] == ["Ann"]
+    # The salt shows which rows are hers: it makes the pseudonym every body names her by.
+    mac = hmac.new(
+        bytes.fromhex(data["salt"]), b"rk-person/1|1000|100000000000000001", hashlib.sha256
+    )
+    assert data["pseudonym"] == "p:" + mac.hexdigest()[:20]
+    async with service.db.conn.execute(
+        "SELECT count(*) FROM log WHERE json_extract(body, '$.by') = ?", (data["pseudonym"],)
+    ) as cursor:
+        assert await cursor.fetchone() == (len(data["rows"]),)
+    # Bo's own file holds his join, none of Ann's rows.
+    (his,) = await desk.text_command(BO, "mydata")
+    theirs = json.loads(his.files[0].data)
+    assert [r["action"] for r in theirs["rows"]] == ["Join"]
+    assert theirs["pseudonym"] != data["pseudonym"]
