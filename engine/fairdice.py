@@ -324,6 +324,8 @@ def _dice_problem(rows: Sequence[dict[str, Any]]) -> tuple[str | None, int]:
     for row in rows:
         info = _info(row)
         if "first_draw" not in info:
+            if row.get("results"):  # dice shown with nothing to draw them from: not the bot's
+                return f"row {row['chain']}#{row['seq']} shows dice with no derivation", checked
             continue
         if row.get("action") in ("Deal", "Reshuffle"):
             cards = (

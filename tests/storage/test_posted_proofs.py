@@ -204,3 +204,10 @@ def test_an_export_that_is_not_rows_is_refused_plainly(line: str) -> None:
         "a line is not a log row (a JSON object)",
         verdict.message if verdict.message.startswith("a line is not JSON") else "",
     )
+
+
+def test_dice_with_no_derivation_are_named(finished: tuple[list[str], str, str]) -> None:
+    lines, _, commit = finished
+    forged = changed(lines, "Second roll", lambda b: b.update(randomness=None))
+    ok, message = checked(forged, None, commit)  # type: ignore[arg-type]
+    assert not ok and message.endswith("shows dice with no derivation")
