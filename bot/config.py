@@ -120,6 +120,7 @@ class Config(BaseModel):
     moderator_role: str | None = None
     moderator_channel: str | None = None
     checkpoint_channel: str | None = None  # where each server's daily checkpoint is posted
+    retention_days: Annotated[int, Field(ge=1, le=100_000)] | None = None  # None: keep
     refusal_seconds: Annotated[float, Field(ge=0, le=3600)] = 60
     token_file: Path | None = None
     message_content: bool = True

@@ -124,7 +124,13 @@ async def run_console(
     service = GameService(db)
     desk = Desk(service, config)
     console = Console(desk, config, stdout)
-    keeper = Timekeeper(service, desk.herald, console, checkpoint_channel=config.checkpoint_channel)
+    keeper = Timekeeper(
+        service,
+        desk.herald,
+        console,
+        checkpoint_channel=config.checkpoint_channel,
+        retention_days=config.retention_days,
+    )
     timekeeping = asyncio.create_task(keeper.run(), name="timekeeper")
     lines = _LineReader(stdin)
     stop = _stop_on_signals()

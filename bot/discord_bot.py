@@ -137,6 +137,7 @@ class RollkeeperBot(discord.Client):
             self.transport,
             deliver=False,
             checkpoint_channel=self.config.checkpoint_channel,
+            retention_days=self.config.retention_days,
         )
         self.sender = Sender(service, self.transport, self.sent)
         self.watchdog = Watchdog(self, service, self.config, self.transport)

@@ -58,6 +58,7 @@ class PreviewService(GameService):
             "close_free_days",
             "declare_key_lost",
             "checkpoint_due",
+            "erase_old_texts",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -177,6 +178,9 @@ class PreviewService(GameService):
         raise Accepted
 
     async def checkpoint_due(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def erase_old_texts(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def game_to_review(self, where: Where, number: int | None) -> NoReturn:

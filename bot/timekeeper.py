@@ -62,6 +62,7 @@ class Timekeeper:
         transport: Transport,
         deliver: bool = True,
         checkpoint_channel: str | None = None,
+        retention_days: int | None = None,
     ) -> None:
         """`deliver=False`: a sender (bot/sender.py) posts the outbox; the timekeeper only
         fires reminders and deadlines, and wakes it."""
@@ -70,6 +71,8 @@ class Timekeeper:
         self.herald = herald  # the words of the bot's own messages (bot/desk/herald.py)
         self.transport = transport
         self.checkpoint_channel = checkpoint_channel  # where daily checkpoints are posted
+        self.retention_days = retention_days  # free texts older than this are erased
+        self._erased_on: str | None = None  # the UTC day retention last ran
         self._ticking = asyncio.Lock()  # one tick at a time: a message is sent once
         self._stop = asyncio.Event()
         self._attempts: dict[int, int] = {}  # failed reminders: how often they failed
@@ -90,6 +93,7 @@ class Timekeeper:
             if revealed:
                 report.fired.append(f"free rolls: {len(revealed)} day seed(s) revealed")
         await self._checkpoints(report)
+        await self._retention(report)
         failed: set[int] = set()
         while True:
             due = [r for r in await self.service.due_reminders(BATCH) if r.id not in failed]
@@ -111,6 +115,21 @@ class Timekeeper:
             self.service.ctx.owed.add((None, None))
             self.service.ctx.sending.set()
         return report
+
+    async def _retention(self, report: TickReport) -> None:
+        """Once a UTC day, erase the free texts older than `retention_days` (if set)."""
+        today = self.service.clock().date().isoformat()
+        if self.retention_days is None or self._erased_on == today:
+            return
+        try:
+            erased = await self.service.erase_old_texts(self.retention_days)
+        except Exception as exc:  # retention that cannot run now holds up no game
+            log.error("old texts could not be erased: %s", exc, exc_info=exc)
+            report.retry = True
+            return
+        self._erased_on = today
+        if erased:
+            report.fired.append(f"retention: {erased} text(s) erased")
 
     async def _checkpoints(self, report: TickReport) -> None:
         """Once a UTC day, each server's checkpoint (where one is configured to be posted)."""

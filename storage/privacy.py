@@ -7,9 +7,11 @@ still owed to them. Read only; the same data a forget (to come) erases.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from storage import rolllog
+from storage.model import timestamp
 from storage.store import Context
 
 FORMAT = "rk-mydata/1"
@@ -95,3 +97,29 @@ async def _owed(ctx: Context, user_id: str) -> int:
     ) as cursor:
         found = await cursor.fetchone()
     return int(found[0]) if found else 0
+
+
+async def erase_old_texts(ctx: Context, days: int) -> int:
+    """Retention: the free texts kept beside the log older than `days` days (moderators'
+    reasons, and the watchdog's copies of edited or deleted messages) are erased, their bytes
+    overwritten (`secure_delete`) and the write-ahead log emptied. The log's bodies keep only
+    their commitments, so every hash still holds. Returns how many rows lost a text."""
+    cutoff = timestamp(ctx.clock() - timedelta(days=days))
+    db = ctx.db
+    await db.conn.execute("PRAGMA secure_delete=ON")
+    try:
+        async with db.transaction() as conn:
+            erased = await conn.execute(
+                "UPDATE log SET reason = NULL WHERE chain != 'log' AND reason IS NOT NULL "
+                "AND at < ?",
+                (cutoff,),
+            )
+            await conn.execute(
+                "UPDATE message_rolls SET content = '', seen = NULL WHERE content != '' AND "
+                "log_id IN (SELECT id FROM log WHERE at < ? AND chain != 'log')",
+                (cutoff,),
+            )
+        await db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        await db.conn.execute("PRAGMA secure_delete=OFF")
+    return int(erased.rowcount or 0)

@@ -306,6 +306,9 @@ class GameService:
             guilds = [str(g) for (g,) in await cursor.fetchall()]
         return await check_posted(self.ctx, texts, guilds, since)
 
+    async def erase_old_texts(self, days: int) -> int:
+        return await privacy.erase_old_texts(self.ctx, days)
+
     async def my_data(self, guild_id: str, user_id: str) -> dict[str, Any]:
         return await privacy.my_data(self.ctx, guild_id, user_id)
 
