@@ -59,6 +59,7 @@ class PreviewService(GameService):
             "declare_key_lost",
             "checkpoint_due",
             "erase_old_texts",
+            "forget",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -181,6 +182,9 @@ class PreviewService(GameService):
         raise Accepted
 
     async def erase_old_texts(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def forget(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def game_to_review(self, where: Where, number: int | None) -> NoReturn:

@@ -7,12 +7,16 @@ still owed to them. Read only; the same data a forget (to come) erases.
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
 from storage import rolllog
-from storage.model import timestamp
+from storage.logrows import plain_entry
+from storage.model import BOT, Where, timestamp
 from storage.store import Context
+from storage.vocabulary import Act
 
 FORMAT = "rk-mydata/1"
 HOW_TO_CHECK = (
@@ -123,3 +127,120 @@ async def erase_old_texts(ctx: Context, days: int) -> int:
     finally:
         await db.conn.execute("PRAGMA secure_delete=OFF")
     return int(erased.rowcount or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    pseudonym: str
+    games: int  # games that named them (now by pseudonym)
+    left: int  # open games they were taken out of
+    rows: int  # log rows whose readable values were erased
+
+
+async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) -> Forgotten:
+    """Erase what names a person in a server (they have left its open games already): their
+    games name them by pseudonym, their rows' readable values and salts are erased, their
+    settings, seats, reminders and messages go, and their `persons` row with it, so nothing
+    links the pseudonym to them any more. A chained row says a player was forgotten, naming no
+    one. The bytes are overwritten (`secure_delete`), the file rebuilt (`VACUUM`) and the
+    write-ahead log emptied. The log's bodies are untouched: `audit verify` still holds."""
+    db = ctx.db
+    async with db.conn.execute(
+        "SELECT pseudonym, name FROM persons WHERE guild_id = ? AND user_id = ?",
+        (guild_id, user_id),
+    ) as cursor:
+        found = await cursor.fetchone()
+    if found is None:
+        raise LookupError(f"nobody with id {user_id} ever played in this server")
+    pseudo = str(found[0])
+    async with db.conn.execute(
+        "SELECT DISTINCT user_name FROM log WHERE actor = ? AND user_name IS NOT NULL", (pseudo,)
+    ) as cursor:
+        names = {str(n) for (n,) in await cursor.fetchall()} | ({str(found[1])} - {"None"})
+    await db.conn.execute("PRAGMA secure_delete=ON")
+    try:
+        async with db.transaction() as conn:
+            games = await _rename_in_games(conn, guild_id, user_id, pseudo)
+            rows = await _erase_rows(conn, pseudo, names)
+            await _erase_beside(conn, user_id, names)
+            await conn.execute(
+                "DELETE FROM persons WHERE guild_id = ? AND user_id = ?", (guild_id, user_id)
+            )
+            facts = {"games": games, "rows": rows}
+            entry = replace(
+                plain_entry(Where(guild_id, ""), BOT, timestamp(ctx.clock()), Act.FORGOTTEN),
+                chain=f"s{guild_id}",
+                dice="a player was forgotten",
+                data=json.dumps(facts, separators=(",", ":")),
+            )
+            await rolllog.append(db, [entry])
+        db.pseudonyms.pop((guild_id, user_id), None)
+        db.names.pop((guild_id, user_id), None)
+        await db.conn.execute("VACUUM")
+        await db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        await db.conn.execute("PRAGMA secure_delete=OFF")
+    return Forgotten(pseudo, games, left, rows)
+
+
+async def _rename_in_games(conn: Any, guild_id: str, user_id: str, pseudo: str) -> int:
+    """Every game of the server that names them: its snapshot, names and creator by pseudonym
+    (a finished game replays the same with the pseudonym as the player)."""
+    shown = f"forgotten ({pseudo.removeprefix('p:')[:8]})"
+    async with conn.execute(
+        "SELECT id, snapshot, names, created_by FROM games WHERE guild_id = ?", (guild_id,)
+    ) as cursor:
+        games = await cursor.fetchall()
+    count = 0
+    for game_id, snapshot, names_text, creator in games:
+        names = dict(json.loads(names_text))
+        quoted = json.dumps(user_id)
+        if user_id not in names and quoted not in snapshot and creator != user_id:
+            continue
+        if user_id in names:
+            names[pseudo] = shown
+            del names[user_id]
+        await conn.execute(
+            "UPDATE games SET snapshot = ?, names = ?, created_by = ? WHERE id = ?",
+            (
+                snapshot.replace(quoted, json.dumps(pseudo)),
+                json.dumps(names),
+                pseudo if creator == user_id else creator,
+                game_id,
+            ),
+        )
+        count += 1
+    return count
+
+
+async def _erase_rows(conn: Any, pseudo: str, names: set[str]) -> int:
+    """Their rows' readable values and salts (what opens the commitments), and the bot's
+    moves made for them, which carry their name."""
+    erased = await conn.execute(
+        "UPDATE log SET user_id = NULL, user_name = NULL, message_id = NULL, jump_url = NULL, "
+        "reason = NULL, salt = NULL WHERE actor = ? AND chain != 'log'",
+        (pseudo,),
+    )
+    for name in names:
+        await conn.execute(
+            "UPDATE log SET user_name = NULL WHERE actor = 'rollkeeper' AND user_name = ?",
+            (f"rollkeeper for {name}",),
+        )
+    return int(erased.rowcount or 0)
+
+
+async def _erase_beside(conn: Any, user_id: str, names: set[str]) -> None:
+    """Their settings, seats, reminders, the watchdog's copies of their messages, and every
+    message to or about them the outbox holds."""
+    await conn.execute("DELETE FROM people WHERE user_id = ?", (user_id,))
+    await conn.execute("DELETE FROM seats WHERE user_id = ?", (user_id,))
+    await conn.execute("DELETE FROM reminders WHERE player = ?", (user_id,))
+    await conn.execute(
+        "DELETE FROM message_rolls WHERE log_id IN (SELECT id FROM log WHERE user_id IS NULL "
+        "AND chain != 'log' AND salt IS NULL)"
+    )
+    await conn.execute(
+        "DELETE FROM outbox WHERE user_id = ? OR instr(payload, ?) > 0", (user_id, user_id)
+    )
+    for name in names:
+        await conn.execute("DELETE FROM outbox WHERE instr(payload, ?) > 0", (name,))

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from engine import DiceSource
+from engine import DiceSource, Leave
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
 from storage import played, privacy
@@ -305,6 +305,22 @@ class GameService:
         ) as cursor:
             guilds = [str(g) for (g,) in await cursor.fetchall()]
         return await check_posted(self.ctx, texts, guilds, since)
+
+    async def forget(self, guild_id: str, user_id: str) -> privacy.Forgotten:
+        """Forget a person in a server: out of its open games as a leave would (the games go
+        on), then everything that names them erased (storage/privacy.py)."""
+        async with self.db.conn.execute(
+            "SELECT g.channel_id FROM seats s JOIN games g ON g.id = s.game_id "
+            "WHERE s.user_id = ? AND g.guild_id = ? AND g.phase != 'over'",
+            (user_id, guild_id),
+        ) as cursor:
+            channels = [str(c) for (c,) in await cursor.fetchall()]
+        for channel in channels:
+            await self.table.play(Where(guild_id, channel), BOT, Leave(user_id))
+        try:
+            return await privacy.forget_person(self.ctx, guild_id, user_id, len(channels))
+        finally:
+            self.store.evict_all()
 
     async def erase_old_texts(self, days: int) -> int:
         return await privacy.erase_old_texts(self.ctx, days)

@@ -156,6 +156,12 @@ class GameStore:
             _, dropped = self._games.popitem(last=False)
             self._forget(dropped)
 
+    def evict_all(self) -> None:
+        """Drop every cached game (their rows were rewritten: a forget); they load again."""
+        for game in list(self._games.values()):
+            self._forget(game)
+        self._games.clear()
+
     def _forget(self, game: StoredGame) -> None:
         for told in self.forgotten:
             told(game)

@@ -467,7 +467,7 @@ CHANNEL_ROWS = frozenset(
         Act.MESSAGE_DELETED,
     }
 )
-SERVER_ROWS = frozenset({Act.OPENED, Act.CHECKPOINT})
+SERVER_ROWS = frozenset({Act.OPENED, Act.CHECKPOINT, Act.FORGOTTEN})
 
 
 def unattached(reader: sqlite3.Connection) -> ChainProblem | None:

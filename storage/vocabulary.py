@@ -52,6 +52,7 @@ class Act(StrEnum):
     MOVE = "Move"  # an action that wrote no other row (a keep, a card turn ended)
     GAME_OVER = "Game over"  # final totals and winners
     CHECKPOINT = "Checkpoint"  # a server's chains that moved, under one Merkle root
+    FORGOTTEN = "Player forgotten"  # a person's readable data erased (naming no one)
     DEADLINE_CHANGED = "Deadline changed"
     MESSAGE_EDITED = "Message edited"
     MESSAGE_DELETED = "Message deleted"

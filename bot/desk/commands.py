@@ -147,6 +147,18 @@ MODERATION = (
         moderators=True,
     ),
     Command(
+        "forget",
+        Moderation,
+        Moderation.forget,
+        slash="Forget a player of this server (their data erased; asks first)",
+        args=(
+            Arg("player", "The player to forget", PLAYER),
+            Arg("confirm", "Type yes to do it", required=False, default=""),
+        ),
+        typed=Moderation.forget_text,
+        moderators=True,
+    ),
+    Command(
         "end",
         Moderation,
         Moderation.end,
@@ -497,6 +509,16 @@ COMMANDS = CommandTable(
             aliases=("list",),
         ),
         # ---- multi-day games (bot/desk/pacing.py)
+        Command(
+            "forgetme",
+            Pacing,
+            Pacing.forgetme,
+            usage="forgetme [yes]",
+            summary="Be forgotten in this server: your id, names, messages and settings erased "
+            "(you leave its open games; your games name you by a pseudonym). Asks first.",
+            slash="Be forgotten in this server (asks first)",
+            args=(Arg("confirm", "Type yes to do it", required=False, default=""),),
+        ),
         Command(
             "mydata",
             Pacing,

@@ -5,13 +5,14 @@ moderators reach these: the command table says so (bot/desk/commands.py)."""
 
 from __future__ import annotations
 
-from bot.caller import Caller, find_player, seated, user_named
+from bot.caller import Caller, UsageError, find_player, seated, user_named
 from bot.desk.context import Context
 from bot.replies import Attachment, Embed, Reply, clip, escape, quote
 from bot.words import plural
 from engine import AnyAction, EndGame, Kick, Skip
 from engine.numbers import is_number, read_number
 from storage import audit, fairness, rolllog
+from storage.privacy import Forgotten
 from storage.rolllog import LogQuery, LogRow
 
 LOG_PAGE = 10
@@ -174,6 +175,27 @@ class Moderation:
         why = self.context.require_reason(reason, f"mod kick {player or 'NAME'} left the server")
         return await self._moderate(caller, Kick(who), why)
 
+    async def forget_text(self, caller: Caller, rest: str) -> list[Reply]:
+        """`mod forget <player> [yes]`."""
+        words = rest.split()
+        confirm = words.pop() if len(words) > 1 and words[-1].lower() == "yes" else ""
+        return await self.forget(caller, " ".join(words), confirm)
+
+    async def forget(self, caller: Caller, player: str, confirm: str = "") -> list[Reply]:
+        """Forget a player of this server (asks first): out of its open games, every name, id
+        and message of theirs erased, the log still verifying (storage/privacy.py)."""
+        found = await self.service.player_named(caller.where.guild_id, user_named(player))
+        if found is None:
+            raise UsageError(
+                f"Nobody called {quote(player, 40) or 'that'} has played in this server.",
+                hint="mod forget @player",
+            )
+        user_id, name = found
+        if confirm.lower() != "yes":
+            return [Reply(text=forget_warning(name, f"mod forget {player} yes"), private=True)]
+        done = await self.service.forget(caller.where.guild_id, user_id)
+        return [Reply(text=forgotten_text(done), private=True)]
+
     async def end(self, caller: Caller, reason: str) -> list[Reply]:
         why = self.context.require_reason(reason, "mod end abandoned")
         return await self._moderate(caller, EndGame(), why)
@@ -205,3 +227,20 @@ class Moderation:
         return await self.context.told(
             caller, lambda tell: self.service.moderate(where, who, action, why, tell)
         )
+
+
+def forget_warning(name: str, confirm: str) -> str:
+    return (
+        f"This erases everything that names {escape(name)} in this server: their user id, "
+        "names, message links and settings; they leave any open game here (it goes on), and "
+        "their finished games name them by a pseudonym. The log still verifies. It cannot be "
+        f"undone. Type `!{confirm}` to do it."
+    )
+
+
+def forgotten_text(done: Forgotten) -> str:
+    return (
+        f"🧹 Forgotten: {done.games} game(s) now name them as `forgotten "
+        f"({done.pseudonym.removeprefix('p:')[:8]})`, {done.rows} log row(s) lost their "
+        f"readable values, {done.left} open game(s) went on without them."
+    )

@@ -13,6 +13,7 @@ from zoneinfo import available_timezones
 from bot.caller import DIRECT, Caller
 from bot.config import read_deadline
 from bot.desk.context import Context
+from bot.desk.moderation import forget_warning, forgotten_text
 from bot.replies import CONTENT_MAX, Attachment, Field, Reply, clip, escape, pack, quote
 from bot.words import channel_ref, moment, shown_game, time_left
 from engine import Phase, RulesError
@@ -144,6 +145,18 @@ class Pacing:
         for game in moved:
             text += f"\n{game.title}: {time_left(game.clock, now) or 'no deadline'}."
         return [Reply(text=clip(text, CONTENT_MAX))]
+
+    async def forgetme(self, caller: Caller, confirm: str = "") -> list[Reply]:
+        """`forgetme [yes]`: a player asks to be forgotten in this server (asks first); the
+        moderators are told, in the channel, without a name."""
+        if caller.where.guild_id == DIRECT:
+            raise RulesError("You are kept per server: ask in one of its channels.", "mydata")
+        if confirm.strip().lower() != "yes":
+            warning = forget_warning("you", "forgetme yes")
+            return [Reply(text=warning, private=True)]
+        done = await self.service.forget(caller.where.guild_id, caller.who.user_id)
+        told = "🧹 A player asked to be forgotten: done (their games name them by pseudonym)."
+        return [Reply(text=forgotten_text(done), private=True), Reply(text=told)]
 
     async def mydata(self, caller: Caller) -> list[Reply]:
         """Everything the bot keeps about the caller in this server, as a JSON file, privately

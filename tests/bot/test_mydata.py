@@ -60,3 +60,24 @@ async def test_mydata_lists_a_players_games_rows_and_the_salt_of_their_pseudonym
     theirs = json.loads(his.files[0].data)
     assert [r["action"] for r in theirs["rows"]] == ["Join"]
     assert theirs["pseudonym"] != data["pseudonym"]
+
+
+async def test_forgetme_asks_first_then_forgets_and_the_channel_hears(
+    service: GameService, dice: QueueDice
+) -> None:
+    desk = Desk(service, Config())
+    await desk.text_command(ANN, "new classic order=join")
+    await desk.text_command(BO, "join")
+    await desk.text_command(ANN, "start")
+    (asked,) = await desk.text_command(BO, "forgetme")
+    assert asked.private and "Type `!forgetme yes` to do it" in asked.text
+    assert await service.player_named("1000", "Bo") is not None  # nothing changed yet
+    mine, told = await desk.text_command(BO, "forgetme yes")
+    assert mine.private and mine.text.startswith("🧹 Forgotten: 1 game(s) now name them")
+    assert not told.private and "A player asked to be forgotten" in told.text
+    game = await service.game_here("2000")
+    assert game is not None and game.state.players == (ANN.who.user_id,)  # it goes on
+    (mod_asked,) = await desk.text_command(
+        Caller(HERE, Who("100000000000000009", "Mod"), is_moderator=True), "mod forget Ann"
+    )
+    assert mod_asked.private and "Type `!mod forget Ann yes` to do it" in mod_asked.text

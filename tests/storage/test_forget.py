@@ -1,0 +1,61 @@
+"""Forgetting a player: after `forget` of Bob, who finished one game and plays in an open one,
+and a clean stop, the database file and its write-ahead log hold no byte of his display name
+or user id; `audit verify` still holds; the open game goes on without him; the finished game's
+record names him by pseudonym and replays; a chained row says a player was forgotten."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine import Join, Roll, Score, Start, make_rules
+from storage.audit import export_record, verify_file
+from storage.db import Database
+from storage.records import replay
+from storage.service import GameService, Where, Who
+from tests.conftest import FakeClock
+
+DONE, OPEN = Where("g", "done"), Where("g", "open")
+ANN = Who("100000000000000001", "Ann")
+BOB = Who("100000000000000777", "Bobbington")
+
+
+async def test_forget_leaves_no_byte_of_him_and_the_log_still_verifies(
+    db_path: Path, clock: FakeClock
+) -> None:
+    db = await Database.open(db_path)
+    drawn = iter(bytes([n]) * 32 for n in range(1, 50))
+    service = GameService(db, clock=clock, seeds=lambda: next(drawn))
+    await service.new_game(DONE, ANN, "classic", {"order": "join"})
+    await service.play(DONE, BOB, Join(BOB.user_id))
+    await service.play(DONE, ANN, Start())
+    for box in make_rules("classic").box_ids:
+        for who in (ANN, BOB):
+            await service.play(DONE, who, Roll(who.user_id))
+            await service.play(DONE, who, Score(who.user_id, box))
+    await service.new_game(OPEN, BOB, "classic", {"order": "join"})
+    await service.play(OPEN, ANN, Join(ANN.user_id))
+    await service.play(OPEN, BOB, Start())
+    await service.play(OPEN, BOB, Roll(BOB.user_id))
+
+    forgotten = await service.forget("g", BOB.user_id)
+    assert (forgotten.games, forgotten.left) == (2, 1) and forgotten.rows > 20
+    still = await service.game_here("open")
+    assert still is not None and still.state.players == (ANN.user_id,)
+    await service.play(OPEN, ANN, Roll(ANN.user_id))  # the open game goes on without him
+    await db.close()
+
+    everything = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
+    assert BOB.name.encode() not in everything
+    assert BOB.user_id.encode() not in everything
+    report = verify_file(db_path)
+    assert report.problem is None, report.problem
+
+    db = await Database.open(db_path, migrate=False)
+    try:
+        lines = await export_record(db.conn, 1)
+    finally:
+        await db.close()
+    short = forgotten.pseudonym.removeprefix("p:")[:8]
+    assert f"forgotten ({short})" in lines[0]  # the record names him by pseudonym...
+    totals = dict(replay(lines).state.totals())
+    assert f"forgotten ({short})" in totals and "Ann" in totals  # ...and replays
