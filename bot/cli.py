@@ -358,6 +358,51 @@ async def _require_game(db: Database, game_id: int | None) -> None:
             raise _CliError(f"there is no game {game_id} in {db.path} (`audit log` shows the ids)")
 
 
+def _privacy_forget(args: argparse.Namespace) -> int:
+    import asyncio
+
+    return asyncio.run(_forget(args, _load(args)))
+
+
+async def _forget(args: argparse.Namespace, config: Config) -> int:
+    """`privacy forget --user NAME|ID [--guild ID]` (bot stopped): as `!mod forget`."""
+    from storage.db import Database
+    from storage.service import GameService
+
+    path = Path(args.db) if args.db else config.database
+    db = await Database.open(path, config.durability, key_file=config.seal_key_file)
+    try:
+        sql = (
+            "SELECT guild_id, user_id FROM persons WHERE (user_id = ? OR lower(name) = lower(?))"
+            + (" AND guild_id = ?" if args.guild else "")
+        )
+        params = (args.user, args.user, *([args.guild] if args.guild else []))
+        async with db.conn.execute(sql, params) as cursor:
+            found = [(str(g), str(u)) for g, u in await cursor.fetchall()]
+        if len(found) != 1:
+            where = ", ".join(sorted({g for g, _ in found}))
+            print(
+                f"rollkeeper: {args.user[:40]!r} "
+                + (
+                    f"is known in several servers ({where}): add --guild ID"
+                    if found
+                    else "has never played here (give a user id or a display name)"
+                ),
+                file=sys.stderr,
+            )
+            return EXIT_BAD_INPUT
+        guild, user = found[0]
+        done = await GameService(db).forget(guild, user)
+    finally:
+        await db.close()
+    print(
+        f"Forgotten in server {guild}: {done.games} game(s) now name them as `forgotten "
+        f"({done.pseudonym.removeprefix('p:')[:8]})`, {done.rows} log row(s) erased, "
+        f"{done.left} open game(s) went on without them."
+    )
+    return 0
+
+
 def _seal_lost(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -554,6 +599,19 @@ def build_parser() -> argparse.ArgumentParser:
     lost.add_argument("--db", help="the database file (default: from the config)")
     lost.add_argument("--config", help="the config file (default: ./config.toml if present)")
     lost.set_defaults(handler=_seal_lost)
+
+    privacy = commands.add_parser("privacy", help="players' data (see README, 'What is kept')")
+    privacy_commands = privacy.add_subparsers(
+        dest="privacy_command", metavar="ACTION", required=True
+    )
+    forget = privacy_commands.add_parser(
+        "forget", help="forget a player: as `!mod forget` (stop the bot first)"
+    )
+    forget.add_argument("--user", required=True, help="a user id or a display name")
+    forget.add_argument("--guild", help="the server's id, when the player is known in several")
+    forget.add_argument("--db", help="the database file (default: from the config)")
+    forget.add_argument("--config", help="the config file (default: ./config.toml if present)")
+    forget.set_defaults(handler=_privacy_forget)
 
     audit = commands.add_parser("audit", help="moderators' tools over the database")
     audit_commands = audit.add_subparsers(dest="audit_command", metavar="TOOL", required=True)

@@ -7,11 +7,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from pathlib import Path
 
 from bot.caller import Caller
 from bot.config import Config
 from bot.desk import Desk
 from storage.service import GameService, Where, Who
+from tests.bot.test_cli import cli
 from tests.conftest import QueueDice
 
 HERE = Where("1000", "2000", message_id="m1", jump_url="https://discord.com/channels/1/2/m1")
@@ -81,3 +83,18 @@ async def test_forgetme_asks_first_then_forgets_and_the_channel_hears(
         Caller(HERE, Who("100000000000000009", "Mod"), is_moderator=True), "mod forget Ann"
     )
     assert mod_asked.private and "Type `!mod forget Ann yes` to do it" in mod_asked.text
+
+
+def test_privacy_forget_on_the_command_line(tmp_path: Path) -> None:
+    db = tmp_path / "fg.sqlite3"
+    lines = "Ann: !new classic order=join\nBobbington: !join\nAnn: !start\n"
+    assert cli("console", "--db", str(db), cwd=tmp_path, stdin=lines).returncode == 0
+    nobody = cli("privacy", "forget", "--db", str(db), "--user", "nobody", cwd=tmp_path)
+    assert nobody.returncode == 2 and "'nobody' has never played here" in nobody.stderr
+    done = cli("privacy", "forget", "--db", str(db), "--user", "bobbington", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Forgotten in server console: 1 game(s) now name them")
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("fg.sqlite3*"))
+    assert b"bobbington" not in stored.lower()
+    verified = cli("audit", "verify", "--db", str(db), cwd=tmp_path)
+    assert verified.returncode == 0 and verified.stdout.startswith("OK: ")
