@@ -32,6 +32,7 @@ from engine.fairdice import HmacDice, bound_label, game_key
 from engine.kinds import action_from_data
 from storage import rolllog
 from storage.families import family_of
+from storage.logrows import move_of
 from storage.rolllog import LogRow
 from storage.seal import SealKey
 from storage.store import SealedGameError
@@ -103,16 +104,13 @@ async def stored_actions(
                 tuple(info.get("player_seeds") or ()),
                 bound_label(str(info.get("scheme")), str(info.get("label"))),
             )
-        move = row.facts.get("move")
-        if not isinstance(move, dict):
+        move = move_of(row, lambda pseudo: users.get(pseudo, pseudo))
+        if move is None:
             continue
-        data = dict(move["action"])
-        if isinstance(data.get("player"), str):
-            data["player"] = users.get(data["player"], data["player"])
-        faces = move.get("faces")
+        faces = move.faces
         if faces is None and row.sealed is not None and seal is not None:
             faces = json.loads(seal.unseal_text(row.sealed, f"game {game_id}'s cards"))
-        actions.append((int(row.game_seq or 0), data, faces))
+        actions.append((int(row.game_seq or 0), move.action, faces))
     if key is None and any(faces is None for _, _, faces in actions):
         raise SealedGameError(
             f"Game {game_id} is open and its cards are sealed: its export needs the bot's seal "

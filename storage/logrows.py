@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from engine import (
     GameEnded,
@@ -90,6 +91,20 @@ def base_entry(game: StoredGame, where: Where, who: Who, now: str, reason: str |
     )
 
 
+PLAYED_FOR = "rollkeeper for "  # the name on a row the bot played for a player (autoplay)
+
+
+def played_for_name(name: str) -> str:
+    return PLAYED_FOR + name
+
+
+def played_for(row: LogEntry) -> str | None:
+    """Whom the bot played a row for by itself (a deadline's autoplay), by name; else None."""
+    if row.user_id != BOT_ACTOR or not row.user_name.startswith(PLAYED_FOR):
+        return None
+    return row.user_name.removeprefix(PLAYED_FOR)
+
+
 def created_entry(game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:
     """A game's first row: what it is and everything that shapes it, as the games table holds
     it (`audit verify` compares the two)."""
@@ -153,7 +168,7 @@ class RowWriter:
         What the bot played for a player by itself (a deadline's autoplay) is by `rollkeeper`,
         for them (rk-log/2; the last release named the player)."""
         if self.v2 and self.base.user_id == BOT_ACTOR:
-            return replace(self.base, user_name=f"rollkeeper for {self.game.name(player)}")
+            return replace(self.base, user_name=played_for_name(self.game.name(player)))
         return replace(self.base, user_id=player, user_name=self.game.name(player))
 
     def named(self, player: str) -> str:
@@ -243,3 +258,24 @@ def with_move(
         made["hints"] = hints
     facts["move"] = made
     return [replace(first, data=json.dumps(facts, separators=(",", ":"))), *entries[1:]]
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A move as an rk-log/2 row carries it (`with_move`), players by user id where known."""
+
+    by: str
+    action: dict[str, Any]
+    faces: list[int] | None
+
+
+def move_of(row: LogRow, user: Callable[[str], str]) -> Move | None:
+    """The move `row` carries, if any; `user` gives a pseudonym's user id (or the pseudonym
+    itself, for a person forgotten)."""
+    made = row.facts.get("move")
+    if not isinstance(made, dict):
+        return None
+    action = dict(made["action"])
+    if isinstance(action.get("player"), str):
+        action["player"] = user(action["player"])
+    return Move(user(str(made.get("by"))), action, made.get("faces"))

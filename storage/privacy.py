@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from storage import rolllog
-from storage.logrows import plain_entry
+from storage.logrows import plain_entry, played_for_name
 from storage.model import BOT, Where, timestamp
 from storage.store import Context
 from storage.vocabulary import Act
@@ -224,7 +224,7 @@ async def _erase_rows(conn: Any, pseudo: str, names: set[str]) -> int:
     for name in names:
         await conn.execute(
             "UPDATE log SET user_name = NULL WHERE actor = 'rollkeeper' AND user_name = ?",
-            (f"rollkeeper for {name}",),
+            (played_for_name(name),),
         )
     return int(erased.rowcount or 0)
 

@@ -455,14 +455,6 @@ def _old_row(values: list[Any], body: str, digest: str, seq: int) -> LogRow:
     )
 
 
-def readable(row: LogRow, name: Callable[[str], str]) -> LogRow:
-    """`row` with the people its text names (`@{...}`) shown by `name` (an id or pseudonym
-    to a display name)."""
-    if "@{" not in row.dice:
-        return row
-    return replace(row, dice=named(row.dice, name))
-
-
 @dataclass(frozen=True, slots=True)
 class ChainProblem:
     row: int | str

@@ -99,10 +99,6 @@ class SealKey:
         return bytes(a ^ b for a, b in zip(sealed, stream, strict=True)).decode()
 
     @staticmethod
-    def is_sealed_text(text: str) -> bool:
-        return text.startswith(_PREFIX_2)
-
-    @staticmethod
     def is_sealed(text: str) -> bool:
         return text.startswith(_PREFIX)
 

@@ -44,7 +44,7 @@ from engine.kinds import DICE_GAMES, action_from_data, to_snapshot
 from storage import rolllog
 from storage.db import Database, connect_readonly
 from storage.families import action_entries, family_of
-from storage.logrows import base_entry, committed, with_move
+from storage.logrows import base_entry, committed, move_of, with_move
 from storage.model import StoredGame, Where, Who
 from storage.pace import Policy
 from storage.people import commit_text, pseudonym
@@ -425,7 +425,7 @@ def _verify_game(audit: _Audit, game_row: Sequence[Any], last_old: int) -> bool 
         return _LOST if any(r.action == Act.SEED_LOST for r in rows) else False
     for seq, actor, data, faces in moves:
         _replay_action(check, seq, actor, data, faces)
-    _check_hints(rows, check, replayed=True)
+    _check_hints(rows, check)
     final = check.game.state
     if not snapshot.startswith('{"sealed"') and to_snapshot(final) != json.loads(snapshot):
         raise _Bad("its stored state differs from replaying its actions")
@@ -569,17 +569,13 @@ def _moves(
     if len(found) != game.legacy_seq:
         raise _Bad(f"action {len(found) + 1} is missing")
     for row in mine:
-        move = row.facts.get("move")
-        if not isinstance(move, dict):
+        move = move_of(row, lambda pseudo: people.user(game.guild_id, pseudo))
+        if move is None:
             continue
         seq = len(found) + 1
         if row.game_seq != seq:
             raise _Bad(f"row {row.head[:-48]} is action {row.game_seq}, but action {seq} is next")
-        action = dict(move["action"])
-        if isinstance(action.get("player"), str):
-            action["player"] = people.user(game.guild_id, action["player"])
-        actor = people.user(game.guild_id, str(move.get("by")))
-        found.append((seq, actor, action, move.get("faces")))
+        found.append((seq, move.by, move.action, move.faces))
     return found
 
 
@@ -668,7 +664,7 @@ def _position(state: AnyState) -> tuple[str, int, int, str] | None:
     return seat.player, seat.next_turn, state.rolls_used, shown
 
 
-def _check_hints(rows: Sequence[LogRow], check: _Replaying, replayed: bool = True) -> None:
+def _check_hints(rows: Sequence[LogRow], check: _Replaying) -> None:
     """Every hint row was given in a game with hints, to the player to move, for the turn,
     roll and dice on the table then (a forged or altered hint does not fit the game); and in
     rk-log/2 the move after a hint counts the hints given before it, so a hint row deleted or

@@ -12,6 +12,7 @@ from bot.presenters import Presenter, presenters
 from bot.replies import Reply, code, encode
 from engine import AnyAction, AnyRules, AnyState
 from engine.kinds import kind_of
+from engine.numbers import read_number
 from storage.service import BOT, Announce, GameService, Outcome, Outgoing, StoredGame, Where
 
 Act = Callable[[Announce | None], Awaitable[Outcome]]
@@ -138,3 +139,13 @@ def read_options(words: list[str], example: str) -> dict[str, object]:
             )
         options[key] = value
     return options
+
+
+def read_game(rest: str, command: str, hint: str) -> int | None:
+    """`game 3`, `3` or nothing (None) after a command that takes one game."""
+    words = rest.lower().split()
+    if words[:1] == ["game"]:
+        words = words[1:]
+    if len(words) > 1:
+        raise UsageError(f"Say which game, like `{command} game 3`.", hint=hint)
+    return read_number(words[0], "the game", hint="games") if words else None

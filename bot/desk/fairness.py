@@ -4,7 +4,7 @@ words (counts per face against fair dice, and a verdict)."""
 from __future__ import annotations
 
 from bot.caller import Caller, UsageError, user_named
-from bot.desk.context import Context
+from bot.desk.context import Context, read_game
 from bot.replies import Embed, Reply, quote
 from bot.words import plural
 from engine.numbers import read_number
@@ -40,13 +40,7 @@ class Fairness:
 
     async def proof_text(self, caller: Caller, rest: str) -> list[Reply]:
         """`proof game 3` or `proof 3`."""
-        words = rest.lower().split()
-        if words[:1] == ["game"]:
-            words = words[1:]
-        if len(words) > 1:
-            raise UsageError("Say which game, like `proof game 3`.", hint="proof game 1")
-        number = read_number(words[0], "the game", hint="games") if words else None
-        return await self.proof(caller, number)
+        return await self.proof(caller, read_game(rest, "proof", hint="proof game 1"))
 
     async def proof(self, caller: Caller, game: int | None = None) -> list[Reply]:
         """Where a game's head stands in a posted daily checkpoint: the path from it to the

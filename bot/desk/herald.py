@@ -11,6 +11,7 @@ from bot.desk.context import Context
 from bot.replies import CONTENT_MAX, Reply, clip, code, encode, escape, is_snowflake
 from bot.words import channel_ref, jump_link, mention, plural, shown_game, time_left
 from engine.timing import HALF_TIME, NEAR_END, TURN_DM, TURN_PING, format_duration
+from storage.logrows import played_for
 from storage.pace import Policy, Prefs, TurnClock
 from storage.rolllog import LogRow
 from storage.service import Outcome, Outgoing, StoredGame
@@ -110,12 +111,12 @@ class Herald:
         """The messages for what a deadline policy did (skip, drop, an automatic move)."""
         game = outcome.game
         out = []
-        played = next((r for r in outcome.rows if r.user_name.startswith("rollkeeper for ")), None)
+        played = next((p for p in map(played_for, outcome.rows) if p is not None), None)
         for reply in self.context.describe_for_bot(outcome):
             if played is not None and reply.text and not reply.private:
                 # Said as what it is: the bot's move for a player whose deadline passed.
-                said = f"🤖 *{played.user_name.replace('rollkeeper', 'rollkeeper plays', 1)}:"
-                reply = replace(reply, text=f"{said} turn deadline passed*\n{reply.text}")
+                said = f"🤖 *rollkeeper plays for {played}: turn deadline passed*"
+                reply = replace(reply, text=f"{said}\n{reply.text}")
             if reply.secret_for is not None:  # hidden cards: only to their player, by DM
                 out.append(Outgoing(encode(reply), user_id=reply.secret_for))
             elif not reply.private:

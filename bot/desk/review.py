@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from bot.caller import Caller, UsageError, user_named
-from bot.desk.context import Context
+from bot.desk.context import Context, read_game
 from bot.replies import Embed, Field, Reply, code, escape
 from bot.review import review_reply
 from bot.words import plural
 from engine import GameState
-from engine.numbers import read_number
 from engine.review import Hint, KeepChoice, choice_command, keep_text
 from storage.model import StoredGame, Who
 
@@ -81,13 +80,7 @@ class Reviews:
 
     async def review_text(self, caller: Caller, rest: str) -> list[Reply]:
         """`review`, `review game 3` or `review 3`."""
-        words = rest.lower().split()
-        if words[:1] == ["game"]:
-            words = words[1:]
-        if len(words) > 1:
-            raise UsageError("Say which game, like `review game 3`.", hint="review")
-        number = read_number(words[0], "the game", hint="games") if words else None
-        return await self.review(caller, number)
+        return await self.review(caller, read_game(rest, "review", hint="review"))
 
     async def review(self, caller: Caller, game: int | None = None) -> list[Reply]:
         """A finished game's review: the embed with its chart attached."""
