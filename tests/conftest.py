@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,6 +15,7 @@ from hypothesis import settings
 
 from storage.db import Database
 from storage.service import GameService
+from tests.pgcluster import Cluster
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("dev", print_blob=True)
@@ -97,3 +98,19 @@ def clock() -> FakeClock:
 @pytest.fixture
 def service(db: Database, dice: QueueDice, clock: FakeClock) -> GameService:
     return GameService(db, dice, clock, randomness="scripted (tests)")
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """This worker's PostgreSQL cluster (tests/pgcluster.py), started on first use."""
+    cluster = Cluster()
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> str:
+    """A URI to an empty PostgreSQL database of this test's own."""
+    return pg_cluster.create_database()
