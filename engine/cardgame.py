@@ -74,10 +74,13 @@ from engine.game import (
     PlayerJoined,
     PlayerLeft,
     RollOffRolled,
+    SeatHandedOver,
     Skip,
     Start,
+    Substitute,
     TurnSkipped,
     TurnStarted,
+    check_substitute,
     roll_off,
 )
 from engine.rules import TurnOrder, _normalise_value, find_preset
@@ -222,7 +225,9 @@ class Declare:
     whole_turn: bool = True
 
 
-CardAction = Join | Leave | Start | Exchange | Stay | Done | Declare | Skip | Kick | EndGame
+CardAction = (
+    Join | Leave | Start | Exchange | Stay | Done | Declare | Skip | Kick | EndGame | Substitute
+)
 
 
 # ---- events ----------------------------------------------------------------------------------
@@ -363,6 +368,7 @@ CardEvent = (
     | EndGameBegan
     | ExtraRound
     | GameEnded
+    | SeatHandedOver
 )
 
 
@@ -384,6 +390,7 @@ class CardSeat:
     declared: bool = False
     scores: tuple[tuple[str, int], ...] = ()  # every hand scored, in order
     crossed: tuple[str, ...] = ()  # hands this player crossed off for 0
+    before: tuple[tuple[str, int], ...] = ()  # earlier holders of the seat (a substitute)
 
     @property
     def next_turn(self) -> int:
@@ -558,11 +565,25 @@ def apply_card(state: CardState, action: object, source: DiceSource) -> Result:
             return _skip(state, player, source)
         case EndGame(unverifiable):
             return _end(state, early=True, unverifiable=unverifiable)
+        case Substitute(player, newcomer):
+            return _substitute(state, player, newcomer)
     raise CardTurnError(
         "This is a card game: `hand` to see your cards, `discard 7h,Kd` to exchange, `stay`, "
         "and `declare <hand>` at the showdown.",
         hint="status",
     )
+
+
+def _substitute(state: CardState, player: str, newcomer: str) -> Result:
+    """`newcomer` takes `player`'s seat: their cards, turns and scores (engine.game)."""
+    index = check_substitute(state.players, state.phase, player, newcomer)
+    seat = state.seats[index]
+    turn = seat.next_turn
+    taken = replace(seat, player=newcomer, before=(*seat.before, (player, turn)))
+    seats = (*state.seats[:index], taken, *state.seats[index + 1 :])
+    special = newcomer if state.special_scored == player else state.special_scored
+    after = replace(state, seats=seats, special_scored=special)
+    return after, (SeatHandedOver(player, newcomer, turn),)
 
 
 def _require_playing(state: CardState) -> None:

@@ -22,6 +22,7 @@ from engine.game import (
     Phase,
     Seat,
     Turn,
+    Undoable,
 )
 from engine.rules import kept_options, make_rules
 from engine.scoring import Sheet
@@ -41,15 +42,56 @@ def dice_snapshot(state: GameState) -> dict[str, Any]:
         "ended_early": state.ended_early,
         **({"unverifiable": True} if state.unverifiable else {}),
         **({} if state.turn.redo is None else {"redo": list(state.turn.redo)}),
-        "seats": [
-            {
-                "player": s.player,
-                "turns": s.turns,
-                "sheets": [[list(sh.scores), sh.yahtzee_bonuses] for sh in s.card],
-            }
-            for s in state.seats
-        ],
+        "seats": [_seat_data(s) for s in state.seats],
+        **({} if state.undoable is None else {"undo": _undoable_data(state.undoable)}),
     }
+
+
+def _seat_data(seat: Seat) -> dict[str, Any]:
+    return {
+        "player": seat.player,
+        "turns": seat.turns,
+        "sheets": [[list(sh.scores), sh.yahtzee_bonuses] for sh in seat.card],
+        **({"before": [list(b) for b in seat.before]} if seat.before else {}),
+    }
+
+
+def _undoable_data(undoable: Undoable) -> dict[str, Any]:
+    """The score that may still be taken back: the seat before it and the turn's rolls."""
+    return {
+        "seat": undoable.seat,
+        "before": _seat_data(undoable.before),
+        "rolls": [list(r) for r in undoable.rolls],
+    }
+
+
+def _before(raw: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+    return tuple((str(p), int(t)) for p, t in raw.get("before", ()))
+
+
+def _seat_from(raw: dict[str, Any], rules: Any) -> Seat:
+    card = tuple(Sheet(tuple(scores), int(bonuses)) for scores, bonuses in raw["sheets"])
+    if len(card) != rules.sheets_per_player or any(
+        len(sh.scores) != len(rules.boxes) for sh in card
+    ):
+        raise SnapshotError(f"the card of {raw['player']} does not fit {rules.preset}")
+    return Seat(str(raw["player"]), card, int(raw["turns"]), _before(raw))
+
+
+def _rolls_from(data: Any) -> tuple[tuple[int, ...], ...]:
+    rolls = tuple(tuple(int(f) for f in r) for r in data)
+    if any(len(r) != 5 or not all(1 <= f <= 6 for f in r) for r in rolls) or len(rolls) > 3:
+        raise SnapshotError("the dice on the table are not five faces from 1 to 6")
+    return rolls
+
+
+def _undoable_from(data: Any, rules: Any) -> Undoable | None:
+    if data is None:
+        return None
+    rolls = _rolls_from(data["rolls"])
+    if not rolls:
+        raise SnapshotError("a score to take back needs the dice it scored")
+    return Undoable(int(data["seat"]), _seat_from(data["before"], rules), rolls)
 
 
 class SnapshotError(ValueError):
@@ -62,17 +104,8 @@ def dice_from_snapshot(data: dict[str, Any]) -> GameState:
         if data["v"] != SNAPSHOT_VERSION:
             raise SnapshotError(f"snapshot version {data['v']} is not {SNAPSHOT_VERSION}")
         rules = make_rules(data["preset"], data["options"])
-        seats = []
-        for raw in data["seats"]:
-            card = tuple(Sheet(tuple(scores), int(bonuses)) for scores, bonuses in raw["sheets"])
-            if len(card) != rules.sheets_per_player or any(
-                len(sh.scores) != len(rules.boxes) for sh in card
-            ):
-                raise SnapshotError(f"the card of {raw['player']} does not fit {rules.preset}")
-            seats.append(Seat(str(raw["player"]), card, int(raw["turns"])))
-        rolls = tuple(tuple(int(f) for f in r) for r in data["rolls"])
-        if any(len(r) != 5 or not all(1 <= f <= 6 for f in r) for r in rolls) or len(rolls) > 3:
-            raise SnapshotError("the dice on the table are not five faces from 1 to 6")
+        seats = [_seat_from(raw, rules) for raw in data["seats"]]
+        rolls = _rolls_from(data["rolls"])
         redo_data = data.get("redo")  # only while a voided roll waits to be rolled again
         redo = None if redo_data is None else tuple(str(d) for d in redo_data)
         if redo is not None and not set(redo) <= set(rules.dice.names):
@@ -85,6 +118,7 @@ def dice_from_snapshot(data: dict[str, Any]) -> GameState:
             turn=Turn(rolls, redo),
             ended_early=bool(data["ended_early"]),
             unverifiable=bool(data.get("unverifiable", False)),
+            undoable=_undoable_from(data.get("undo"), rules),
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, SnapshotError):
@@ -92,6 +126,8 @@ def dice_from_snapshot(data: dict[str, Any]) -> GameState:
         raise SnapshotError(f"malformed snapshot: {exc}") from exc
     if state.seats and not 0 <= state.current < len(state.seats):
         raise SnapshotError("the current seat is out of range")
+    if state.undoable is not None and not 0 <= state.undoable.seat < len(state.seats):
+        raise SnapshotError("the score to take back is of a seat out of range")
     return state
 
 
@@ -129,6 +165,7 @@ def card_snapshot(state: CardState) -> dict[str, Any]:
                 "declared": s.declared,
                 "scores": [[h, p] for h, p in s.scores],
                 "crossed": list(s.crossed),
+                **({"before": [list(b) for b in s.before]} if s.before else {}),
             }
             for s in state.seats
         ],
@@ -157,6 +194,7 @@ def card_from_snapshot(data: dict[str, Any]) -> CardState:
                 declared=bool(raw["declared"]),
                 scores=tuple((str(h), int(p)) for h, p in raw["scores"]),
                 crossed=tuple(str(h) for h in raw["crossed"]),
+                before=_before(raw),
             )
             for raw in data["seats"]
         )

@@ -49,6 +49,8 @@ from engine.game import (
     Score,
     Skip,
     Start,
+    Substitute,
+    Undo,
     VoidRoll,
 )
 from engine.game import apply as apply_dice
@@ -69,6 +71,7 @@ SEATING: dict[str, type[AnyAction]] = {
     "skip": Skip,
     "kick": Kick,
     "end": EndGame,
+    "sub": Substitute,
 }
 
 
@@ -106,7 +109,7 @@ DICE_GAMES = GameKind(
     presets=tuple(p.name for p in DICE_PRESETS),
     rules_type=Rules,
     state_type=GameState,
-    actions={"roll": Roll, "keep": Keep, "score": Score, "void": VoidRoll},
+    actions={"roll": Roll, "keep": Keep, "score": Score, "void": VoidRoll, "undo": Undo},
     make_rules=make_rules,
     new_state=GameState.new,
     apply=apply_dice,

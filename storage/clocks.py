@@ -11,7 +11,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
 
-from engine import Phase, TurnStarted
+from engine import Phase, ScoreUndone, SeatHandedOver, TurnStarted
 from engine.kinds import AnyEvent
 from engine.timing import DEADLINE, TURN_PING
 from storage import rolllog
@@ -22,6 +22,16 @@ from storage.store import Context, GameStore
 from storage.vocabulary import Act
 
 CACHED_PEOPLE = 50_000  # players' settings kept in memory
+
+
+def _new_turn_clock(events: Sequence[AnyEvent], current: str | None) -> bool:
+    """Does the turn in play get a clock of its own? A new turn, a score taken back (the turn
+    is its player's again) or a substitute now playing it (a fresh deadline for them)."""
+    return any(
+        isinstance(e, TurnStarted | ScoreUndone)
+        or (isinstance(e, SeatHandedOver) and e.newcomer == current)
+        for e in events
+    )
 
 
 class Clocks:
@@ -62,7 +72,7 @@ class Clocks:
         state = new.state
         if state.is_over:
             return (json.dumps({}) if old.clock is not None else None), None, ()
-        if state.phase is not Phase.PLAYING or not any(isinstance(e, TurnStarted) for e in events):
+        if state.phase is not Phase.PLAYING or not _new_turn_clock(events, state.current_player):
             return None, old.clock, ()
         misses = dict(old.clock.misses) if old.clock is not None else {}
         previous = old.state.current_player

@@ -467,7 +467,7 @@ CHANNEL_ROWS = frozenset(
         Act.MESSAGE_DELETED,
     }
 )
-SERVER_ROWS = frozenset({Act.OPENED, Act.CHECKPOINT, Act.FORGOTTEN})
+SERVER_ROWS = frozenset({Act.OPENED, Act.CHECKPOINT, Act.FORGOTTEN, Act.SERVER_OPTION})
 
 
 def unattached(reader: sqlite3.Connection) -> ChainProblem | None:

@@ -1,0 +1,290 @@
+"""Play-by-post habits (issue 27): a seat handed to another person mid-game (a moderator's
+substitute, or a player's own offer accepted), a score taken back before anyone rolls again,
+and the server options a moderator sets for them (`undo`, `leaderboard`). Each decision that
+affects a game travels the one road (storage/road.py) as a chained move; a server option is a
+chained row of the server's chain."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from engine import Phase, Substitute, Undo
+from engine.errors import RulesError
+from engine.kinds import find_kind
+from storage import rolllog
+from storage.logrows import plain_entry
+from storage.model import Announce, Outcome, StoredGame, Where, Who, timestamp
+from storage.pace import parse_moment
+from storage.road import Road
+from storage.store import Context, GameStore
+from storage.vocabulary import ROLL_NAMES, Act
+
+OFFER_HOURS = 24  # a seat offered and not taken is withdrawn after this long
+
+
+@dataclass(frozen=True, slots=True)
+class ServerOption:
+    """A setting a moderator gives the whole server, its values and its default."""
+
+    name: str
+    values: tuple[str, ...]
+    default: str
+    summary: str
+
+
+SERVER_OPTIONS = {
+    o.name: o
+    for o in (
+        ServerOption(
+            "undo",
+            ("on", "off"),
+            "on",
+            "players may take back their last score until anyone rolls again",
+        ),
+        ServerOption(
+            "leaderboard",
+            ("off", "on"),
+            "off",
+            "`leaderboard` ranks this server's players over their finished dice games",
+        ),
+    )
+}
+
+
+class SeatingError(RulesError):
+    """A substitute, an offer or an undo that cannot be made now."""
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """A seat offered by its player to someone not at the table."""
+
+    game: StoredGame
+    player: str
+    newcomer: str
+    newcomer_name: str
+    expires: datetime
+
+
+class Seating:
+    """Substitutes, offers, undo and the server options."""
+
+    def __init__(self, ctx: Context, store: GameStore, road: Road) -> None:
+        self.ctx = ctx
+        self.store = store
+        self.road = road
+
+    # ---- server options ------------------------------------------------------------------
+
+    async def option(self, guild_id: str, name: str) -> str:
+        """A server option's value (its default until a moderator sets it)."""
+        async with self.ctx.db.conn.execute(
+            "SELECT value FROM server_options WHERE guild_id = ? AND name = ?", (guild_id, name)
+        ) as cursor:
+            row = await cursor.fetchone()
+        return str(row[0]) if row is not None else SERVER_OPTIONS[name].default
+
+    async def set_option(self, where: Where, who: Who, name: str, value: str) -> None:
+        """Set a server option, as a chained row of the server's chain (who set what)."""
+        now = timestamp(self.ctx.clock())
+        entry = replace(
+            plain_entry(where, who, now, Act.SERVER_OPTION),
+            chain=f"s{where.guild_id}",
+            dice=f"{name}={value}",
+            data=json.dumps({"option": name, "value": value}, separators=(",", ":")),
+        )
+        async with self.ctx.db.transaction() as conn:
+            await conn.execute(
+                "INSERT OR REPLACE INTO server_options (guild_id, name, value) VALUES (?, ?, ?)",
+                (where.guild_id, name, value),
+            )
+            await rolllog.append(self.ctx.db, [entry])
+
+    # ---- substitutes ---------------------------------------------------------------------
+
+    async def substitute(
+        self,
+        where: Where,
+        who: Who,
+        player: str,
+        newcomer: Who,
+        reason: str | None,
+        announce: Announce | None = None,
+    ) -> Outcome:
+        """Hand `player`'s seat in the channel's game to `newcomer`: a chained move."""
+        async with self.store.lock(where.channel_id):
+            game = await self.store.require_game_here(where.channel_id)
+            return await self._hand_over(game, where, who, player, newcomer, reason, announce)
+
+    async def _hand_over(
+        self,
+        game: StoredGame,
+        where: Where,
+        who: Who,
+        player: str,
+        newcomer: Who,
+        reason: str | None,
+        announce: Announce | None,
+    ) -> Outcome:
+        named = replace(game, names={**game.names, newcomer.user_id: newcomer.name})
+        action = Substitute(player, newcomer.user_id)
+        outcome = await self.road.commit(named, where, who, action, reason, None, announce=announce)
+        async with self.ctx.db.transaction() as conn:  # offers of seats no longer theirs
+            await conn.execute(
+                "DELETE FROM seat_offers WHERE game_id = ? AND from_user = ?", (game.id, player)
+            )
+        return outcome
+
+    async def offer(self, where: Where, who: Who, newcomer: Who) -> Offer:
+        """`who` offers their seat in the channel's game to `newcomer`, until they accept, it
+        is withdrawn, or `OFFER_HOURS` pass. A new offer replaces the last."""
+        async with self.store.lock(where.channel_id):
+            game = await self.store.require_game_here(where.channel_id)
+            state = game.state
+            if state.phase is not Phase.PLAYING:
+                raise SeatingError(
+                    "The game here isn't running: there is no seat to hand over yet.",
+                    hint="join" if state.phase is Phase.LOBBY else "status",
+                )
+            if who.user_id not in state.players:
+                raise SeatingError("You have no seat in this game to offer.", hint="status")
+            if newcomer.user_id in state.players:
+                raise SeatingError(
+                    f"{newcomer.name} already has a seat in this game: offer yours to someone "
+                    "not playing.",
+                    hint="sub me @player",
+                )
+            expires = self.ctx.clock() + timedelta(hours=OFFER_HOURS)
+            async with self.ctx.db.transaction() as conn:
+                await conn.execute(
+                    "INSERT OR REPLACE INTO seat_offers (game_id, from_user, to_user, to_name, "
+                    "expires_at) VALUES (?, ?, ?, ?, ?)",
+                    (game.id, who.user_id, newcomer.user_id, newcomer.name, timestamp(expires)),
+                )
+            return Offer(game, who.user_id, newcomer.user_id, newcomer.name, expires)
+
+    async def withdraw(self, where: Where, who: Who) -> Offer | None:
+        """`who` withdraws the seat they offered in the channel's game (None: there was none)."""
+        async with self.store.lock(where.channel_id):
+            game = await self.store.require_game_here(where.channel_id)
+            found = await self._offer_from(game, who.user_id)
+            if found is not None:
+                await self._drop(game.id, who.user_id)
+            return found
+
+    async def accept(self, where: Where, who: Who, announce: Announce | None = None) -> Outcome:
+        """`who` takes the seat offered to them in the channel's game."""
+        async with self.store.lock(where.channel_id):
+            game = await self.store.require_game_here(where.channel_id)
+            async with self.ctx.db.conn.execute(
+                "SELECT from_user FROM seat_offers WHERE game_id = ? AND to_user = ? "
+                "ORDER BY expires_at DESC LIMIT 1",
+                (game.id, who.user_id),
+            ) as cursor:
+                row = await cursor.fetchone()
+            found = None if row is None else await self._offer_from(game, str(row[0]))
+            if found is None:
+                raise SeatingError(
+                    "Nobody here has offered you their seat (or the offer expired: offers "
+                    f"last {OFFER_HOURS} hours). A player offers theirs with `sub me @you`.",
+                    hint="status",
+                )
+            await self._drop(game.id, found.player)
+            reason = f"offered by {game.name(found.player)}"
+            return await self._hand_over(game, where, who, found.player, who, reason, announce)
+
+    async def _offer_from(self, game: StoredGame, player: str) -> Offer | None:
+        """The live offer of `player`'s seat in `game` (an expired one is dropped)."""
+        async with self.ctx.db.conn.execute(
+            "SELECT to_user, to_name, expires_at FROM seat_offers "
+            "WHERE game_id = ? AND from_user = ?",
+            (game.id, player),
+        ) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            return None
+        expires = parse_moment(str(row[2]))
+        if expires <= self.ctx.clock() or player not in game.state.players:
+            await self._drop(game.id, player)
+            return None
+        return Offer(game, player, str(row[0]), str(row[1]), expires)
+
+    async def _drop(self, game_id: int, player: str) -> None:
+        async with self.ctx.db.transaction() as conn:
+            await conn.execute(
+                "DELETE FROM seat_offers WHERE game_id = ? AND from_user = ?", (game_id, player)
+            )
+
+    # ---- undo ----------------------------------------------------------------------------
+
+    async def undo(self, where: Where, who: Who, announce: Announce | None = None) -> Outcome:
+        """`who` takes back their last score in the channel's game, if nobody rolled since
+        and the server allows it: a chained move."""
+        if await self.option(where.guild_id, "undo") == "off":
+            raise SeatingError(
+                "Undo is off in this server: a score stands once it is made (a moderator "
+                "turns it on with `mod set undo on`).",
+                hint="status",
+            )
+        async with self.store.lock(where.channel_id):
+            game = await self.store.require_game_here(where.channel_id)
+            if "undo" not in find_kind(game.state.rules.preset).actions:
+                raise SeatingError(
+                    "Card games can't take a move back yet: only a dice game's score.",
+                    hint="status",
+                )
+            undoable = getattr(game.state, "undoable", None)
+            if undoable is None or undoable.before.player != who.user_id:
+                raise SeatingError(await self._why_not(game, who), hint="status")
+            last = await self._last_score(game)
+            if last is not None and last.user_id != who.user_id:
+                raise SeatingError(
+                    "The bot scored that turn for you at the deadline: it stands.",
+                    hint="status",
+                )
+            return await self.road.commit(
+                game, where, who, Undo(who.user_id), None, None, announce=announce
+            )
+
+    async def _last_score(self, game: StoredGame) -> rolllog.LogRow | None:
+        rows = [r async for r in rolllog.rows_for_game(self.ctx.db.conn, game.id)]
+        return next((r for r in reversed(rows) if r.action == Act.SCORE), None)
+
+    async def _why_not(self, game: StoredGame, who: Who) -> str:
+        """Why `who` has no score to take back: what came since their last one."""
+        rows = [r async for r in rolllog.rows_for_game(self.ctx.db.conn, game.id)]
+        mine = [i for i, r in enumerate(rows) if r.action == Act.SCORE and r.user_id == who.user_id]
+        if not mine:
+            return "You have no score in this game to take back."
+        since = [r for r in rows[mine[-1] + 1 :] if r.action in _MOVES]
+        if not since:  # pragma: no cover - the engine would have kept it undoable
+            return "That score can't be taken back."
+        first = since[0]
+        name = game.name(first.user_id) if first.user_id in game.names else first.user_name
+        if first.action == Act.UNDO and first.user_id == who.user_id:
+            return "You took that score back already: score again, or take back the next one."
+        if first.action in ROLL_NAMES:
+            return f"{name} has rolled since: the score stands."
+        if first.action == Act.GAME_OVER:
+            return "The game is over: the score stands."
+        return f"The game moved on since ({first.action.lower()}): the score stands."
+
+
+# The rows that move a game on (a hint, a deadline's news or a changed deadline do not).
+_MOVES = frozenset(
+    {
+        *ROLL_NAMES,
+        Act.SCORE,
+        Act.UNDO,
+        Act.SKIP,
+        Act.KICK,
+        Act.LEAVE,
+        Act.END,
+        Act.GAME_OVER,
+        Act.SUBSTITUTE,
+        Act.VOID,
+        Act.MOVE,
+    }
+)
