@@ -21,6 +21,7 @@ from engine.review import (
     Step,
     box_text,
     keep_text,
+    seat_title,
 )
 from engine.rules import Rules
 
@@ -165,7 +166,17 @@ def _player_field(game: GameReview, player: PlayerReview) -> Field:
     hinted = [d for d in player.decisions if d.hinted]
     if hinted:
         lines.append(f"After a hint: {len(hinted)} decision{'s' if len(hinted) > 1 else ''}")
-    return Field(f"{player.name}: {player.score}{status}", "\n".join(lines), inline=False)
+    if len(player.shares) > 1:
+        lines += [
+            f"{s.name}, {s.turns} turn{'' if s.turns == 1 else 's'} from turn {s.since}: "
+            f"luck {signed(s.luck)}, "
+            f"lost {s.loss:.1f}"
+            for s in player.shares
+        ]
+    for d in player.undone:
+        lines.append(f"Taken back (not counted): turn {d.turn}, {_did(game.rules, d.chosen)}")
+    title = f"{seat_title(player)}: {player.score}{status}"
+    return Field(title, "\n".join(lines), inline=False)
 
 
 def costliest(game: GameReview, count: int = COSTLIEST) -> list[tuple[str, Decision]]:
@@ -308,5 +319,15 @@ def review_reply(game: GameReview, chart: bool = True) -> Reply:
     """The message a finished game's review is: the embed (names escaped: no nickname becomes
     a link or a heading), with the chart attached."""
     files = (Attachment("review.png", review_chart(game)),) if chart else ()
-    shown = replace(game, players=tuple(replace(p, name=escape(p.name)) for p in game.players))
+    shown = replace(
+        game,
+        players=tuple(
+            replace(
+                p,
+                name=escape(p.name),
+                shares=tuple(replace(s, name=escape(s.name)) for s in p.shares),
+            )
+            for p in game.players
+        ),
+    )
     return Reply(embeds=(review_embed(shown),), files=files)

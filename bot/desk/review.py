@@ -166,18 +166,7 @@ class Reviews:
         record = PlayerRecord(0, 0, 0.0, 0.0, 0)
         for game in games:
             reviewed, names = await self._reviewed(game)
-            mine = next((p for p in reviewed.players if p.name == names.get(who.user_id)), None)
-            if mine is None:
-                continue
-            hinted = [d for d in mine.decisions if d.hinted]
-            record = PlayerRecord(
-                record.games + 1,
-                record.decisions + len(mine.decisions),
-                record.loss + mine.loss - sum(d.loss for d in hinted),
-                record.luck + mine.luck,
-                record.estimated + (not reviewed.exact),
-                record.hinted + len(hinted),
-            )
+            record = _credited(record, reviewed, names.get(who.user_id))
         return [Reply(embeds=(self._stats_embed(escape(who.name), record),))]
 
     async def _player(self, caller: Caller, text: str) -> Who:
@@ -231,6 +220,24 @@ class Reviews:
             text = f"**{per:.2f}** points lost per decision{unaided} ({verdict}).{estimated}"
         footer = "Finished dice games in this server"
         return Embed(title, text, tuple(fields), 0x8E44AD, footer).fitted()
+
+
+def _credited(record: PlayerRecord, reviewed: GameReview, name: str | None) -> PlayerRecord:
+    """`record` with the turns `name` played in a reviewed game (a seat a substitute took over
+    credits each turn to whoever played it)."""
+    shares = [s for p in reviewed.players for s in p.shares if s.name == name]
+    if not shares:
+        return record
+    mine = [d for p in reviewed.players for d in p.decisions if d.player == name]
+    hinted = [d for d in mine if d.hinted]
+    return PlayerRecord(
+        record.games + 1,
+        record.decisions + len(mine),
+        record.loss + sum(d.loss for d in mine if not d.hinted),
+        record.luck + sum(s.luck for s in shares),
+        record.estimated + (not reviewed.exact),
+        record.hinted + len(hinted),
+    )
 
 
 def _signed(points: float) -> str:
