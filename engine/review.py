@@ -441,31 +441,30 @@ def review(
                 ended = event
                 for seat in seats.values():
                     seat.drop_turn()
-    reviewed = []
-    for seat in seats.values():
-        score = scorecard_total(rules, seat.card)
-        reviewed.append(
-            PlayerReview(
-                name=seat.name,
-                score=score,
-                start_ev=seat.start,
-                luck=seat.luck,
-                loss=seat.loss,
-                drift=seat.drift,
-                finished=is_scorecard_full(seat.card),
-                expected=seat.level,
-                decisions=tuple(seat.decisions),
-                steps=tuple(seat.steps),
-                left=seat.left,
-                shares=_shares(seat),
-                undone=tuple(seat.undone),
-            )
-        )
+    reviewed = [_player_review(rules, seat) for seat in seats.values()]
     spread = oracle.spread(rules, new_scorecard(rules))
     if ended is None:
         return GameReview(rules, oracle.exact, False, tuple(reviewed), spread=spread)
     early = ended.early and ended.started
     return GameReview(rules, oracle.exact, True, tuple(reviewed), ended.winners, early, spread)
+
+
+def _player_review(rules: Rules, seat: _Seat) -> PlayerReview:
+    return PlayerReview(
+        name=seat.name,
+        score=scorecard_total(rules, seat.card),
+        start_ev=seat.start,
+        luck=seat.luck,
+        loss=seat.loss,
+        drift=seat.drift,
+        finished=is_scorecard_full(seat.card),
+        expected=seat.level,
+        decisions=tuple(seat.decisions),
+        steps=tuple(seat.steps),
+        left=seat.left,
+        shares=_shares(seat),
+        undone=tuple(seat.undone),
+    )
 
 
 def seat_title(player: PlayerReview) -> str:

@@ -95,6 +95,10 @@ class Reviews:
             self._shown.put(found.id, shown)
         return [shown]
 
+    async def reviewed(self, game: StoredGame) -> tuple[GameReview, dict[str, str]]:
+        """A finished game's review and its players' names by id (the leaderboard's too)."""
+        return await self._reviewed(game)
+
     async def _reviewed(self, game: StoredGame) -> tuple[GameReview, dict[str, str]]:
         """A finished game's review and its players' names by id (kept: it never changes)."""
         kept = self._kept.get(game.id)

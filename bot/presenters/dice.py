@@ -16,6 +16,7 @@ from bot.replies import (
     DESCRIPTION_MAX,
     SELECT_OPTIONS_MAX,
     TITLE_MAX,
+    CommandButton,
     Controls,
     Embed,
     Field,
@@ -58,6 +59,7 @@ from engine import (
     Rules,
     RulesError,
     Scored,
+    ScoreUndone,
     TurnStarted,
 )
 from engine.game import score_hint
@@ -196,6 +198,8 @@ class DicePresenter(Presenter):
                     self._scored(story, player, placement)
                 case RollVoided(player, _, roll, _, again):
                     story.say(self._voided(story, player, roll, again))
+                case ScoreUndone(player, _, placement, _):
+                    story.add(self._undone(game, player, placement))
                 case GameEnded():
                     story.flush()
                     story.add(*self._game_over(game, event, story.outcome))
@@ -233,7 +237,23 @@ class DicePresenter(Presenter):
     def _turn_started(self, outcome: Outcome, player: str, turn: int) -> Reply:
         game = outcome.game
         what = f"{game.turn_label(turn)}. `{self.prefix}roll` or the button when ready."
-        return turn_reply(outcome, player, what, RollButton(game.id, game.version), self.clock())
+        reply = turn_reply(outcome, player, what, RollButton(game.id, game.version), self.clock())
+        undoable = dice_state(game).undoable
+        if undoable is not None and any(isinstance(e, Scored) for e in outcome.events):
+            # The score just made may be taken back until anyone rolls (the scorer only).
+            return replace(reply, buttons=(CommandButton("↩ Undo score", "undo"),))
+        return reply
+
+    def _undone(self, game: StoredGame, player: str, placement: Placement) -> Reply:
+        """A score taken back: the dice are on the table again, with their buttons."""
+        state = dice_state(game)
+        left = 3 - state.rolls_used
+        dice = "  ".join(f"`{d.die}` {die_text(d)}" for d in state.dice or ())
+        text = (
+            f"↩️ {game.name(player)} took back their score ({placement_label(state, placement)}, "
+            f"{placement.points}). Their dice are back: {dice}\n{self._what_now(state, left)}"
+        )
+        return Reply(text=clip(text, CONTENT_MAX), controls=controls(game, 0))
 
     def roll_reply(self, game: StoredGame, event: DiceRolled, row: LogRow | None) -> Reply:
         """A roll in the forum's words with its moderation fields, the dice and the scoring
