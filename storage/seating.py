@@ -141,21 +141,7 @@ class Seating:
         """`who` offers their seat in the channel's game to `newcomer`, until they accept, it
         is withdrawn, or `OFFER_HOURS` pass. A new offer replaces the last."""
         async with self.store.lock(where.channel_id):
-            game = await self.store.require_game_here(where.channel_id)
-            state = game.state
-            if state.phase is not Phase.PLAYING:
-                raise SeatingError(
-                    "The game here isn't running: there is no seat to hand over yet.",
-                    hint="join" if state.phase is Phase.LOBBY else "status",
-                )
-            if who.user_id not in state.players:
-                raise SeatingError("You have no seat in this game to offer.", hint="status")
-            if newcomer.user_id in state.players:
-                raise SeatingError(
-                    f"{newcomer.name} already has a seat in this game: offer yours to someone "
-                    "not playing.",
-                    hint="sub me @player",
-                )
+            game = await self.check_offer(where, who, newcomer)
             expires = self.ctx.clock() + timedelta(hours=OFFER_HOURS)
             async with self.ctx.db.transaction() as conn:
                 await conn.execute(
@@ -164,6 +150,25 @@ class Seating:
                     (game.id, who.user_id, newcomer.user_id, newcomer.name, timestamp(expires)),
                 )
             return Offer(game, who.user_id, newcomer.user_id, newcomer.name, expires)
+
+    async def check_offer(self, where: Where, who: Who, newcomer: Who) -> StoredGame:
+        """What `offer` refuses, checked without changing anything: the game."""
+        game = await self.store.require_game_here(where.channel_id)
+        state = game.state
+        if state.phase is not Phase.PLAYING:
+            raise SeatingError(
+                "The game here isn't running: there is no seat to hand over yet.",
+                hint="join" if state.phase is Phase.LOBBY else "status",
+            )
+        if who.user_id not in state.players:
+            raise SeatingError("You have no seat in this game to offer.", hint="status")
+        if newcomer.user_id in state.players:
+            raise SeatingError(
+                f"{newcomer.name} already has a seat in this game: offer yours to someone "
+                "not playing.",
+                hint="sub me @player",
+            )
+        return game
 
     async def withdraw(self, where: Where, who: Who) -> Offer | None:
         """`who` withdraws the seat they offered in the channel's game (None: there was none)."""
@@ -177,23 +182,28 @@ class Seating:
     async def accept(self, where: Where, who: Who, announce: Announce | None = None) -> Outcome:
         """`who` takes the seat offered to them in the channel's game."""
         async with self.store.lock(where.channel_id):
-            game = await self.store.require_game_here(where.channel_id)
-            async with self.ctx.db.conn.execute(
-                "SELECT from_user FROM seat_offers WHERE game_id = ? AND to_user = ? "
-                "ORDER BY expires_at DESC LIMIT 1",
-                (game.id, who.user_id),
-            ) as cursor:
-                row = await cursor.fetchone()
-            found = None if row is None else await self._offer_from(game, str(row[0]))
-            if found is None:
-                raise SeatingError(
-                    "Nobody here has offered you their seat (or the offer expired: offers "
-                    f"last {OFFER_HOURS} hours). A player offers theirs with `sub me @you`.",
-                    hint="status",
-                )
+            game, found = await self.offered(where, who)
             await self._drop(game.id, found.player)
             reason = f"offered by {game.name(found.player)}"
             return await self._hand_over(game, where, who, found.player, who, reason, announce)
+
+    async def offered(self, where: Where, who: Who) -> tuple[StoredGame, Offer]:
+        """The seat offered to `who` in the channel's game (what `accept` takes), if any."""
+        game = await self.store.require_game_here(where.channel_id)
+        async with self.ctx.db.conn.execute(
+            "SELECT from_user FROM seat_offers WHERE game_id = ? AND to_user = ? "
+            "ORDER BY expires_at DESC LIMIT 1",
+            (game.id, who.user_id),
+        ) as cursor:
+            row = await cursor.fetchone()
+        found = None if row is None else await self._offer_from(game, str(row[0]))
+        if found is None:
+            raise SeatingError(
+                "Nobody here has offered you their seat (or the offer expired: offers "
+                f"last {OFFER_HOURS} hours). A player offers theirs with `sub me @you`.",
+                hint="status",
+            )
+        return game, found
 
     async def _offer_from(self, game: StoredGame, player: str) -> Offer | None:
         """The live offer of `player`'s seat in `game` (an expired one is dropped)."""
@@ -222,31 +232,36 @@ class Seating:
     async def undo(self, where: Where, who: Who, announce: Announce | None = None) -> Outcome:
         """`who` takes back their last score in the channel's game, if nobody rolled since
         and the server allows it: a chained move."""
+        async with self.store.lock(where.channel_id):
+            game = await self.check_undo(where, who)
+            return await self.road.commit(
+                game, where, who, Undo(who.user_id), None, None, announce=announce
+            )
+
+    async def check_undo(self, where: Where, who: Who) -> StoredGame:
+        """What `undo` refuses (with the reason), checked without changing anything."""
         if await self.option(where.guild_id, "undo") == "off":
             raise SeatingError(
                 "Undo is off in this server: a score stands once it is made (a moderator "
                 "turns it on with `mod set undo on`).",
                 hint="status",
             )
-        async with self.store.lock(where.channel_id):
-            game = await self.store.require_game_here(where.channel_id)
-            if "undo" not in find_kind(game.state.rules.preset).actions:
-                raise SeatingError(
-                    "Card games can't take a move back yet: only a dice game's score.",
-                    hint="status",
-                )
-            undoable = getattr(game.state, "undoable", None)
-            if undoable is None or undoable.before.player != who.user_id:
-                raise SeatingError(await self._why_not(game, who), hint="status")
-            last = await self._last_score(game)
-            if last is not None and last.user_id != who.user_id:
-                raise SeatingError(
-                    "The bot scored that turn for you at the deadline: it stands.",
-                    hint="status",
-                )
-            return await self.road.commit(
-                game, where, who, Undo(who.user_id), None, None, announce=announce
+        game = await self.store.require_game_here(where.channel_id)
+        if "undo" not in find_kind(game.state.rules.preset).actions:
+            raise SeatingError(
+                "Card games can't take a move back yet: only a dice game's score.",
+                hint="status",
             )
+        undoable = getattr(game.state, "undoable", None)
+        if undoable is None or undoable.before.player != who.user_id:
+            raise SeatingError(await self._why_not(game, who), hint="status")
+        last = await self._last_score(game)
+        if last is not None and last.user_id != who.user_id:
+            raise SeatingError(
+                "The bot scored that turn for you at the deadline: it stands.",
+                hint="status",
+            )
+        return game
 
     async def _last_score(self, game: StoredGame) -> rolllog.LogRow | None:
         rows = [r async for r in rolllog.rows_for_game(self.ctx.db.conn, game.id)]
