@@ -164,3 +164,38 @@ async def test_offers_are_accepted_withdrawn_or_expire(
     assert outcome.game.state.players == (CAT.user_id, BO.user_id)
     assert outcome.game.name(CAT.user_id) == "Cat"
     await turn(service, dice, CAT, "chance")
+
+
+async def test_a_card_seat_handed_over_verifies_and_exports(
+    service: GameService, dice: QueueDice, db_path: Path
+) -> None:
+    """The shared seating works for the card game too: Cat plays Ann's cards from then on."""
+    import random
+
+    from engine import EndGame, Join
+    from engine.cardgame import CardState, Stay
+    from storage.records import replay
+
+    await service.new_game(WHERE, ANN, "card", {"order": "join"})
+    await service.play(WHERE, BO, Join(BO.user_id))
+    rng = random.Random(4)
+    dice.push(rng.randint(1, n) for n in range(34, 1, -1))
+    await service.play(WHERE, ANN, Start())
+    game = await service.require_game_here(WHERE.channel_id)
+    assert isinstance(game.state, CardState)
+    first = game.state.current_player
+    await service.substitute(WHERE, MOD, ANN.user_id, CAT, "gone")
+    game = await service.require_game_here(WHERE.channel_id)
+    assert isinstance(game.state, CardState) and game.state.seat(CAT.user_id).before
+    mover = CAT if first == ANN.user_id else BO
+    await service.play(WHERE, mover, Stay(mover.user_id))
+    await service.moderate(WHERE, MOD, EndGame(), "a short game")
+    await service.db.close()
+    assert await verified(db_path) is None
+    db = await Database.open(db_path, migrate=False)
+    try:
+        lines = await export_record(db.conn, 1)
+    finally:
+        await db.close()
+    assert {"player": "Ann", "sub": "Cat"} in [json.loads(line) for line in lines]
+    assert isinstance(replay(lines).state, CardState)
