@@ -189,3 +189,16 @@ async def test_the_leaderboard_matches_the_reviews(desk: Desk) -> None:
     assert list(lines) == ranked
     refused = await say(desk, BO, "leaderboard classic 2")
     assert refused[0].refusal and "1 page" in refused[0].text
+
+
+async def test_the_leaderboard_leaves_out_a_forgotten_player(desk: Desk) -> None:
+    await say(desk, MOD, "mod set leaderboard on")
+    await open_game(desk, "", ANN, BO)
+    await play_out(desk.service)
+    before = _leaderboard_lines(words(await say(desk, BO, "leaderboard")))
+    assert set(before) == {"Ann", "Bo"}
+    await say(desk, MOD, "mod forget Ann yes")
+    board = words(await say(desk, BO, "leaderboard"))
+    after = _leaderboard_lines(board)
+    assert set(after) == {"Bo"} and after["Bo"] == before["Bo"]
+    assert "forgotten" not in board
