@@ -58,6 +58,7 @@ from engine.errors import (
     GameOverError,
     InvalidOptionError,
     NoPlayersError,
+    NothingToUndoError,
     NotInGameError,
     NotYourTurnError,
     RulesError,
@@ -80,6 +81,7 @@ from engine.game import (
     Substitute,
     TurnSkipped,
     TurnStarted,
+    Undo,
     check_substitute,
     roll_off,
 )
@@ -227,7 +229,8 @@ class Declare:
 
 CardAction = (
     Join | Leave | Start | Exchange | Stay | Done | Declare | Skip | Kick | EndGame | Substitute
-)
+    | Undo
+)  # fmt: skip
 
 
 # ---- events ----------------------------------------------------------------------------------
@@ -347,6 +350,15 @@ class ExtraRound:
     player: str
 
 
+@dataclass(frozen=True, slots=True)
+class DeclarationUndone:
+    """`player` took back their declaration of `hand` (`points`): they declare again."""
+
+    player: str
+    hand: str
+    points: int
+
+
 CardEvent = (
     PlayerJoined
     | PlayerLeft
@@ -369,6 +381,7 @@ CardEvent = (
     | ExtraRound
     | GameEnded
     | SeatHandedOver
+    | DeclarationUndone
 )
 
 
@@ -405,6 +418,23 @@ class CardSeat:
 
 
 @dataclass(frozen=True, slots=True)
+class CardUndo:
+    """A declaration its player may still take back: the table as it was before it. Kept only
+    when the declaration moved no card (no deal, no refill: nothing new is known), so what it
+    holds is what anyone at the table could see (the hands are the ones still held)."""
+
+    player: str
+    hand: str
+    points: int
+    current: int
+    stage: Stage
+    closed: tuple[str, ...]
+    final_rounds: int | None
+    special_scored: str | None
+    seats: tuple[CardSeat, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class CardState:
     """A whole card game at one moment (hands and deck order included: the bot keeps them
     out of every public message)."""
@@ -427,6 +457,7 @@ class CardState:
     unverifiable: bool = False  # ended without a winner: its deals can never be checked
     history: tuple[tuple[str, ...], ...] = field(default=())  # every deck order of the game
     round_orders: int = 0  # how many of the last orders in `history` this round shuffled
+    undoable: CardUndo | None = None  # the last declaration, until anything else happens
 
     @classmethod
     def new(cls, rules: CardRules) -> CardState:
@@ -543,7 +574,60 @@ Result = tuple[CardState, tuple[CardEvent, ...]]
 
 def apply_card(state: CardState, action: object, source: DiceSource) -> Result:
     """Apply one action to a card game. Raises a `RulesError` (state unchanged) when the rules
-    forbid it."""
+    forbid it. A declaration that moved no card may be taken back (`Undo`) until the next
+    action, whatever it is."""
+    after, events = _apply_card(state, action, source)
+    if isinstance(action, Declare) and _nothing_moved(state, after):
+        declared = next(e for e in events if isinstance(e, HandDeclared))
+        undo = CardUndo(
+            action.player, declared.hand, declared.points, state.current, state.stage,
+            state.closed, state.final_rounds, state.special_scored, state.seats,
+        )  # fmt: skip
+        return replace(after, undoable=undo), events
+    if after.undoable is not None:
+        after = replace(after, undoable=None)
+    return after, events
+
+
+def _nothing_moved(before: CardState, after: CardState) -> bool:
+    """No card dealt, drawn or shown anew, the same round and table: nothing new is known."""
+    return (
+        after.phase is Phase.PLAYING
+        and after.round == before.round
+        and after.stock == before.stock
+        and after.discard == before.discard
+        and after.history == before.history
+        and after.picked == before.picked
+        and after.picks == before.picks
+        and [(s.player, s.hand) for s in after.seats] == [(s.player, s.hand) for s in before.seats]
+    )
+
+
+def _undo(state: CardState, player: str) -> Result:
+    """Take back `player`'s declaration: the table as it was before it."""
+    _require_playing(state)
+    undo = state.undoable
+    if undo is None or undo.player != player:
+        state.seat(player)
+        raise NothingToUndoError(
+            "There is no declaration of yours to take back: only your own last one, before "
+            "anything else happens in the game.",
+            hint="status",
+        )
+    back = replace(
+        state,
+        current=undo.current,
+        stage=undo.stage,
+        closed=undo.closed,
+        final_rounds=undo.final_rounds,
+        special_scored=undo.special_scored,
+        seats=undo.seats,
+        undoable=None,
+    )
+    return back, (DeclarationUndone(player, undo.hand, undo.points),)
+
+
+def _apply_card(state: CardState, action: object, source: DiceSource) -> Result:
     match action:
         case Join(player):
             return _join(state, player)
@@ -567,6 +651,8 @@ def apply_card(state: CardState, action: object, source: DiceSource) -> Result:
             return _end(state, early=True, unverifiable=unverifiable)
         case Substitute(player, newcomer):
             return _substitute(state, player, newcomer)
+        case Undo(player):
+            return _undo(state, player)
     raise CardTurnError(
         "This is a card game: `hand` to see your cards, `discard 7h,Kd` to exchange, `stay`, "
         "and `declare <hand>` at the showdown.",

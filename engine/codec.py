@@ -13,6 +13,7 @@ from engine.cardgame import (
     CARD_PRESET,
     CardSeat,
     CardState,
+    CardUndo,
     Stage,
     make_card_rules,
 )
@@ -134,6 +135,69 @@ def dice_from_snapshot(data: dict[str, Any]) -> GameState:
 # ---- card games ----------------------------------------------------------------------------
 
 
+def _card_seat_data(s: CardSeat, hand: bool = True) -> dict[str, Any]:
+    return {
+        "player": s.player,
+        **({"hand": list(s.hand)} if hand else {}),
+        "turns": s.turns,
+        "round_turns": s.round_turns,
+        "stayed": s.stayed,
+        "declared": s.declared,
+        "scores": [[h, p] for h, p in s.scores],
+        "crossed": list(s.crossed),
+        **({"before": [list(b) for b in s.before]} if s.before else {}),
+    }
+
+
+def _card_seat(raw: dict[str, Any], hand: tuple[str, ...] | None = None) -> CardSeat:
+    return CardSeat(
+        player=str(raw["player"]),
+        hand=_cards(raw["hand"]) if hand is None else hand,
+        turns=int(raw["turns"]),
+        round_turns=int(raw["round_turns"]),
+        stayed=bool(raw["stayed"]),
+        declared=bool(raw["declared"]),
+        scores=tuple((str(h), int(p)) for h, p in raw["scores"]),
+        crossed=tuple(str(h) for h in raw["crossed"]),
+        before=_before(raw),
+    )
+
+
+def _card_undo_data(undo: CardUndo) -> dict[str, Any]:
+    """A declaration that may be taken back: the table before it, without the hands (they
+    are the ones held now: a declaration that moved a card cannot be taken back)."""
+    return {
+        "player": undo.player,
+        "hand": undo.hand,
+        "points": undo.points,
+        "current": undo.current,
+        "stage": undo.stage.value,
+        "closed": list(undo.closed),
+        "final_rounds": undo.final_rounds,
+        "special_scored": undo.special_scored,
+        "seats": [_card_seat_data(s, hand=False) for s in undo.seats],
+    }
+
+
+def _card_undo(data: Any, seats: tuple[CardSeat, ...]) -> CardUndo | None:
+    if data is None:
+        return None
+    raws = data["seats"]
+    if len(raws) != len(seats):
+        raise SnapshotError("the declaration to take back is of another table")
+    return CardUndo(
+        player=str(data["player"]),
+        hand=str(data["hand"]),
+        points=int(data["points"]),
+        current=int(data["current"]),
+        stage=Stage(data["stage"]),
+        closed=tuple(str(h) for h in data["closed"]),
+        final_rounds=None if data["final_rounds"] is None else int(data["final_rounds"]),
+        special_scored=data["special_scored"],
+        seats=tuple(_card_seat(r, s.hand) for r, s in zip(raws, seats, strict=True)),
+    )
+
+
 def card_snapshot(state: CardState) -> dict[str, Any]:
     return {
         "v": SNAPSHOT_VERSION,
@@ -155,20 +219,8 @@ def card_snapshot(state: CardState) -> dict[str, Any]:
         "round_orders": state.round_orders,
         "ended_early": state.ended_early,
         **({"unverifiable": True} if state.unverifiable else {}),
-        "seats": [
-            {
-                "player": s.player,
-                "hand": list(s.hand),
-                "turns": s.turns,
-                "round_turns": s.round_turns,
-                "stayed": s.stayed,
-                "declared": s.declared,
-                "scores": [[h, p] for h, p in s.scores],
-                "crossed": list(s.crossed),
-                **({"before": [list(b) for b in s.before]} if s.before else {}),
-            }
-            for s in state.seats
-        ],
+        "seats": [_card_seat_data(s) for s in state.seats],
+        **({} if state.undoable is None else {"undo": _card_undo_data(state.undoable)}),
     }
 
 
@@ -184,20 +236,7 @@ def card_from_snapshot(data: dict[str, Any]) -> CardState:
         if data["v"] != SNAPSHOT_VERSION:
             raise SnapshotError(f"snapshot version {data['v']} is not {SNAPSHOT_VERSION}")
         rules = make_card_rules(data["options"])
-        seats = tuple(
-            CardSeat(
-                player=str(raw["player"]),
-                hand=_cards(raw["hand"]),
-                turns=int(raw["turns"]),
-                round_turns=int(raw["round_turns"]),
-                stayed=bool(raw["stayed"]),
-                declared=bool(raw["declared"]),
-                scores=tuple((str(h), int(p)) for h, p in raw["scores"]),
-                crossed=tuple(str(h) for h in raw["crossed"]),
-                before=_before(raw),
-            )
-            for raw in data["seats"]
-        )
+        seats = tuple(_card_seat(raw) for raw in data["seats"])
         state = CardState(
             rules=rules,
             phase=Phase(data["phase"]),
@@ -217,6 +256,7 @@ def card_from_snapshot(data: dict[str, Any]) -> CardState:
             round_orders=int(data["round_orders"]),
             ended_early=bool(data["ended_early"]),
             unverifiable=bool(data.get("unverifiable", False)),
+            undoable=_card_undo(data.get("undo"), seats),
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, SnapshotError):

@@ -11,8 +11,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from engine import Phase, Substitute, Undo
+from engine.cardgame import CardState, CardUndo
 from engine.errors import RulesError
-from engine.kinds import find_kind
+from engine.game import Undoable
 from storage import rolllog
 from storage.logrows import plain_entry
 from storage.model import Announce, Outcome, StoredGame, Where, Who, timestamp
@@ -247,44 +248,53 @@ class Seating:
                 hint="status",
             )
         game = await self.store.require_game_here(where.channel_id)
-        if "undo" not in find_kind(game.state.rules.preset).actions:
-            raise SeatingError(
-                "Card games can't take a move back yet: only a dice game's score.",
-                hint="status",
-            )
-        undoable = getattr(game.state, "undoable", None)
-        if undoable is None or undoable.before.player != who.user_id:
+        undoable = game.state.undoable
+        mine = undoable is not None and _undoer(undoable) == who.user_id
+        if not mine:
             raise SeatingError(await self._why_not(game, who), hint="status")
-        last = await self._last_score(game)
+        last = await self._last_choice(game)
         if last is not None and last.user_id != who.user_id:
             raise SeatingError(
-                "The bot scored that turn for you at the deadline: it stands.",
-                hint="status",
+                "The bot played that for you at the deadline: it stands.", hint="status"
             )
         return game
 
-    async def _last_score(self, game: StoredGame) -> rolllog.LogRow | None:
+    async def _last_choice(self, game: StoredGame) -> rolllog.LogRow | None:
         rows = [r async for r in rolllog.rows_for_game(self.ctx.db.conn, game.id)]
-        return next((r for r in reversed(rows) if r.action == Act.SCORE), None)
+        return next((r for r in reversed(rows) if r.action in _CHOICES), None)
 
     async def _why_not(self, game: StoredGame, who: Who) -> str:
         """Why `who` has no score to take back: what came since their last one."""
         rows = [r async for r in rolllog.rows_for_game(self.ctx.db.conn, game.id)]
-        mine = [i for i, r in enumerate(rows) if r.action == Act.SCORE and r.user_id == who.user_id]
+        mine = [i for i, r in enumerate(rows) if r.action in _CHOICES and r.user_id == who.user_id]
+        what = "declaration" if isinstance(game.state, CardState) else "score"
         if not mine:
-            return "You have no score in this game to take back."
+            return f"You have no {what} in this game to take back."
         since = [r for r in rows[mine[-1] + 1 :] if r.action in _MOVES]
         if not since:  # pragma: no cover - the engine would have kept it undoable
             return "That score can't be taken back."
         first = since[0]
         name = game.name(first.user_id) if first.user_id in game.names else first.user_name
         if first.action == Act.UNDO and first.user_id == who.user_id:
-            return "You took that score back already: score again, or take back the next one."
+            return f"You took that {what} back already: make it again."
         if first.action in ROLL_NAMES:
             return f"{name} has rolled since: the score stands."
+        if first.action in (Act.DEAL, Act.EXCHANGE, Act.RESHUFFLE):
+            return f"Cards were drawn since ({first.action.lower()}): the {what} stands."
         if first.action == Act.GAME_OVER:
-            return "The game is over: the score stands."
-        return f"The game moved on since ({first.action.lower()}): the score stands."
+            return f"The game is over: the {what} stands."
+        if first.action == Act.DECLARE:
+            return f"{name} has declared since: the {what} stands."
+        return f"The game moved on since ({first.action.lower()}): the {what} stands."
+
+
+# The choices a player may take back: a dice game's score, a card game's declaration.
+_CHOICES = frozenset({Act.SCORE, Act.DECLARE})
+
+
+def _undoer(undoable: Undoable | CardUndo) -> str:
+    """Whose choice an undo point would take back."""
+    return undoable.before.player if isinstance(undoable, Undoable) else undoable.player
 
 
 # The rows that move a game on (a hint, a deadline's news or a changed deadline do not).
@@ -301,5 +311,12 @@ _MOVES = frozenset(
         Act.SUBSTITUTE,
         Act.VOID,
         Act.MOVE,
+        Act.DECLARE,
+        Act.DEAL,
+        Act.EXCHANGE,
+        Act.RESHUFFLE,
+        Act.STAY,
+        Act.PASS,
+        Act.NO_HAND,
     }
 )

@@ -199,3 +199,51 @@ async def test_a_card_seat_handed_over_verifies_and_exports(
         await db.close()
     assert {"player": "Ann", "sub": "Cat"} in [json.loads(line) for line in lines]
     assert isinstance(replay(lines).state, CardState)
+
+
+async def test_a_card_declaration_is_taken_back_until_the_next_move(
+    service: GameService, dice: QueueDice, db_path: Path
+) -> None:
+    """At the showdown Ann declares, takes it back and declares again; after Bo's declaration
+    (which deals the next round: new cards) Bo's cannot be taken back."""
+    import random
+
+    from engine import Join
+    from engine.cardgame import CardState, Declare, Stage, Stay
+
+    await service.new_game(WHERE, ANN, "card", {"order": "join"})
+    await service.play(WHERE, BO, Join(BO.user_id))
+    rng = random.Random(8)
+    dice.push(rng.randint(1, n) for _ in range(4) for n in range(34, 1, -1))
+    await service.play(WHERE, ANN, Start())
+    people = {ANN.user_id: ANN, BO.user_id: BO}
+    while True:
+        game = await service.require_game_here(WHERE.channel_id)
+        state = game.state
+        assert isinstance(state, CardState)
+        if state.stage is Stage.SHOWDOWN:
+            break
+        player = state.current_player or ""
+        await service.play(WHERE, people[player], Stay(player))
+    first = people[state.current_player or ""]
+    with pytest.raises(SeatingError, match="no declaration in this game"):
+        await service.undo(WHERE, first)
+    made = state.available(first.user_id)
+    hand = made[0].hand if made else state.cross_off_choices(first.user_id)[0]
+    await service.play(WHERE, first, Declare(first.user_id, hand))
+    other = BO if first is ANN else ANN
+    with pytest.raises(SeatingError, match="no declaration in this game"):
+        await service.undo(WHERE, other)
+    undone = await service.undo(WHERE, first)
+    assert undone.rows[0].action == "Undo" and undone.game.state.current_player == first.user_id
+    assert undone.game.state.seat(first.user_id).scores == ()  # type: ignore[union-attr]
+    await service.play(WHERE, first, Declare(first.user_id, hand))
+    state = (await service.require_game_here(WHERE.channel_id)).state
+    assert isinstance(state, CardState)
+    made = state.available(other.user_id)
+    last = made[0].hand if made else state.cross_off_choices(other.user_id)[0]
+    await service.play(WHERE, other, Declare(other.user_id, last))
+    with pytest.raises(SeatingError, match="the declaration stands"):
+        await service.undo(WHERE, other)
+    await service.db.close()
+    assert await verified(db_path) is None
