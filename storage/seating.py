@@ -266,8 +266,14 @@ class Seating:
     async def _why_not(self, game: StoredGame, who: Who) -> str:
         """Why `who` has no score to take back: what came since their last one."""
         rows = [r async for r in rolllog.rows_for_game(self.ctx.db.conn, game.id)]
-        mine = [i for i, r in enumerate(rows) if r.action in _CHOICES and r.user_id == who.user_id]
         what = "declaration" if isinstance(game.state, CardState) else "score"
+        moved = [r for r in rows if r.action in _MOVES and r.user_id == who.user_id]
+        if moved and moved[-1].action == Act.EXCHANGE:
+            return (
+                "A discard can't be taken back: the cards you put aside are face up on the "
+                "pile, and you drew new ones."
+            )
+        mine = [i for i, r in enumerate(rows) if r.action in _CHOICES and r.user_id == who.user_id]
         if not mine:
             return f"You have no {what} in this game to take back."
         since = [r for r in rows[mine[-1] + 1 :] if r.action in _MOVES]
