@@ -10,6 +10,7 @@ import json
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 
 from engine import Phase, ScoreUndone, SeatHandedOver, TurnStarted
 from engine.kinds import AnyEvent
@@ -177,6 +178,18 @@ class Clocks:
                 updated = await self._replan(updated, replace(clock, due_at=due), prefs, rearm=True)
             self.ctx.wakeup.set()
             return updated
+
+    async def restart(self, game: StoredGame, began: datetime) -> StoredGame:
+        """The turn in play's clock counted from `began`, when the turn began (a score taken
+        back: the turn goes on with the deadline it had, so an undo never buys time). Call
+        under the channel's lock."""
+        clock = game.clock
+        if clock is None or clock.started_at <= began:
+            return game
+        due = began + game.pace.deadline if game.pace.deadline else None
+        prefs = await self.prefs(clock.player)
+        moved = replace(clock, started_at=began, due_at=due)
+        return await self._replan(game, moved, prefs, rearm=True)
 
     async def _replan(
         self, game: StoredGame, clock: TurnClock, prefs: Prefs, rearm: bool = False

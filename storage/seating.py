@@ -235,9 +235,26 @@ class Seating:
         and the server allows it: a chained move."""
         async with self.store.lock(where.channel_id):
             game = await self.check_undo(where, who)
-            return await self.road.commit(
+            began = await self._turn_began(game, who)
+            outcome = await self.road.commit(
                 game, where, who, Undo(who.user_id), None, None, announce=announce
             )
+            if began is None:
+                return outcome
+            return replace(outcome, game=await self.road.clocks.restart(outcome.game, began))
+
+    async def _turn_began(self, game: StoredGame, who: Who) -> datetime | None:
+        """When the turn being taken back began: the time of the action before its player's
+        first move of it (their first roll; in a card game's showdown, their declaration)."""
+        rows = [r async for r in rolllog.rows_for_game(self.ctx.db.conn, game.id)]
+        starts = (*ROLL_NAMES[:1], Act.DECLARE)
+        first = next(
+            (r for r in reversed(rows) if r.action in starts and r.user_id == who.user_id), None
+        )
+        if first is None or first.game_seq is None:
+            return None
+        before = [r for r in rows if r.game_seq is not None and r.game_seq < first.game_seq]
+        return parse_moment(before[-1].at) if before else None
 
     async def check_undo(self, where: Where, who: Who) -> StoredGame:
         """What `undo` refuses (with the reason), checked without changing anything."""

@@ -247,3 +247,29 @@ async def test_a_card_declaration_is_taken_back_until_the_next_move(
         await service.undo(WHERE, other)
     await service.db.close()
     assert await verified(db_path) is None
+
+
+async def test_an_undo_buys_no_time(
+    service: GameService, dice: QueueDice, clock: FakeClock
+) -> None:
+    """Ann's turn began at noon with an hour to play; she scores at 12:50 and takes it back:
+    her deadline is 13:00 still, not an hour from the score."""
+    from datetime import timedelta
+
+    from engine import Join
+    from storage.pace import Pace
+
+    await service.new_game(WHERE, ANN, "classic", {"order": "join"}, Pace(timedelta(hours=1)))
+    await service.play(WHERE, BO, Join(BO.user_id))
+    await service.play(WHERE, ANN, Start())
+    began = clock()
+    clock.advance(minutes=50)
+    await turn(service, dice, ANN, "chance")
+    bos = await service.require_game_here(WHERE.channel_id)
+    assert bos.clock is not None and bos.clock.due_at == began + timedelta(minutes=110)
+    undone = await service.undo(WHERE, ANN)
+    clock_now = undone.game.clock
+    assert clock_now is not None and clock_now.player == ANN.user_id
+    assert clock_now.due_at == began + timedelta(hours=1)
+    stored = await service.require_game_here(WHERE.channel_id)
+    assert stored.clock is not None and stored.clock.due_at == began + timedelta(hours=1)
