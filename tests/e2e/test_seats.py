@@ -68,6 +68,20 @@ async def test_a_substitute_by_slash_and_an_offer_taken_by_button(table: Table) 
     told = next(m for m in fake.messages[start:] if "takes over" in text_of(m))
     assert f"<@{GYPSY}> takes over Second's seat" in text_of(told)
     assert "(offered by Second)" in text_of(told)
+    # The game goes on to its end; the last turn is typed, and its message names both.
+    await play_out(table, random.Random(1), stop_before_last=True)
+    game = await table.bot.desk.service.require_game_here(str(CHANNEL))
+    state = game.state
+    assert isinstance(state, GameState)
+    seat = state.current_seat
+    assert seat is not None
+    box = state.rules.box_ids[seat.card[0].scores.index(None)]
+    name = {GYPSY: "Gypsy", THIRD: "Third"}[seat.player]
+    table.dice.push([1, 2, 3, 4, 6])
+    await table.send(name, "!roll", expect="rolled")
+    over = await table.send(name, f"!score {box}", expect="is over")
+    final = text_of(next(m for m in over if "Final:" in text_of(m)))
+    assert "Gypsy (from turn 2: Third) " in final and "Second (from turn 2: Gypsy) " in final
     report = verify_file(table.db_path)
     assert report.problem is None
 
@@ -98,13 +112,17 @@ async def test_undo_by_button_then_refused_after_a_roll(table: Table) -> None:
     assert verify_file(table.db_path).problem is None
 
 
-async def play_out(table: Table, rng: random.Random) -> None:
-    """The rest of the channel's game by the bot's own strategy (quick: no messages)."""
+async def play_out(table: Table, rng: random.Random, stop_before_last: bool = False) -> None:
+    """The rest of the channel's game by the bot's own strategy (quick: no messages); or all
+    but its last turn."""
     service = table.bot.desk.service
     where = Where(str(GUILD), str(CHANNEL))
     while (game := await service.game_here(where.channel_id)) is not None:
         state = game.state
         assert isinstance(state, GameState)
+        left = sum(v is None for s in state.seats for sheet in s.card for v in sheet.scores)
+        if stop_before_last and left == 1 and not state.rolls_used:
+            return
         table.dice.push(rng.randint(1, 6) for _ in range(5))
         player = state.current_player or ""
         await service.play(where, Who(player, game.name(player)), dice_next_action(state))
