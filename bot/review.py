@@ -265,7 +265,7 @@ def _draw_lines(game: GameReview, axes: Axes, colours: Sequence[str]) -> None:
         xs = [0.0, *(step_position(s) for s in p.steps)]
         ys = [p.start_ev, *(s.expected for s in p.steps)]
         axes.plot(
-            xs, ys, drawstyle="steps-post", linewidth=2.5, color=colours[i], label=_plain(p.name)
+            xs, ys, drawstyle="steps-post", linewidth=2.5, color=colours[i], label=_plain(seat_title(p))
         )
         if p.left:
             axes.plot([xs[-1]], [ys[-1]], marker="X", markersize=11, color=colours[i])
@@ -294,7 +294,7 @@ def _draw_bars(game: GameReview, luck_axes: Axes, loss_axes: Axes) -> None:
     run to hundreds while its luck may be a few points), every bar's value written on it."""
     players = game.players
     rows = list(range(len(players)))
-    names = [_plain(p.name) for p in players]
+    names = [_plain(seat_title(p)) for p in players]
     for axes, values, colour, title in (
         (luck_axes, [p.luck for p in players], LUCK_COLOUR, "luck (points)"),
         (loss_axes, [p.loss for p in players], LOSS_COLOUR, "lost to decisions (points)"),
