@@ -265,7 +265,12 @@ def _draw_lines(game: GameReview, axes: Axes, colours: Sequence[str]) -> None:
         xs = [0.0, *(step_position(s) for s in p.steps)]
         ys = [p.start_ev, *(s.expected for s in p.steps)]
         axes.plot(
-            xs, ys, drawstyle="steps-post", linewidth=2.5, color=colours[i], label=_plain(seat_title(p))
+            xs,
+            ys,
+            drawstyle="steps-post",
+            linewidth=2.5,
+            color=colours[i],
+            label=_plain(seat_title(p)),
         )
         if p.left:
             axes.plot([xs[-1]], [ys[-1]], marker="X", markersize=11, color=colours[i])

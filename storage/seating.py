@@ -18,6 +18,7 @@ from storage import rolllog
 from storage.logrows import plain_entry
 from storage.model import Announce, Outcome, StoredGame, Where, Who, timestamp
 from storage.pace import parse_moment
+from storage.people import remember_names
 from storage.road import Road
 from storage.store import Context, GameStore
 from storage.vocabulary import ROLL_NAMES, Act
@@ -132,6 +133,8 @@ class Seating:
         named = replace(game, names={**game.names, newcomer.user_id: newcomer.name})
         action = Substitute(player, newcomer.user_id)
         outcome = await self.road.commit(named, where, who, action, reason, None, announce=announce)
+        # The log shows people by their latest name: the newcomer's, until they act themselves.
+        await remember_names(self.ctx.db, where.guild_id, {newcomer.user_id: newcomer.name})
         async with self.ctx.db.transaction() as conn:  # offers of seats no longer theirs
             await conn.execute(
                 "DELETE FROM seat_offers WHERE game_id = ? AND from_user = ?", (game.id, player)

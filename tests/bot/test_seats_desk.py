@@ -202,3 +202,19 @@ async def test_the_leaderboard_leaves_out_a_forgotten_player(desk: Desk) -> None
     after = _leaderboard_lines(board)
     assert set(after) == {"Bo"} and after["Bo"] == before["Bo"]
     assert "forgotten" not in board
+
+
+async def test_server_options_are_shown_set_and_refused_plainly(desk: Desk) -> None:
+    (shown,) = await say(desk, MOD, "mod set")
+    assert shown.private
+    assert "`undo` on" in shown.text and "`leaderboard` off" in shown.text
+    (refused,) = await say(desk, MOD, "mod set undo maybe")
+    assert refused.refusal and "`undo` is on or off" in refused.text
+    (refused,) = await say(desk, MOD, "mod set colour blue")
+    assert refused.refusal and "no server option" in refused.text
+    (done,) = await say(desk, MOD, "mod set undo off")
+    assert "Mod set `undo` to off" in done.text
+    (shown,) = await say(desk, MOD, "mod set")
+    assert "`undo` off" in shown.text
+    (refused,) = await say(desk, ANN, "mod set undo on")
+    assert refused.refusal and "moderator" in refused.text.lower()

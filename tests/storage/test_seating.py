@@ -59,7 +59,13 @@ async def subbed(service: GameService, dice: QueueDice, db_path: Path) -> Path:
 
 
 async def test_the_substitute_and_the_undo_are_chained_and_verify(subbed: Path) -> None:
+    from tests.storage.test_audit_cli import rollkeeper
+
     assert await verified(subbed) is None
+    ran = rollkeeper("audit", "verify", "--db", str(subbed))
+    assert ran.returncode == 0, ran.stderr
+    log = rollkeeper("audit", "log", "--db", str(subbed), "--game", "1").stdout
+    assert "Substitute" in log and "Undo" in log
     conn = sqlite3.connect(subbed)
     actions = [json.loads(b)["action"] for (b,) in conn.execute("SELECT body FROM log")]
     conn.close()
