@@ -210,7 +210,7 @@ class Seating:
         return game, found
 
     async def _offer_from(self, game: StoredGame, player: str) -> Offer | None:
-        """The live offer of `player`'s seat in `game` (an expired one is dropped)."""
+        """The live offer of `player`'s seat in `game` (None: none, or it lapsed)."""
         async with self.ctx.db.conn.execute(
             "SELECT to_user, to_name, expires_at FROM seat_offers "
             "WHERE game_id = ? AND from_user = ?",
@@ -221,8 +221,7 @@ class Seating:
             return None
         expires = parse_moment(str(row[2]))
         if expires <= self.ctx.clock() or player not in game.state.players:
-            await self._drop(game.id, player)
-            return None
+            return None  # lapsed (a new offer replaces it; nothing here writes: previews ask)
         return Offer(game, player, str(row[0]), str(row[1]), expires)
 
     async def _drop(self, game_id: int, player: str) -> None:
