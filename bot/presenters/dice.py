@@ -65,8 +65,8 @@ from engine import (
 from engine.game import score_hint
 from engine.numbers import is_number
 from storage.rolllog import LogRow
-from storage.service import Outcome, StoredGame
-from storage.vocabulary import ROLL_NAMES
+from storage.service import BOT, Outcome, StoredGame
+from storage.vocabulary import ROLL_NAMES, Act
 
 # A preset without its own colour gets one made from its name (see `colour`).
 COLOURS = {"classic": 0xC0392B, "triple": 0x2471A3, "painted": 0x8E44AD, "painted-pyz": 0x1E8449}
@@ -239,7 +239,8 @@ class DicePresenter(Presenter):
         what = f"{game.turn_label(turn)}. `{self.prefix}roll` or the button when ready."
         reply = turn_reply(outcome, player, what, RollButton(game.id, game.version), self.clock())
         undoable = dice_state(game).undoable
-        if undoable is not None and any(isinstance(e, Scored) for e in outcome.events):
+        by_player = any(r.action == Act.SCORE and r.user_id != BOT.user_id for r in outcome.rows)
+        if undoable is not None and by_player:
             # The score just made may be taken back until anyone rolls (the scorer only).
             return replace(reply, buttons=(CommandButton("↩ Undo score", "undo"),))
         return reply
