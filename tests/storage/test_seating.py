@@ -279,3 +279,18 @@ async def test_an_undo_buys_no_time(
     assert clock_now.due_at == began + timedelta(hours=1)
     stored = await service.require_game_here(WHERE.channel_id)
     assert stored.clock is not None and stored.clock.due_at == began + timedelta(hours=1)
+
+
+async def test_a_server_option_changed_behind_the_bot_is_caught(
+    service: GameService, db_path: Path
+) -> None:
+    await service.set_server_option(WHERE, MOD, "undo", "off")
+    await service.set_server_option(WHERE, MOD, "leaderboard", "on")
+    await service.db.close()
+    assert await verified(db_path) is None
+    conn = sqlite3.connect(db_path)
+    conn.execute("UPDATE server_options SET value = 'on' WHERE name = 'undo'")
+    conn.commit()
+    conn.close()
+    problem = await verified(db_path)
+    assert problem is not None and "set undo=off, but the server has on" in problem
