@@ -24,6 +24,7 @@ from storage.store import Context, GameStore
 from storage.vocabulary import ROLL_NAMES, Act
 
 OFFER_HOURS = 24  # a seat offered and not taken is withdrawn after this long
+CACHED_OPTIONS = 10_000  # server options kept in memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,16 +78,26 @@ class Seating:
         self.ctx = ctx
         self.store = store
         self.road = road
+        self._options: dict[tuple[str, str], str] = {}
 
     # ---- server options ------------------------------------------------------------------
 
     async def option(self, guild_id: str, name: str) -> str:
-        """A server option's value (its default until a moderator sets it)."""
+        """A server option's value (its default until a moderator sets it); kept in memory
+        once read (every move asks: the undo button shows only where undo is on)."""
+        key = (guild_id, name)
+        found = self._options.get(key)
+        if found is not None:
+            return found
         async with self.ctx.db.conn.execute(
             "SELECT value FROM server_options WHERE guild_id = ? AND name = ?", (guild_id, name)
         ) as cursor:
             row = await cursor.fetchone()
-        return str(row[0]) if row is not None else SERVER_OPTIONS[name].default
+        found = str(row[0]) if row is not None else SERVER_OPTIONS[name].default
+        if len(self._options) > CACHED_OPTIONS:
+            self._options.clear()
+        self._options[key] = found
+        return found
 
     async def set_option(self, where: Where, who: Who, name: str, value: str) -> None:
         """Set a server option, as a chained row of the server's chain (who set what)."""
@@ -103,6 +114,7 @@ class Seating:
                 (where.guild_id, name, value),
             )
             await rolllog.append(self.ctx.db, [entry])
+        self._options[(where.guild_id, name)] = value
 
     # ---- substitutes ---------------------------------------------------------------------
 

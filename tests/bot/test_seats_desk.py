@@ -127,7 +127,8 @@ async def test_an_undo_is_accepted_before_the_next_roll_and_refused_after(desk: 
     refused = await say(desk, ANN, "undo")
     assert refused[0].refusal and "Bo has rolled since: the score stands." in refused[0].text
     await say(desk, MOD, "mod set undo off")
-    await say(desk, BO, "score chance")
+    scored = await say(desk, BO, "score chance")
+    assert scored and not any(b.command == "undo" for r in scored for b in r.buttons)
     refused = await say(desk, BO, "undo")
     assert "Undo is off in this server" in refused[0].text
     await say(desk, MOD, "mod set undo on")
