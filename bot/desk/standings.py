@@ -66,7 +66,7 @@ class Standings:
 
     def _page(self, preset: str, lines: list[Standing], games: int, page: int) -> Reply:
         pages = max(1, math.ceil(len(lines) / PAGE))
-        if page > pages:
+        if not 1 <= page <= pages:
             raise UsageError(
                 f"The leaderboard has {pages} page{'s' if pages > 1 else ''}.",
                 hint=f"leaderboard {preset} {pages}",

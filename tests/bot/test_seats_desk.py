@@ -188,8 +188,11 @@ async def test_the_leaderboard_matches_the_reviews(desk: Desk) -> None:
     assert lines["Bo"][0] == "2" and lines["Ann"][0] == "1.2"  # 1 + 3 of 13 turns
     ranked = sorted(expected, key=lambda n: -expected[n][2] / expected[n][0])
     assert list(lines) == ranked
-    refused = await say(desk, BO, "leaderboard classic 2")
-    assert refused[0].refusal and "1 page" in refused[0].text
+    for text in ("leaderboard classic 2", "leaderboard 0"):
+        refused = await say(desk, BO, text)
+        assert refused[0].refusal and "1 page" in refused[0].text, text
+    refused = await say(desk, BO, "leaderboard card")
+    assert refused[0].refusal and "not reviewed" in refused[0].text
 
 
 async def test_the_leaderboard_leaves_out_a_forgotten_player(desk: Desk) -> None:
