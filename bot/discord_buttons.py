@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable
+from dataclasses import replace
 from typing import Any
 
 import discord
 
 from bot.caller import Caller, UsageError
 from bot.desk import Desk
-from bot.replies import CardButtons, Controls, Reply, RollButton
+from bot.replies import CardButtons, CommandButton, Controls, Reply, RollButton
 
 _ID = "[0-9]{1,15}"  # a game or version id, ASCII digits the database can hold
 _TOGGLE = re.compile(
@@ -30,6 +31,7 @@ _PICK = re.compile(rf"rk:s:(?P<game>{_ID}):(?P<version>{_ID}):(?P<part>[0-9])")
 _HAND = re.compile(rf"rk:h:(?P<game>{_ID})")
 _STAY = re.compile(rf"rk:y:(?P<game>{_ID}):(?P<version>{_ID})")
 _DECLARE = re.compile(rf"rk:d:(?P<game>{_ID}):(?P<version>{_ID})")
+_COMMAND = re.compile(r"rk:c:(?P<edit>[en]):(?P<command>.{1,90})")
 
 
 class Rendered(discord.ui.View):
@@ -139,6 +141,37 @@ def cards_view(buttons: CardButtons) -> discord.ui.View:
     return Rendered(*items)
 
 
+def command_items(buttons: tuple[CommandButton, ...]) -> list[discord.ui.Item[Any]]:
+    """Buttons that run a command as their presser (`CommandButton`), on the last row."""
+    return [
+        discord.ui.Button(
+            label=b.label,
+            style=discord.ButtonStyle.secondary,
+            custom_id=f"rk:c:{'e' if b.edit else 'n'}:{b.command}"[:100],
+            row=4,
+        )
+        for b in buttons[:5]
+    ]
+
+
+def with_commands(view: discord.ui.View | None, reply: Reply) -> discord.ui.View | None:
+    """`view` with the reply's command buttons added (or a view of them alone)."""
+    if not reply.buttons:
+        return view
+    items = command_items(reply.buttons)
+    if view is None:
+        return Rendered(*items)
+    for item in items:
+        view.add_item(item)
+    return view
+
+
+async def _edited(work: Awaitable[list[Reply]]) -> list[Reply]:
+    """A page turned: the answer replaces the message pressed."""
+    replies = await work
+    return [replace(r, edit=True) if i == 0 else r for i, r in enumerate(replies)]
+
+
 async def _outdated() -> list[Reply]:
     raise UsageError("That button no longer works: use the newest message.", hint="status")
 
@@ -166,6 +199,9 @@ def press(
         return cards.hand(caller), False
     if m := _STAY.fullmatch(custom_id):
         return cards.stay_button(caller, int(m["game"]), int(m["version"])), False
+    if m := _COMMAND.fullmatch(custom_id):
+        work = desk.text_command(caller, m["command"])
+        return (_edited(work) if m["edit"] == "e" else work), False
     if m := _DECLARE.fullmatch(custom_id):
         # No removal of the old menu: a stale pick is refused anyway, and the new board
         # (one message per deal) carries what the player can do next.

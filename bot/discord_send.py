@@ -18,7 +18,7 @@ import discord
 
 from bot.config import Config
 from bot.cooldown import Cooldown
-from bot.discord_buttons import cards_view, controls_view, roll_view
+from bot.discord_buttons import cards_view, controls_view, roll_view, with_commands
 from bot.replies import Embed, Reply, is_snowflake
 from bot.timekeeper import UndeliverableError
 from storage.service import Outgoing
@@ -53,6 +53,9 @@ def message_kwargs(reply: Reply) -> dict[str, Any]:
         kwargs["view"] = roll_view(reply.roll_button)
     elif reply.card_buttons is not None:
         kwargs["view"] = cards_view(reply.card_buttons)
+    view = with_commands(kwargs.get("view"), reply)
+    if view is not None:
+        kwargs["view"] = view
     if reply.files:
         kwargs["files"] = [
             discord.File(io.BytesIO(f.data), filename=f.filename) for f in reply.files
@@ -63,6 +66,19 @@ def message_kwargs(reply: Reply) -> dict[str, Any]:
             roles=[discord.Object(int(r)) for r in reply.roles if is_snowflake(r)],
         )
     return kwargs
+
+
+def _edited(reply: Reply) -> dict[str, Any]:
+    """The pressed message's new form: a roll's controls (the dice marked), or a whole page
+    turned (`CommandButton.edit`: its text, embeds and buttons)."""
+    if reply.controls is not None or not reply.buttons:
+        return {"view": controls_view(reply.controls) if reply.controls else None}
+    kwargs = message_kwargs(reply)
+    return {
+        "content": kwargs["content"],
+        "embeds": kwargs["embeds"],
+        "view": kwargs.get("view"),
+    }
 
 
 def _replying(reply: Reply, message: discord.Message) -> dict[str, Any]:
@@ -290,8 +306,7 @@ class Transport:
             return []
         first = pieces[0]
         if first.edit and clicked is not None:
-            view = controls_view(first.controls) if first.controls else None
-            await interaction.response.edit_message(view=view)
+            await interaction.response.edit_message(**_edited(first))
             return pieces[1:]
         if retire and not first.private and clicked is not None:
             await interaction.response.edit_message(view=None)
@@ -311,8 +326,7 @@ class Transport:
         first = pieces[0] if pieces else None
         if interaction.type is discord.InteractionType.component:
             if first is not None and first.edit:
-                view = controls_view(first.controls) if first.controls else None
-                await interaction.edit_original_response(view=view)
+                await interaction.edit_original_response(**_edited(first))
                 return pieces[1:]
             return pieces
         if first is None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any, NoReturn
 
-from engine import AnyAction, EndGame, apply
+from engine import AnyAction, EndGame, Substitute, apply
 from storage import selections
 from storage.pace import Pace, Prefs
 from storage.service import NO_DEADLINE, Announce, GameService, StoredGame, Where, Who
@@ -60,6 +60,12 @@ class PreviewService(GameService):
             "checkpoint_due",
             "erase_old_texts",
             "forget",
+            "substitute",
+            "offer_seat",
+            "withdraw_offer",
+            "accept_seat",
+            "undo",
+            "set_server_option",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -199,4 +205,37 @@ class PreviewService(GameService):
         raise Accepted
 
     async def log_hint(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def substitute(
+        self,
+        where: Where,
+        who: Who,
+        player: str,
+        newcomer: Who,
+        reason: str | None,
+        announce: Announce | None = None,
+    ) -> NoReturn:
+        game = await self.require_game_here(where.channel_id)
+        apply(game.state, Substitute(player, newcomer.user_id), _AnyFaces())
+        raise Accepted
+
+    async def offer_seat(self, where: Where, who: Who, newcomer: Who) -> NoReturn:
+        await self.seating.check_offer(where, who, newcomer)
+        raise Accepted
+
+    async def withdraw_offer(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def accept_seat(
+        self, where: Where, who: Who, announce: Announce | None = None
+    ) -> NoReturn:
+        await self.seating.offered(where, who)
+        raise Accepted
+
+    async def undo(self, where: Where, who: Who, announce: Announce | None = None) -> NoReturn:
+        await self.seating.check_undo(where, who)
+        raise Accepted
+
+    async def set_server_option(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted

@@ -193,6 +193,17 @@ class CardButtons:
 
 
 @dataclass(frozen=True, slots=True)
+class CommandButton:
+    """A button that runs a command as if whoever presses it typed it (`sub accept`, `undo`,
+    `leaderboard classic 2`): the command checks their rights as typed. `edit`: its answer
+    replaces the message pressed (a page turned) instead of being a new one."""
+
+    label: str
+    command: str
+    edit: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Attachment:
     filename: str
     data: bytes
@@ -207,6 +218,7 @@ class Reply:
     controls: Controls | None = None
     roll_button: RollButton | None = None
     card_buttons: CardButtons | None = None
+    buttons: tuple[CommandButton, ...] = ()  # commands a press runs (beside any other controls)
     private: bool = False
     # Hidden cards: only this user may ever see the message (a direct message, or a reply
     # only they can see); it never goes to a channel.
@@ -245,7 +257,13 @@ class Reply:
         if len(texts) == 1 and len(groups) == 1:
             return [replace(self, embeds=tuple(groups[0]))]
         bare = replace(
-            self, embeds=(), controls=None, roll_button=None, card_buttons=None, files=()
+            self,
+            embeds=(),
+            controls=None,
+            roll_button=None,
+            card_buttons=None,
+            buttons=(),
+            files=(),
         )
         out = [replace(bare, text=t) for t in texts[:-1]]
         out.append(replace(bare, text=texts[-1], embeds=tuple(groups[0])))
@@ -256,6 +274,7 @@ class Reply:
             controls=self.controls,
             roll_button=self.roll_button,
             card_buttons=self.card_buttons,
+            buttons=self.buttons,
             files=self.files,
         )
         return out
@@ -332,6 +351,8 @@ def encode(reply: Reply) -> str:
             buttons.version,
             [[o.value, o.label, o.description] for o in buttons.hands],
         ]
+    if reply.buttons:
+        data["buttons"] = [[b.label, b.command, b.edit] for b in reply.buttons]
     return json.dumps(data, ensure_ascii=False)
 
 
@@ -360,6 +381,7 @@ def decode(payload: str) -> Reply:
         mentions=tuple(data.get("mentions", ())),
         roles=tuple(data.get("roles", ())),
         roll_button=RollButton(button[0], button[1]) if button else None,
+        buttons=tuple(CommandButton(*b) for b in data.get("buttons", ())),
     )
 
 

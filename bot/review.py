@@ -21,6 +21,7 @@ from engine.review import (
     Step,
     box_text,
     keep_text,
+    seat_title,
 )
 from engine.rules import Rules
 
@@ -165,7 +166,17 @@ def _player_field(game: GameReview, player: PlayerReview) -> Field:
     hinted = [d for d in player.decisions if d.hinted]
     if hinted:
         lines.append(f"After a hint: {len(hinted)} decision{'s' if len(hinted) > 1 else ''}")
-    return Field(f"{player.name}: {player.score}{status}", "\n".join(lines), inline=False)
+    if len(player.shares) > 1:
+        lines += [
+            f"{s.name}, {s.turns} turn{'' if s.turns == 1 else 's'} from turn {s.since}: "
+            f"luck {signed(s.luck)}, "
+            f"lost {s.loss:.1f}"
+            for s in player.shares
+        ]
+    for d in player.undone:
+        lines.append(f"Taken back (not counted): turn {d.turn}, {_did(game.rules, d.chosen)}")
+    title = f"{seat_title(player)}: {player.score}{status}"
+    return Field(title, "\n".join(lines), inline=False)
 
 
 def costliest(game: GameReview, count: int = COSTLIEST) -> list[tuple[str, Decision]]:
@@ -254,7 +265,12 @@ def _draw_lines(game: GameReview, axes: Axes, colours: Sequence[str]) -> None:
         xs = [0.0, *(step_position(s) for s in p.steps)]
         ys = [p.start_ev, *(s.expected for s in p.steps)]
         axes.plot(
-            xs, ys, drawstyle="steps-post", linewidth=2.5, color=colours[i], label=_plain(p.name)
+            xs,
+            ys,
+            drawstyle="steps-post",
+            linewidth=2.5,
+            color=colours[i],
+            label=_plain(seat_title(p)),
         )
         if p.left:
             axes.plot([xs[-1]], [ys[-1]], marker="X", markersize=11, color=colours[i])
@@ -283,7 +299,7 @@ def _draw_bars(game: GameReview, luck_axes: Axes, loss_axes: Axes) -> None:
     run to hundreds while its luck may be a few points), every bar's value written on it."""
     players = game.players
     rows = list(range(len(players)))
-    names = [_plain(p.name) for p in players]
+    names = [_plain(seat_title(p)) for p in players]
     for axes, values, colour, title in (
         (luck_axes, [p.luck for p in players], LUCK_COLOUR, "luck (points)"),
         (loss_axes, [p.loss for p in players], LOSS_COLOUR, "lost to decisions (points)"),
@@ -308,5 +324,15 @@ def review_reply(game: GameReview, chart: bool = True) -> Reply:
     """The message a finished game's review is: the embed (names escaped: no nickname becomes
     a link or a heading), with the chart attached."""
     files = (Attachment("review.png", review_chart(game)),) if chart else ()
-    shown = replace(game, players=tuple(replace(p, name=escape(p.name)) for p in game.players))
+    shown = replace(
+        game,
+        players=tuple(
+            replace(
+                p,
+                name=escape(p.name),
+                shares=tuple(replace(s, name=escape(s.name)) for s in p.shares),
+            )
+            for p in game.players
+        ),
+    )
     return Reply(embeds=(review_embed(shown),), files=files)

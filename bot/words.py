@@ -17,6 +17,7 @@ from engine import (
     PlayerJoined,
     PlayerLeft,
     RollOffRolled,
+    SeatHandedOver,
     TurnSkipped,
 )
 from engine.cardgame import CardState
@@ -66,7 +67,7 @@ def game_over_headline(game: StoredGame, ended: GameEnded, outcome: Outcome) -> 
     elif not any(points for _, points in totals):
         text = f"🏁 {game.title} is over: nobody scored a point."
     else:
-        names = " and ".join(game.name(w) for w in winners)
+        names = " and ".join(seat_name(game, w) for w in winners)
         verb = "wins" if len(winners) == 1 else "share the win"
         text = f"🏁 {game.title} is over. **{names}** {verb} with {dict(totals)[winners[0]]}!"
     if ended.early:
@@ -78,8 +79,21 @@ def game_over_headline(game: StoredGame, ended: GameEnded, outcome: Outcome) -> 
 def final_scores(game: StoredGame, ended: GameEnded, more: str) -> str:
     """The game-over line with every player's final score, and where the rest is (`more`):
     the scorecards themselves are one command away, so the message fits a phone."""
-    standings = ", ".join(f"{game.name(p)} {t}" for p, t in ended.totals)
+    standings = ", ".join(f"{seat_name(game, p)} {t}" for p, t in ended.totals)
     return f"\nFinal: {standings}. {more}" if standings else f"\n{more}"
+
+
+def seat_name(game: StoredGame, player: str) -> str:
+    """A seat by who played it: `Ann (from turn 7: Bob)` when a substitute took it over (the
+    seat's first player, then each who took it and from which turn), else the player."""
+    seat = next((s for s in game.state.seats if s.player == player), None)
+    if seat is None or not seat.before:
+        return game.name(player)
+    holders = [*(p for p, _ in seat.before[1:]), player]
+    later = ", ".join(
+        f"from turn {t}: {game.name(p)}" for (_, t), p in zip(seat.before, holders, strict=True)
+    )
+    return f"{game.name(seat.before[0][0])} ({later})"
 
 
 def log_head(outcome: Outcome) -> str:
@@ -209,6 +223,17 @@ def seating_lines(
                 lines = (f"Start rolls: {tries}. {game.name(order[0])} starts.", started)
             else:
                 lines = (started,)
+        case SeatHandedOver(player, newcomer, turn):
+            why = quote(outcome.rows[0].reason or "") if outcome.rows else ""
+            now = (
+                f" It's their turn: `{prefix}status` shows the board."
+                if game.state.current_player == newcomer
+                else ""
+            )
+            lines = (
+                f"🔁 {mention(newcomer, game)} takes over {game.name(player)}'s seat in "
+                f"{game.title} from turn {turn}, with its card ({why}).{now}",
+            )
         case TurnSkipped(player, turn):
             why = quote(outcome.rows[0].reason or "") if outcome.rows else ""
             number = f" {turn}" if numbered_turns else ""

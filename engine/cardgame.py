@@ -58,6 +58,7 @@ from engine.errors import (
     GameOverError,
     InvalidOptionError,
     NoPlayersError,
+    NothingToUndoError,
     NotInGameError,
     NotYourTurnError,
     RulesError,
@@ -74,10 +75,14 @@ from engine.game import (
     PlayerJoined,
     PlayerLeft,
     RollOffRolled,
+    SeatHandedOver,
     Skip,
     Start,
+    Substitute,
     TurnSkipped,
     TurnStarted,
+    Undo,
+    check_substitute,
     roll_off,
 )
 from engine.rules import TurnOrder, _normalise_value, find_preset
@@ -222,7 +227,10 @@ class Declare:
     whole_turn: bool = True
 
 
-CardAction = Join | Leave | Start | Exchange | Stay | Done | Declare | Skip | Kick | EndGame
+CardAction = (
+    Join | Leave | Start | Exchange | Stay | Done | Declare | Skip | Kick | EndGame | Substitute
+    | Undo
+)  # fmt: skip
 
 
 # ---- events ----------------------------------------------------------------------------------
@@ -342,6 +350,15 @@ class ExtraRound:
     player: str
 
 
+@dataclass(frozen=True, slots=True)
+class DeclarationUndone:
+    """`player` took back their declaration of `hand` (`points`): they declare again."""
+
+    player: str
+    hand: str
+    points: int
+
+
 CardEvent = (
     PlayerJoined
     | PlayerLeft
@@ -363,6 +380,8 @@ CardEvent = (
     | EndGameBegan
     | ExtraRound
     | GameEnded
+    | SeatHandedOver
+    | DeclarationUndone
 )
 
 
@@ -384,6 +403,7 @@ class CardSeat:
     declared: bool = False
     scores: tuple[tuple[str, int], ...] = ()  # every hand scored, in order
     crossed: tuple[str, ...] = ()  # hands this player crossed off for 0
+    before: tuple[tuple[str, int], ...] = ()  # earlier holders of the seat (a substitute)
 
     @property
     def next_turn(self) -> int:
@@ -395,6 +415,23 @@ class CardSeat:
 
     def touched(self, hand: str) -> bool:
         return hand in self.crossed or any(h == hand for h, _ in self.scores)
+
+
+@dataclass(frozen=True, slots=True)
+class CardUndo:
+    """A declaration its player may still take back: the table as it was before it. Kept only
+    when the declaration moved no card (no deal, no refill: nothing new is known), so what it
+    holds is what anyone at the table could see (the hands are the ones still held)."""
+
+    player: str
+    hand: str
+    points: int
+    current: int
+    stage: Stage
+    closed: tuple[str, ...]
+    final_rounds: int | None
+    special_scored: str | None
+    seats: tuple[CardSeat, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,6 +457,7 @@ class CardState:
     unverifiable: bool = False  # ended without a winner: its deals can never be checked
     history: tuple[tuple[str, ...], ...] = field(default=())  # every deck order of the game
     round_orders: int = 0  # how many of the last orders in `history` this round shuffled
+    undoable: CardUndo | None = None  # the last declaration, until anything else happens
 
     @classmethod
     def new(cls, rules: CardRules) -> CardState:
@@ -536,7 +574,60 @@ Result = tuple[CardState, tuple[CardEvent, ...]]
 
 def apply_card(state: CardState, action: object, source: DiceSource) -> Result:
     """Apply one action to a card game. Raises a `RulesError` (state unchanged) when the rules
-    forbid it."""
+    forbid it. A declaration that moved no card may be taken back (`Undo`) until the next
+    action, whatever it is."""
+    after, events = _apply_card(state, action, source)
+    if isinstance(action, Declare) and _nothing_moved(state, after):
+        declared = next(e for e in events if isinstance(e, HandDeclared))
+        undo = CardUndo(
+            action.player, declared.hand, declared.points, state.current, state.stage,
+            state.closed, state.final_rounds, state.special_scored, state.seats,
+        )  # fmt: skip
+        return replace(after, undoable=undo), events
+    if after.undoable is not None:
+        after = replace(after, undoable=None)
+    return after, events
+
+
+def _nothing_moved(before: CardState, after: CardState) -> bool:
+    """No card dealt, drawn or shown anew, the same round and table: nothing new is known."""
+    return (
+        after.phase is Phase.PLAYING
+        and after.round == before.round
+        and after.stock == before.stock
+        and after.discard == before.discard
+        and after.history == before.history
+        and after.picked == before.picked
+        and after.picks == before.picks
+        and [(s.player, s.hand) for s in after.seats] == [(s.player, s.hand) for s in before.seats]
+    )
+
+
+def _undo(state: CardState, player: str) -> Result:
+    """Take back `player`'s declaration: the table as it was before it."""
+    _require_playing(state)
+    undo = state.undoable
+    if undo is None or undo.player != player:
+        state.seat(player)
+        raise NothingToUndoError(
+            "There is no declaration of yours to take back: only your own last one, before "
+            "anything else happens in the game.",
+            hint="status",
+        )
+    back = replace(
+        state,
+        current=undo.current,
+        stage=undo.stage,
+        closed=undo.closed,
+        final_rounds=undo.final_rounds,
+        special_scored=undo.special_scored,
+        seats=undo.seats,
+        undoable=None,
+    )
+    return back, (DeclarationUndone(player, undo.hand, undo.points),)
+
+
+def _apply_card(state: CardState, action: object, source: DiceSource) -> Result:
     match action:
         case Join(player):
             return _join(state, player)
@@ -558,11 +649,27 @@ def apply_card(state: CardState, action: object, source: DiceSource) -> Result:
             return _skip(state, player, source)
         case EndGame(unverifiable):
             return _end(state, early=True, unverifiable=unverifiable)
+        case Substitute(player, newcomer):
+            return _substitute(state, player, newcomer)
+        case Undo(player):
+            return _undo(state, player)
     raise CardTurnError(
         "This is a card game: `hand` to see your cards, `discard 7h,Kd` to exchange, `stay`, "
         "and `declare <hand>` at the showdown.",
         hint="status",
     )
+
+
+def _substitute(state: CardState, player: str, newcomer: str) -> Result:
+    """`newcomer` takes `player`'s seat: their cards, turns and scores (engine.game)."""
+    index = check_substitute(state.players, state.phase, player, newcomer)
+    seat = state.seats[index]
+    turn = seat.next_turn
+    taken = replace(seat, player=newcomer, before=(*seat.before, (player, turn)))
+    seats = (*state.seats[:index], taken, *state.seats[index + 1 :])
+    special = newcomer if state.special_scored == player else state.special_scored
+    after = replace(state, seats=seats, special_scored=special)
+    return after, (SeatHandedOver(player, newcomer, turn),)
 
 
 def _require_playing(state: CardState) -> None:

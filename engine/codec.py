@@ -13,6 +13,7 @@ from engine.cardgame import (
     CARD_PRESET,
     CardSeat,
     CardState,
+    CardUndo,
     Stage,
     make_card_rules,
 )
@@ -22,6 +23,7 @@ from engine.game import (
     Phase,
     Seat,
     Turn,
+    Undoable,
 )
 from engine.rules import kept_options, make_rules
 from engine.scoring import Sheet
@@ -41,15 +43,56 @@ def dice_snapshot(state: GameState) -> dict[str, Any]:
         "ended_early": state.ended_early,
         **({"unverifiable": True} if state.unverifiable else {}),
         **({} if state.turn.redo is None else {"redo": list(state.turn.redo)}),
-        "seats": [
-            {
-                "player": s.player,
-                "turns": s.turns,
-                "sheets": [[list(sh.scores), sh.yahtzee_bonuses] for sh in s.card],
-            }
-            for s in state.seats
-        ],
+        "seats": [_seat_data(s) for s in state.seats],
+        **({} if state.undoable is None else {"undo": _undoable_data(state.undoable)}),
     }
+
+
+def _seat_data(seat: Seat) -> dict[str, Any]:
+    return {
+        "player": seat.player,
+        "turns": seat.turns,
+        "sheets": [[list(sh.scores), sh.yahtzee_bonuses] for sh in seat.card],
+        **({"before": [list(b) for b in seat.before]} if seat.before else {}),
+    }
+
+
+def _undoable_data(undoable: Undoable) -> dict[str, Any]:
+    """The score that may still be taken back: the seat before it and the turn's rolls."""
+    return {
+        "seat": undoable.seat,
+        "before": _seat_data(undoable.before),
+        "rolls": [list(r) for r in undoable.rolls],
+    }
+
+
+def _before(raw: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+    return tuple((str(p), int(t)) for p, t in raw.get("before", ()))
+
+
+def _seat_from(raw: dict[str, Any], rules: Any) -> Seat:
+    card = tuple(Sheet(tuple(scores), int(bonuses)) for scores, bonuses in raw["sheets"])
+    if len(card) != rules.sheets_per_player or any(
+        len(sh.scores) != len(rules.boxes) for sh in card
+    ):
+        raise SnapshotError(f"the card of {raw['player']} does not fit {rules.preset}")
+    return Seat(str(raw["player"]), card, int(raw["turns"]), _before(raw))
+
+
+def _rolls_from(data: Any) -> tuple[tuple[int, ...], ...]:
+    rolls = tuple(tuple(int(f) for f in r) for r in data)
+    if any(len(r) != 5 or not all(1 <= f <= 6 for f in r) for r in rolls) or len(rolls) > 3:
+        raise SnapshotError("the dice on the table are not five faces from 1 to 6")
+    return rolls
+
+
+def _undoable_from(data: Any, rules: Any) -> Undoable | None:
+    if data is None:
+        return None
+    rolls = _rolls_from(data["rolls"])
+    if not rolls:
+        raise SnapshotError("a score to take back needs the dice it scored")
+    return Undoable(int(data["seat"]), _seat_from(data["before"], rules), rolls)
 
 
 class SnapshotError(ValueError):
@@ -62,17 +105,8 @@ def dice_from_snapshot(data: dict[str, Any]) -> GameState:
         if data["v"] != SNAPSHOT_VERSION:
             raise SnapshotError(f"snapshot version {data['v']} is not {SNAPSHOT_VERSION}")
         rules = make_rules(data["preset"], data["options"])
-        seats = []
-        for raw in data["seats"]:
-            card = tuple(Sheet(tuple(scores), int(bonuses)) for scores, bonuses in raw["sheets"])
-            if len(card) != rules.sheets_per_player or any(
-                len(sh.scores) != len(rules.boxes) for sh in card
-            ):
-                raise SnapshotError(f"the card of {raw['player']} does not fit {rules.preset}")
-            seats.append(Seat(str(raw["player"]), card, int(raw["turns"])))
-        rolls = tuple(tuple(int(f) for f in r) for r in data["rolls"])
-        if any(len(r) != 5 or not all(1 <= f <= 6 for f in r) for r in rolls) or len(rolls) > 3:
-            raise SnapshotError("the dice on the table are not five faces from 1 to 6")
+        seats = [_seat_from(raw, rules) for raw in data["seats"]]
+        rolls = _rolls_from(data["rolls"])
         redo_data = data.get("redo")  # only while a voided roll waits to be rolled again
         redo = None if redo_data is None else tuple(str(d) for d in redo_data)
         if redo is not None and not set(redo) <= set(rules.dice.names):
@@ -85,6 +119,7 @@ def dice_from_snapshot(data: dict[str, Any]) -> GameState:
             turn=Turn(rolls, redo),
             ended_early=bool(data["ended_early"]),
             unverifiable=bool(data.get("unverifiable", False)),
+            undoable=_undoable_from(data.get("undo"), rules),
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, SnapshotError):
@@ -92,10 +127,75 @@ def dice_from_snapshot(data: dict[str, Any]) -> GameState:
         raise SnapshotError(f"malformed snapshot: {exc}") from exc
     if state.seats and not 0 <= state.current < len(state.seats):
         raise SnapshotError("the current seat is out of range")
+    if state.undoable is not None and not 0 <= state.undoable.seat < len(state.seats):
+        raise SnapshotError("the score to take back is of a seat out of range")
     return state
 
 
 # ---- card games ----------------------------------------------------------------------------
+
+
+def _card_seat_data(s: CardSeat, hand: bool = True) -> dict[str, Any]:
+    return {
+        "player": s.player,
+        **({"hand": list(s.hand)} if hand else {}),
+        "turns": s.turns,
+        "round_turns": s.round_turns,
+        "stayed": s.stayed,
+        "declared": s.declared,
+        "scores": [[h, p] for h, p in s.scores],
+        "crossed": list(s.crossed),
+        **({"before": [list(b) for b in s.before]} if s.before else {}),
+    }
+
+
+def _card_seat(raw: dict[str, Any], hand: tuple[str, ...] | None = None) -> CardSeat:
+    return CardSeat(
+        player=str(raw["player"]),
+        hand=_cards(raw["hand"]) if hand is None else hand,
+        turns=int(raw["turns"]),
+        round_turns=int(raw["round_turns"]),
+        stayed=bool(raw["stayed"]),
+        declared=bool(raw["declared"]),
+        scores=tuple((str(h), int(p)) for h, p in raw["scores"]),
+        crossed=tuple(str(h) for h in raw["crossed"]),
+        before=_before(raw),
+    )
+
+
+def _card_undo_data(undo: CardUndo) -> dict[str, Any]:
+    """A declaration that may be taken back: the table before it, without the hands (they
+    are the ones held now: a declaration that moved a card cannot be taken back)."""
+    return {
+        "player": undo.player,
+        "hand": undo.hand,
+        "points": undo.points,
+        "current": undo.current,
+        "stage": undo.stage.value,
+        "closed": list(undo.closed),
+        "final_rounds": undo.final_rounds,
+        "special_scored": undo.special_scored,
+        "seats": [_card_seat_data(s, hand=False) for s in undo.seats],
+    }
+
+
+def _card_undo(data: Any, seats: tuple[CardSeat, ...]) -> CardUndo | None:
+    if data is None:
+        return None
+    raws = data["seats"]
+    if len(raws) != len(seats):
+        raise SnapshotError("the declaration to take back is of another table")
+    return CardUndo(
+        player=str(data["player"]),
+        hand=str(data["hand"]),
+        points=int(data["points"]),
+        current=int(data["current"]),
+        stage=Stage(data["stage"]),
+        closed=tuple(str(h) for h in data["closed"]),
+        final_rounds=None if data["final_rounds"] is None else int(data["final_rounds"]),
+        special_scored=data["special_scored"],
+        seats=tuple(_card_seat(r, s.hand) for r, s in zip(raws, seats, strict=True)),
+    )
 
 
 def card_snapshot(state: CardState) -> dict[str, Any]:
@@ -119,19 +219,8 @@ def card_snapshot(state: CardState) -> dict[str, Any]:
         "round_orders": state.round_orders,
         "ended_early": state.ended_early,
         **({"unverifiable": True} if state.unverifiable else {}),
-        "seats": [
-            {
-                "player": s.player,
-                "hand": list(s.hand),
-                "turns": s.turns,
-                "round_turns": s.round_turns,
-                "stayed": s.stayed,
-                "declared": s.declared,
-                "scores": [[h, p] for h, p in s.scores],
-                "crossed": list(s.crossed),
-            }
-            for s in state.seats
-        ],
+        "seats": [_card_seat_data(s) for s in state.seats],
+        **({} if state.undoable is None else {"undo": _card_undo_data(state.undoable)}),
     }
 
 
@@ -147,19 +236,7 @@ def card_from_snapshot(data: dict[str, Any]) -> CardState:
         if data["v"] != SNAPSHOT_VERSION:
             raise SnapshotError(f"snapshot version {data['v']} is not {SNAPSHOT_VERSION}")
         rules = make_card_rules(data["options"])
-        seats = tuple(
-            CardSeat(
-                player=str(raw["player"]),
-                hand=_cards(raw["hand"]),
-                turns=int(raw["turns"]),
-                round_turns=int(raw["round_turns"]),
-                stayed=bool(raw["stayed"]),
-                declared=bool(raw["declared"]),
-                scores=tuple((str(h), int(p)) for h, p in raw["scores"]),
-                crossed=tuple(str(h) for h in raw["crossed"]),
-            )
-            for raw in data["seats"]
-        )
+        seats = tuple(_card_seat(raw) for raw in data["seats"])
         state = CardState(
             rules=rules,
             phase=Phase(data["phase"]),
@@ -179,6 +256,7 @@ def card_from_snapshot(data: dict[str, Any]) -> CardState:
             round_orders=int(data["round_orders"]),
             ended_early=bool(data["ended_early"]),
             unverifiable=bool(data.get("unverifiable", False)),
+            undoable=_card_undo(data.get("undo"), seats),
         )
     except (KeyError, TypeError, ValueError) as exc:
         if isinstance(exc, SnapshotError):

@@ -45,6 +45,10 @@ class GameOverError(RulesError):
     """An action arrived after the game ended."""
 
 
+class NothingToUndoError(RulesError):
+    """An undo with no score of the player's to take back."""
+
+
 class GameFullError(RulesError):
     """No more seats."""
 

@@ -23,6 +23,7 @@ from engine.errors import (
     MustRollFirstError,
     NoPlayersError,
     NoRollsLeftError,
+    NothingToUndoError,
     NothingToVoidError,
     NotInGameError,
     NotYourTurnError,
@@ -60,6 +61,9 @@ class Seat:
     player: str
     card: Scorecard
     turns: int = 0  # turns taken, skipped ones included
+    # Who held this seat before a substitute (`Substitute`): each earlier holder with the
+    # first turn the next one played, oldest first.
+    before: tuple[tuple[str, int], ...] = ()
 
     @property
     def next_turn(self) -> int:
@@ -79,6 +83,17 @@ class Turn:
     @property
     def faces(self) -> tuple[int, ...] | None:
         return self.rolls[-1] if self.rolls else None
+
+
+@dataclass(frozen=True, slots=True)
+class Undoable:
+    """A score its player may still take back (`Undo`): the seat as it was before it and the
+    turn's rolls. Kept only until the next action: a roll shows new dice, and anything else
+    moves the game on."""
+
+    seat: int
+    before: Seat
+    rolls: tuple[tuple[int, ...], ...]
 
 
 # ---- actions -------------------------------------------------------------------------------
@@ -164,7 +179,28 @@ class EndGame:
     unverifiable: bool = False
 
 
-Action = Join | Leave | Start | Roll | Keep | Score | Skip | Kick | VoidRoll | EndGame
+@dataclass(frozen=True, slots=True)
+class Substitute:
+    """A seat handed mid-game to someone not at the table (a moderator's `mod sub`, or a
+    player's offer accepted): the card, the turn and the deadline go with it; the turns
+    already played stay credited to whoever played them (`Seat.before`)."""
+
+    player: str
+    newcomer: str
+
+
+@dataclass(frozen=True, slots=True)
+class Undo:
+    """A player takes back their own last score, as long as nothing happened since (no die
+    rolled: nothing new is known)."""
+
+    player: str
+
+
+Action = (
+    Join | Leave | Start | Roll | Keep | Score | Skip | Kick | VoidRoll | EndGame | Substitute
+    | Undo
+)  # fmt: skip
 
 
 # ---- events --------------------------------------------------------------------------------
@@ -252,6 +288,25 @@ class GameEnded:
     unverifiable: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class SeatHandedOver:
+    """`newcomer` now plays `player`'s seat, from the seat's turn `turn` on."""
+
+    player: str
+    newcomer: str
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreUndone:
+    """`player` took back their score of turn `turn`: the dice are back on the table."""
+
+    player: str
+    turn: int
+    placement: Placement
+    dice: tuple[DieFace, ...]
+
+
 Event = (
     PlayerJoined
     | PlayerLeft
@@ -263,6 +318,8 @@ Event = (
     | TurnSkipped
     | RollVoided
     | GameEnded
+    | SeatHandedOver
+    | ScoreUndone
 )
 
 
@@ -280,6 +337,7 @@ class GameState:
     turn: Turn = Turn()
     ended_early: bool = False
     unverifiable: bool = False  # ended without a winner: its dice can never be checked
+    undoable: Undoable | None = None  # the last score, until anything else happens
 
     @classmethod
     def new(cls, rules: Rules) -> GameState:
@@ -357,7 +415,15 @@ Result = tuple[GameState, tuple[Event, ...]]
 
 
 def apply(state: GameState, action: Action, dice: DiceSource) -> Result:
-    """Apply one action. Raises a `RulesError` (state unchanged) when the rules forbid it."""
+    """Apply one action. Raises a `RulesError` (state unchanged) when the rules forbid it.
+    A score may be taken back (`Undo`) until the next action, whatever it is."""
+    after, events = _apply(state, action, dice)
+    if after.undoable is not None and not isinstance(action, Score):
+        after = replace(after, undoable=None)
+    return after, events
+
+
+def _apply(state: GameState, action: Action, dice: DiceSource) -> Result:
     match action:
         case Join(player):
             return _join(state, player)
@@ -379,6 +445,10 @@ def apply(state: GameState, action: Action, dice: DiceSource) -> Result:
             return _void(state, again)
         case EndGame(unverifiable):
             return _end(state, unverifiable=unverifiable)
+        case Substitute(player, newcomer):
+            return _substitute(state, player, newcomer)
+        case Undo(player):
+            return _undo(state, player)
     raise TypeError(f"not an action: {action!r}")  # pragma: no cover
 
 
@@ -540,7 +610,61 @@ def _score(state: GameState, player: str, box_text: str, column: int | None) -> 
     scored = replace(seat, card=place(rules, seat.card, chosen), turns=seat.turns + 1)
     seats = (*state.seats[: state.current], scored, *state.seats[state.current + 1 :])
     after, events = _advance(replace(state, seats=seats))
+    if not after.is_over:  # a game's end reveals its seed: nothing to take back after it
+        after = replace(after, undoable=Undoable(state.current, seat, state.turn.rolls))
     return after, (Scored(player, seat.next_turn, chosen, dice), *events)
+
+
+def _undo(state: GameState, player: str) -> Result:
+    """Take back `player`'s last score: their card, their turn and the dice as they were."""
+    _require_playing(state)
+    undoable = state.undoable
+    if undoable is None or undoable.before.player != player:
+        state.seat(player)  # not seated at all is the clearer error
+        raise NothingToUndoError(
+            "There is no score of yours to take back: only your own last score, before "
+            "anything else happens in the game.",
+            hint="status",
+        )
+    seat = state.seats[undoable.seat]
+    dice = show(state.rules.dice, undoable.rolls[-1])
+    chosen = next(
+        p
+        for p in placements(state.rules, undoable.before.card, dice)
+        if place(state.rules, undoable.before.card, p) == seat.card
+    )
+    index = undoable.seat
+    seats = (*state.seats[:index], undoable.before, *state.seats[index + 1 :])
+    back = replace(state, seats=seats, current=index, turn=Turn(undoable.rolls), undoable=None)
+    return back, (ScoreUndone(player, undoable.before.next_turn, chosen, dice),)
+
+
+def check_substitute(players: tuple[str, ...], phase: Phase, player: str, newcomer: str) -> int:
+    """What a substitute needs, in every game: a game in play, the seat's player at the table,
+    the newcomer not. Returns the seat's index."""
+    if phase is Phase.LOBBY:
+        raise GameNotStartedError(
+            "The game hasn't started yet: a new player can simply join.", hint="join"
+        )
+    if phase is Phase.OVER:
+        raise GameOverError("This game is over: there is no seat to hand over.", hint="games")
+    if player not in players:
+        raise NotInGameError(f"{player} is not playing in this game.", hint="status")
+    if newcomer in players:
+        raise AlreadyJoinedError(
+            f"{newcomer} already has a seat in this game: a person plays one seat.",
+            hint="status",
+        )
+    return players.index(player)
+
+
+def _substitute(state: GameState, player: str, newcomer: str) -> Result:
+    index = check_substitute(state.players, state.phase, player, newcomer)
+    seat = state.seats[index]
+    turn = seat.next_turn
+    taken = replace(seat, player=newcomer, before=(*seat.before, (player, turn)))
+    seats = (*state.seats[:index], taken, *state.seats[index + 1 :])
+    return replace(state, seats=seats), (SeatHandedOver(player, newcomer, turn),)
 
 
 def _advance(state: GameState, start: int | None = None) -> Result:

@@ -49,6 +49,8 @@ from engine.game import (
     Score,
     Skip,
     Start,
+    Substitute,
+    Undo,
     VoidRoll,
 )
 from engine.game import apply as apply_dice
@@ -69,6 +71,7 @@ SEATING: dict[str, type[AnyAction]] = {
     "skip": Skip,
     "kick": Kick,
     "end": EndGame,
+    "sub": Substitute,
 }
 
 
@@ -106,7 +109,7 @@ DICE_GAMES = GameKind(
     presets=tuple(p.name for p in DICE_PRESETS),
     rules_type=Rules,
     state_type=GameState,
-    actions={"roll": Roll, "keep": Keep, "score": Score, "void": VoidRoll},
+    actions={"roll": Roll, "keep": Keep, "score": Score, "void": VoidRoll, "undo": Undo},
     make_rules=make_rules,
     new_state=GameState.new,
     apply=apply_dice,
@@ -125,7 +128,7 @@ CARD_GAMES = GameKind(
     presets=(CARD_PRESET,),
     rules_type=CardRules,
     state_type=CardState,
-    actions={"exchange": Exchange, "stay": Stay, "done": Done, "declare": Declare},
+    actions={"exchange": Exchange, "stay": Stay, "done": Done, "declare": Declare, "undo": Undo},
     make_rules=lambda preset, options: make_card_rules(options),
     new_state=CardState.new,
     apply=apply_card,
@@ -196,7 +199,13 @@ def public_state(state: AnyState) -> AnyState:
         replace(seat, hand=tuple(next(hidden) for _ in seat.hand)) for seat in state.seats
     )
     stock = tuple(next(hidden) for _ in state.stock)
-    return replace(state, seats=seats, stock=stock, history=(), round_orders=0, picked=())
+    undo = state.undoable
+    if undo is not None:  # the hands it holds are the ones held now
+        held = tuple(replace(u, hand=s.hand) for u, s in zip(undo.seats, seats, strict=True))
+        undo = replace(undo, seats=held)
+    return replace(
+        state, seats=seats, stock=stock, history=(), round_orders=0, picked=(), undoable=undo
+    )
 
 
 def from_snapshot(data: dict[str, Any]) -> AnyState:

@@ -18,6 +18,10 @@ and the difference is reported as `drift` (always 0 for an exact oracle):
 
 The oracle is injected (`ValueOracle`): the engine stays standard-library only.
 
+A score its player took back (before anyone rolled again) is no decision: the turn goes on from
+the dice it was made on, and the review lists it as undone. A seat a substitute took over is
+one sheet; each turn's luck and losses are credited to whoever played it (`Share`).
+
 Turns that never reach a score count for nothing: a moderator's skip (the player plays those
 boxes later), a player leaving mid-turn, a game ended mid-turn, a record stopping mid-turn.
 A player who left, or whose sheet a record or an early end leaves unfinished, is reviewed up to
@@ -27,7 +31,7 @@ there; their expected final score is their score plus the value still to come.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from engine.dice import DieFace
@@ -38,6 +42,8 @@ from engine.game import (
     GameEnded,
     PlayerLeft,
     Scored,
+    ScoreUndone,
+    SeatHandedOver,
     TurnSkipped,
 )
 from engine.rules import Rules, kept_options
@@ -120,6 +126,7 @@ class Decision:
     best: Choice
     loss: float
     hinted: bool = False  # made after the player asked for a hint (a game with hints=on)
+    player: str = ""  # who made it (a seat a substitute took over has more than one player)
 
     @property
     def kind(self) -> str:
@@ -137,6 +144,19 @@ class Step:
 
 
 @dataclass(frozen=True, slots=True)
+class Share:
+    """One person's part of a seat: the turns they scored on it and those turns' luck,
+    losses and drift (a seat nobody took over has one share, its player's)."""
+
+    name: str
+    turns: int
+    luck: float
+    loss: float
+    drift: float
+    since: int = 1  # the seat's first turn they played
+
+
+@dataclass(frozen=True, slots=True)
 class PlayerReview:
     name: str
     score: int
@@ -149,6 +169,8 @@ class PlayerReview:
     decisions: tuple[Decision, ...]
     steps: tuple[Step, ...]
     left: bool = False  # left the game, or was removed from it, before its end
+    shares: tuple[Share, ...] = ()  # who played the seat's turns, in the order they took it
+    undone: tuple[Decision, ...] = ()  # scores taken back (no decisions: not counted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +294,11 @@ class _Seat:
     dice: tuple[DieFace, ...] = ()
     turn: int = 0
     roll: int = 0
+    # Each person who played the seat: turns scored, luck, loss, drift (in the order they
+    # took it); the seat as it was before its last score, while it may be taken back.
+    shares: dict[str, list[float]] = field(default_factory=dict)
+    undone: list[Decision] = field(default_factory=list)
+    before_score: _Seat | None = None
 
     def drop_turn(self) -> None:
         self.turn_luck = self.turn_loss = self.turn_drift = 0.0
@@ -301,7 +328,7 @@ class _Reviewer(Advisor):
         faces = tuple(d.face for d in seat.dice)
         hinted = (seat.name, seat.turn, seat.roll, faces) in self.hints
         seat.turn_decisions.append(
-            Decision(seat.turn, seat.roll, seat.dice, chosen, shown, loss, hinted)
+            Decision(seat.turn, seat.roll, seat.dice, chosen, shown, loss, hinted, seat.name)
         )
         kind = "keep" if isinstance(chosen, KeepChoice) else "score"
         seat.turn_steps.append(Step(seat.turn, seat.roll, kind, value))
@@ -325,6 +352,7 @@ class _Reviewer(Advisor):
         seat.turn_steps.append(Step(event.turn, event.roll, "roll", after))
 
     def scored(self, seat: _Seat, event: Scored) -> None:
+        seat.before_score = _copy(seat)
         card = place(self.rules, seat.card, event.placement)
         value = self.value_between_turns(card)
         self.decide(seat, ScoreChoice(event.placement), value)
@@ -335,7 +363,44 @@ class _Reviewer(Advisor):
         seat.level = value
         seat.decisions.extend(seat.turn_decisions)
         seat.steps.extend(seat.turn_steps)
+        part = seat.shares.setdefault(seat.name, [0, 0.0, 0.0, 0.0, 1])
+        for i, value in enumerate((1, seat.turn_luck, seat.turn_loss, seat.turn_drift)):
+            part[i] += value
         seat.drop_turn()
+
+
+def _copy(seat: _Seat) -> _Seat:
+    """A seat as it stands, its lists and shares copied (a score may be taken back)."""
+    copied = replace(
+        seat,
+        decisions=list(seat.decisions),
+        steps=list(seat.steps),
+        turn_decisions=list(seat.turn_decisions),
+        turn_steps=list(seat.turn_steps),
+        shares={name: list(part) for name, part in seat.shares.items()},
+        undone=list(seat.undone),
+        before_score=None,
+    )
+    return copied
+
+
+def _undo(seat: _Seat) -> _Seat:
+    """The seat as it was before its last score, that score listed as undone."""
+    before = seat.before_score
+    assert before is not None, "an undo follows a score"
+    taken_back = seat.decisions[-1]
+    before.undone = [*seat.undone, taken_back]
+    return before
+
+
+def _hand_over(seats: dict[str, _Seat], event: SeatHandedOver) -> dict[str, _Seat]:
+    """The seat goes on under its new player's name, in its place."""
+    seat = seats[event.player]
+    seat.shares.setdefault(seat.name, [0, 0.0, 0.0, 0.0, 1])
+    seat.shares[event.newcomer] = [0, 0.0, 0.0, 0.0, event.turn]
+    seat.name = event.newcomer
+    seat.before_score = None
+    return {(event.newcomer if name == event.player else name): s for name, s in seats.items()}
 
 
 def review(
@@ -363,6 +428,10 @@ def review(
                 reviewer.rolled(seats[player], event)
             case Scored(player=player):
                 reviewer.scored(seats[player], event)
+            case ScoreUndone(player=player):
+                seats[player] = _undo(seats[player])
+            case SeatHandedOver():
+                seats = _hand_over(seats, event)
             case TurnSkipped(player=player):
                 seats[player].drop_turn()
             case PlayerLeft(player=player):
@@ -372,29 +441,43 @@ def review(
                 ended = event
                 for seat in seats.values():
                     seat.drop_turn()
-    reviewed = []
-    for seat in seats.values():
-        score = scorecard_total(rules, seat.card)
-        reviewed.append(
-            PlayerReview(
-                name=seat.name,
-                score=score,
-                start_ev=seat.start,
-                luck=seat.luck,
-                loss=seat.loss,
-                drift=seat.drift,
-                finished=is_scorecard_full(seat.card),
-                expected=seat.level,
-                decisions=tuple(seat.decisions),
-                steps=tuple(seat.steps),
-                left=seat.left,
-            )
-        )
+    reviewed = [_player_review(rules, seat) for seat in seats.values()]
     spread = oracle.spread(rules, new_scorecard(rules))
     if ended is None:
         return GameReview(rules, oracle.exact, False, tuple(reviewed), spread=spread)
     early = ended.early and ended.started
     return GameReview(rules, oracle.exact, True, tuple(reviewed), ended.winners, early, spread)
+
+
+def _player_review(rules: Rules, seat: _Seat) -> PlayerReview:
+    return PlayerReview(
+        name=seat.name,
+        score=scorecard_total(rules, seat.card),
+        start_ev=seat.start,
+        luck=seat.luck,
+        loss=seat.loss,
+        drift=seat.drift,
+        finished=is_scorecard_full(seat.card),
+        expected=seat.level,
+        decisions=tuple(seat.decisions),
+        steps=tuple(seat.steps),
+        left=seat.left,
+        shares=_shares(seat),
+        undone=tuple(seat.undone),
+    )
+
+
+def seat_title(player: PlayerReview) -> str:
+    """A seat as the review names it: `Ann (from turn 7: Bob)` when a substitute took it."""
+    if len(player.shares) < 2:
+        return player.name
+    first, *later = player.shares
+    return f"{first.name} ({', '.join(f'from turn {s.since}: {s.name}' for s in later)})"
+
+
+def _shares(seat: _Seat) -> tuple[Share, ...]:
+    parts = seat.shares or {seat.name: [0, 0.0, 0.0, 0.0, 1]}
+    return tuple(Share(name, int(p[0]), p[1], p[2], p[3], int(p[4])) for name, p in parts.items())
 
 
 def _turn_cards(
@@ -403,11 +486,17 @@ def _turn_cards(
     """Every card a turn starts from, in play order."""
     cards = dict(begin)
     found = list(cards.values())
+    previous: dict[str, Scorecard] = {}
     for event in events:
         if isinstance(event, Scored):
+            previous[event.player] = cards[event.player]
             card = place(rules, cards[event.player], event.placement)
             cards[event.player] = card
             found.append(card)
+        elif isinstance(event, ScoreUndone):
+            cards[event.player] = previous[event.player]
+        elif isinstance(event, SeatHandedOver):
+            cards[event.newcomer] = cards.pop(event.player)
     return found
 
 
@@ -456,6 +545,21 @@ def review_data(game: GameReview) -> dict[str, object]:
                 "finished": p.finished,
                 "left": p.left,
                 "expected": p.expected,
+                "shares": [
+                    {
+                        "name": s.name,
+                        "since": s.since,
+                        "turns": s.turns,
+                        "luck": s.luck,
+                        "loss": s.loss,
+                        "drift": s.drift,
+                    }
+                    for s in p.shares
+                ],
+                "undone": [
+                    {"turn": d.turn, "roll": d.roll, "chosen": choice_command(rules, d.chosen)}
+                    for d in p.undone
+                ],
                 "decisions": [
                     {
                         "turn": d.turn,
@@ -466,6 +570,7 @@ def review_data(game: GameReview) -> dict[str, object]:
                         "best": choice_command(rules, d.best),
                         "loss": d.loss,
                         "hinted": d.hinted,
+                        "player": d.player,
                     }
                     for d in p.decisions
                 ],

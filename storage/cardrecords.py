@@ -14,7 +14,9 @@ Then, in play order:
   pile and the rest from the stock;
 - `{"player": "Ann", "stay": true}`, `{"player": "Ann", "done": true}` (one at a time),
   `{"player": "Ann", "declare": "full_house"}` (a score, or a forced cross-off),
-  `{"player": "Ann", "skip": true}`, `{"player": "Ann", "leave": true}`, `{"end": true}`.
+  `{"player": "Ann", "skip": true}`, `{"player": "Ann", "leave": true}`, `{"end": true}`,
+  `{"player": "Ann", "sub": "Cy"}` (Cy takes Ann's seat; later lines name Cy),
+  `{"player": "Ann", "undo": true}` (Ann took back the declaration before).
 
 Replaying feeds the recorded decks to the engine in order and applies every move, so the
 scores come out of the rules, never out of the record. A record may stop anywhere, also right
@@ -39,14 +41,18 @@ from engine import (
     Leave,
     PlayerLeft,
     RulesError,
+    SeatHandedOver,
     Skip,
     Start,
+    Substitute,
     TurnSkipped,
+    Undo,
 )
 from engine.cardgame import (
     CardRules,
     CardsExchanged,
     CardState,
+    DeclarationUndone,
     Declare,
     Done,
     Exchange,
@@ -113,6 +119,20 @@ class SkipLine(Strict):
 class LeaveLine(Strict):
     player: Name
     leave: Literal[True]
+
+
+class UndoLine(Strict):
+    """The player took back their declaration, the line before."""
+
+    player: Name
+    undo: Literal[True]
+
+
+class SubLine(Strict):
+    """`sub` took over the player's seat; later lines name them."""
+
+    player: Name
+    sub: Name
 
 
 class EndLine(Strict):
@@ -199,6 +219,11 @@ def _action(data: dict[str, Any], number: int) -> object:
         return Skip()
     if "leave" in data:
         return Leave(LeaveLine.model_validate(data).player)
+    if "undo" in data:
+        return Undo(UndoLine.model_validate(data).player)
+    if "sub" in data:
+        sub = SubLine.model_validate(data)
+        return Substitute(sub.player, sub.sub)
     if "end" in data:
         return EndGame(EndLine.model_validate(data).unverifiable)
     raise RecordError(number, "an event needs a deal, refill, exchange, stay, done or declare")
@@ -233,6 +258,10 @@ def card_record_lines(
                 line = {"player": name(player), "skip": True}
             case PlayerLeft(player=player) if order is not None:
                 line = {"player": name(player), "leave": True}
+            case SeatHandedOver(player=player, newcomer=newcomer):
+                line = {"player": name(player), "sub": name(newcomer)}
+            case DeclarationUndone(player=player):
+                line = {"player": name(player), "undo": True}
             case GameEnded(early=True, unverifiable=unverifiable):
                 line = {"end": True, **({"unverifiable": True} if unverifiable else {})}
         if line is not None:

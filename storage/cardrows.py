@@ -17,6 +17,7 @@ from dataclasses import replace
 from engine.cardgame import (
     CardsExchanged,
     CardState,
+    DeclarationUndone,
     HandDeclared,
     HandsClosed,
     NoHand,
@@ -89,6 +90,10 @@ def card_rows(rows: RowWriter, event: AnyEvent) -> bool:
             rows.add(declared)
         case NoHand(player=player):
             rows.add(_move(rows, player, Act.NO_HAND))
+        case DeclarationUndone(player=player, hand=hand, points=points):
+            undone = _move(rows, player, Act.UNDO, f"{HAND_BY_ID[hand].label} {points}")
+            facts = {"hand": hand, "points": points}
+            rows.add(replace(undone, data=json.dumps(facts, separators=(",", ":"))))
         case HandsClosed(hands=hands):
             closed = ", ".join(HAND_BY_ID[h].label for h in hands)
             rows.add(_move(rows, None, Act.CROSSED_OUT, closed))

@@ -10,8 +10,9 @@ import json
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import datetime
 
-from engine import Phase, TurnStarted
+from engine import Phase, ScoreUndone, SeatHandedOver, TurnStarted
 from engine.kinds import AnyEvent
 from engine.timing import DEADLINE, TURN_PING
 from storage import rolllog
@@ -22,6 +23,16 @@ from storage.store import Context, GameStore
 from storage.vocabulary import Act
 
 CACHED_PEOPLE = 50_000  # players' settings kept in memory
+
+
+def _new_turn_clock(events: Sequence[AnyEvent], current: str | None) -> bool:
+    """Does the turn in play get a clock of its own? A new turn, a score taken back (the turn
+    is its player's again) or a substitute now playing it (a fresh deadline for them)."""
+    return any(
+        isinstance(e, TurnStarted | ScoreUndone)
+        or (isinstance(e, SeatHandedOver) and e.newcomer == current)
+        for e in events
+    )
 
 
 class Clocks:
@@ -62,7 +73,7 @@ class Clocks:
         state = new.state
         if state.is_over:
             return (json.dumps({}) if old.clock is not None else None), None, ()
-        if state.phase is not Phase.PLAYING or not any(isinstance(e, TurnStarted) for e in events):
+        if state.phase is not Phase.PLAYING or not _new_turn_clock(events, state.current_player):
             return None, old.clock, ()
         misses = dict(old.clock.misses) if old.clock is not None else {}
         previous = old.state.current_player
@@ -167,6 +178,18 @@ class Clocks:
                 updated = await self._replan(updated, replace(clock, due_at=due), prefs, rearm=True)
             self.ctx.wakeup.set()
             return updated
+
+    async def restart(self, game: StoredGame, began: datetime) -> StoredGame:
+        """The turn in play's clock counted from `began`, when the turn began (a score taken
+        back: the turn goes on with the deadline it had, so an undo never buys time). Call
+        under the channel's lock."""
+        clock = game.clock
+        if clock is None or clock.started_at <= began:
+            return game
+        due = began + game.pace.deadline if game.pace.deadline else None
+        prefs = await self.prefs(clock.player)
+        moved = replace(clock, started_at=began, due_at=due)
+        return await self._replan(game, moved, prefs, rearm=True)
 
     async def _replan(
         self, game: StoredGame, clock: TurnClock, prefs: Prefs, rearm: bool = False

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from engine import DiceRolled, GameState, RollVoided, Scored
+from engine import DiceRolled, GameState, RollVoided, Scored, ScoreUndone
 from engine.kinds import AnyEvent
 from storage import rolllog
 from storage.logrows import RowWriter
@@ -51,6 +51,22 @@ def dice_rows(rows: RowWriter, event: AnyEvent) -> bool:
                     action=Act.SCORE,
                     dice=f"{placement.box} {placement.points}",
                     data=json.dumps(facts, separators=(",", ":")) if rows.v2 else None,
+                )
+            )
+        case ScoreUndone(player=player, turn=turn, placement=placement):
+            facts = {
+                "box": placement.box,
+                "column": placement.column,
+                "points": placement.points,
+                "total": game.state.total(player) if isinstance(game.state, GameState) else None,
+            }
+            rows.add(
+                replace(
+                    rows.by(player),
+                    turn_label=game.turn_label(turn),
+                    action=Act.UNDO,
+                    dice=f"{placement.box} {placement.points}",
+                    data=json.dumps(facts, separators=(",", ":")),
                 )
             )
         case _:

@@ -18,6 +18,7 @@ from engine import (
     PlayerJoined,
     PlayerLeft,
     RollOffRolled,
+    SeatHandedOver,
     TurnSkipped,
 )
 from engine.fairdice import SCHEME
@@ -205,6 +206,17 @@ def seating_rows(rows: RowWriter, event: AnyEvent) -> bool:
             rows.add(replace(rows.base, action=Act.KICK, dice=rows.named(player)))
         case GameEnded(early=True) if rows.base.reason is not None:
             rows.add(replace(rows.base, action=Act.END))
+        case SeatHandedOver(player=player, newcomer=newcomer, turn=turn):
+            facts = {"player": player, "newcomer": newcomer, "turn": turn}
+            rows.add(
+                replace(
+                    rows.base,
+                    turn_label=game.turn_label(turn),
+                    action=Act.SUBSTITUTE,
+                    dice=f"{rows.named(player)} -> {rows.named(newcomer)}",
+                    data=json.dumps(facts, separators=(",", ":")),
+                )
+            )
         case _:
             return rows.v2 and _seat_rows(rows, event)
     if rows.v2 and isinstance(event, GameEnded):
@@ -276,6 +288,7 @@ def move_of(row: LogRow, user: Callable[[str], str]) -> Move | None:
     if not isinstance(made, dict):
         return None
     action = dict(made["action"])
-    if isinstance(action.get("player"), str):
-        action["player"] = user(action["player"])
+    for key in ("player", "newcomer"):
+        if isinstance(action.get(key), str):
+            action[key] = user(action[key])
     return Move(user(str(made.get("by"))), action, made.get("faces"))

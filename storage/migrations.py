@@ -604,6 +604,31 @@ MIGRATION_12 = [
     "DROP INDEX outbox_pending",
 ]
 
+# 15 (issue 27): server options a moderator sets (`mod set undo off`, `mod set leaderboard
+# on`), and seats offered to another person (`sub me <player>`) until they accept, the offer is
+# withdrawn or it expires.
+MIGRATION_15 = [
+    """
+    CREATE TABLE server_options (
+        guild_id  TEXT NOT NULL,
+        name      TEXT NOT NULL,
+        value     TEXT NOT NULL,
+        PRIMARY KEY (guild_id, name)
+    ) WITHOUT ROWID
+    """,
+    """
+    CREATE TABLE seat_offers (
+        game_id     INTEGER NOT NULL REFERENCES games (id) ON DELETE CASCADE,
+        from_user   TEXT NOT NULL,
+        to_user     TEXT NOT NULL,
+        to_name     TEXT NOT NULL,
+        expires_at  TEXT NOT NULL,
+        PRIMARY KEY (game_id, from_user)
+    )
+    """,
+    "CREATE INDEX seat_offers_to ON seat_offers (to_user)",
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -617,4 +642,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_10,
     MIGRATION_11,
     MIGRATION_12,
+    MIGRATION_15,
 ]

@@ -236,6 +236,9 @@ async def _erase_beside(conn: Any, user_id: str, names: set[str]) -> None:
     await conn.execute("DELETE FROM seats WHERE user_id = ?", (user_id,))
     await conn.execute("DELETE FROM reminders WHERE player = ?", (user_id,))
     await conn.execute(
+        "DELETE FROM seat_offers WHERE from_user = ? OR to_user = ?", (user_id, user_id)
+    )
+    await conn.execute(
         "DELETE FROM message_rolls WHERE log_id IN (SELECT id FROM log WHERE user_id IS NULL "
         "AND chain != 'log' AND salt IS NULL)"
     )

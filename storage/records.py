@@ -31,9 +31,13 @@ from engine import (
     RulesError,
     Score,
     Scored,
+    ScoreUndone,
     ScriptedDice,
+    SeatHandedOver,
     Skip,
+    Substitute,
     TurnSkipped,
+    Undo,
     find_preset,
     make_rules,
 )
@@ -80,6 +84,20 @@ class LeaveEvent(Strict):
 
     player: Name
     leave: Literal[True]
+
+
+class UndoEvent(Strict):
+    """Extension: the player took back their last score (before anyone rolled again)."""
+
+    player: Name
+    undo: Literal[True]
+
+
+class SubEvent(Strict):
+    """Extension: `sub` took over the player's seat; later lines name them."""
+
+    player: Name
+    sub: Name
 
 
 class EndEvent(Strict):
@@ -175,6 +193,13 @@ def _replay_line(
         elif "leave" in data:
             leave = LeaveEvent.model_validate(data)
             return _apply(state, Leave(leave.player), ScriptedDice(), number, leave.player)
+        elif "undo" in data:
+            undo = UndoEvent.model_validate(data)
+            return _apply(state, Undo(undo.player), ScriptedDice(), number, undo.player)
+        elif "sub" in data:
+            sub = SubEvent.model_validate(data)
+            handed = Substitute(sub.player, sub.sub)
+            return _apply(state, handed, ScriptedDice(), number, sub.player)
         elif "end" in data:
             end = EndEvent.model_validate(data)
             return _apply(state, EndGame(end.unverifiable), ScriptedDice(), number, "end")
@@ -235,6 +260,10 @@ def event_line(rules: Rules, event: Event, name: Callable[[str], str] = _same) -
             line = {"player": name(player), "skip": True}
         case PlayerLeft(player=player):
             line = {"player": name(player), "leave": True}
+        case ScoreUndone(player=player):
+            line = {"player": name(player), "undo": True}
+        case SeatHandedOver(player=player, newcomer=newcomer):
+            line = {"player": name(player), "sub": name(newcomer)}
         case GameEnded(early=True, unverifiable=unverifiable):
             line = {"end": True, **({"unverifiable": True} if unverifiable else {})}
         case _:
@@ -246,7 +275,8 @@ def dice_record_lines(
     state: GameState, events: Iterable[AnyEvent], name: Callable[[str], str]
 ) -> list[str]:
     """The record of a replayed dice game: from the start, each roll, score and moderator's
-    move (a voided roll is left out: the roll that replaced it stands in its place)."""
+    move (a voided roll is left out: the roll that replaced it stands in its place; a score
+    taken back stays, followed by its `undo` line, so the review can show it undone)."""
     order: tuple[str, ...] | None = None
     lines: list[str] = []
     for event in events:

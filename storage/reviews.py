@@ -16,7 +16,15 @@ import aiosqlite
 
 from engine.cardgame import CardState
 from engine.dice import DieFace
-from engine.game import DiceRolled, GameEnded, PlayerLeft, Scored, TurnSkipped
+from engine.game import (
+    DiceRolled,
+    GameEnded,
+    PlayerLeft,
+    Scored,
+    ScoreUndone,
+    SeatHandedOver,
+    TurnSkipped,
+)
 from engine.review import (
     Advisor,
     GameReview,
@@ -36,7 +44,15 @@ from storage.records import RecordError, replay
 from storage.solver import ClassicOracle, Progress, load_table, stderr_progress, values_key
 from storage.vocabulary import Act, hint_position
 
-DICE_EVENTS = (DiceRolled, Scored, TurnSkipped, PlayerLeft, GameEnded)
+DICE_EVENTS = (
+    DiceRolled,
+    Scored,
+    TurnSkipped,
+    PlayerLeft,
+    GameEnded,
+    ScoreUndone,
+    SeatHandedOver,
+)
 
 
 class ReviewError(ValueError):

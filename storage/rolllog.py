@@ -208,6 +208,10 @@ def body_of(row: LogRow, who: Mapping[str, str]) -> str:
     )
 
 
+# The keys of structured facts that name one person (a substitute's `newcomer` too).
+PERSON_KEYS = ("player", "by", "creator", "newcomer")
+
+
 def pseudonymous(data: Any, who: Mapping[str, str]) -> Any:
     """Structured facts with each person named by pseudonym: a move's `player` and `by`, the
     keys of `totals`, the entries of `order` and `winners`."""
@@ -215,7 +219,7 @@ def pseudonymous(data: Any, who: Mapping[str, str]) -> Any:
         return data
     out: dict[str, Any] = {}
     for key, value in data.items():
-        if key in ("player", "by", "creator") and isinstance(value, str):
+        if key in PERSON_KEYS and isinstance(value, str):
             out[key] = who.get(value, value)
         elif key in ("players", "winners", "order") and isinstance(value, list):
             out[key] = [who.get(v, v) if isinstance(v, str) else v for v in value]
@@ -235,7 +239,7 @@ def _people_in(data: str | None) -> set[str]:
     def walk(value: Any) -> None:
         if isinstance(value, dict):
             for key, item in value.items():
-                if key in ("player", "by", "creator") and isinstance(item, str):
+                if key in PERSON_KEYS and isinstance(item, str):
                     found.add(item)
                 elif key in ("players", "winners", "order") and isinstance(item, list):
                     found.update(v for v in item if isinstance(v, str))

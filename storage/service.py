@@ -81,6 +81,7 @@ from storage.play import StaleButtonError as StaleButtonError
 from storage.play import VoidRefusedError as VoidRefusedError
 from storage.road import Road
 from storage.rolllog import LogRow
+from storage.seating import Offer, Seating
 from storage.seeds import SealedSeedError as SealedSeedError
 from storage.seeds import SeedRefusedError as SeedRefusedError
 from storage.seeds import Seeds
@@ -117,6 +118,7 @@ class GameService:
         self.free_days = FreeDays(ctx, self.store, self.seeding)
         self.lost_key = LostKey(ctx, self.store, self.table, self.free_days)
         self.checkpoints = Checkpoints(ctx)
+        self.seating = Seating(ctx, self.store, self.road)
 
     # What every part shares, as callers (and tests) set it.
 
@@ -248,6 +250,39 @@ class GameService:
         self, where: Where, who: Who, asked: HintAsked, advice: str, value: float, exact: bool
     ) -> LogRow:
         return await self.hints.record(where, who, asked, advice, value, exact)
+
+    # ---- substitutes, undo and server options (storage/seating.py) --------------------------
+
+    async def substitute(
+        self,
+        where: Where,
+        who: Who,
+        player: str,
+        newcomer: Who,
+        reason: str | None,
+        announce: Announce | None = None,
+    ) -> Outcome:
+        return await self.seating.substitute(where, who, player, newcomer, reason, announce)
+
+    async def offer_seat(self, where: Where, who: Who, newcomer: Who) -> Offer:
+        return await self.seating.offer(where, who, newcomer)
+
+    async def withdraw_offer(self, where: Where, who: Who) -> Offer | None:
+        return await self.seating.withdraw(where, who)
+
+    async def accept_seat(
+        self, where: Where, who: Who, announce: Announce | None = None
+    ) -> Outcome:
+        return await self.seating.accept(where, who, announce)
+
+    async def undo(self, where: Where, who: Who, announce: Announce | None = None) -> Outcome:
+        return await self.seating.undo(where, who, announce)
+
+    async def server_option(self, guild_id: str, name: str) -> str:
+        return await self.seating.option(guild_id, name)
+
+    async def set_server_option(self, where: Where, who: Who, name: str, value: str) -> None:
+        await self.seating.set_option(where, who, name, value)
 
     # ---- seeds and free rolls --------------------------------------------------------------
 

@@ -141,7 +141,9 @@ def _verify_contents(reader: sqlite3.Connection, head: Head | None, rows: int) -
             return VerifyReport(rows, 0, problem)
     try:
         people = People.load(reader)
-        problem = unattached(reader) or _check_columns(reader, people)
+        problem = (
+            unattached(reader) or _check_columns(reader, people) or _check_server_options(reader)
+        )
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
         return VerifyReport(rows, 0, ChainProblem("?", f"its people cannot be read ({exc})"))
     if problem is not None:
@@ -171,6 +173,33 @@ def _verify_contents(reader: sqlite3.Connection, head: Head | None, rows: int) -
         audit.sealed + days_sealed,
         lost=audit.lost + days_lost,
     )
+
+
+def _check_server_options(reader: sqlite3.Connection) -> ChainProblem | None:
+    """The server options the bot follows (`mod set undo off`) are the ones each server's
+    chain last set, and only those: each is written with its `Server option` row."""
+    chained: dict[tuple[str, str], tuple[str, str]] = {}
+    sql = f"{rolllog.ROW_SELECT} WHERE chain GLOB 's*' ORDER BY chain, seq"
+    for record in reader.execute(sql).fetchall():
+        row = rolllog.row_from_record(record)
+        if row.action == Act.SERVER_OPTION:
+            key = (row.guild_id, str(row.facts.get("option")))
+            chained[key] = (str(row.facts.get("value")), f"{row.chain_name}#{row.seq}")
+    try:
+        found = reader.execute("SELECT guild_id, name, value FROM server_options").fetchall()
+    except sqlite3.OperationalError:  # a file from before server options: it has none
+        found = []
+    stored = {(str(g), str(n)): str(v) for g, n, v in found}
+    for (guild, name), value in stored.items():
+        last = chained.get((guild, name))
+        if last is None:
+            return ChainProblem(f"s{guild}", f"never set the server option {name} it has")
+        if last[0] != value:
+            return ChainProblem(last[1], f"set {name}={last[0]}, but the server has {value}")
+    missing = next((k for k in chained if k not in stored), None)
+    if missing is not None:
+        return ChainProblem(chained[missing][1], f"set {missing[1]}, which the server lacks")
+    return None
 
 
 class _Bad(Exception):
@@ -467,7 +496,7 @@ CHANNEL_ROWS = frozenset(
         Act.MESSAGE_DELETED,
     }
 )
-SERVER_ROWS = frozenset({Act.OPENED, Act.CHECKPOINT, Act.FORGOTTEN})
+SERVER_ROWS = frozenset({Act.OPENED, Act.CHECKPOINT, Act.FORGOTTEN, Act.SERVER_OPTION})
 
 
 def unattached(reader: sqlite3.Connection) -> ChainProblem | None:

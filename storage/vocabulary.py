@@ -54,6 +54,9 @@ class Act(StrEnum):
     CHECKPOINT = "Checkpoint"  # a server's chains that moved, under one Merkle root
     FORGOTTEN = "Player forgotten"  # a person's readable data erased (naming no one)
     DEADLINE_CHANGED = "Deadline changed"
+    SUBSTITUTE = "Substitute"  # a seat handed to another person mid-game
+    UNDO = "Undo"  # a player took back their last score before anyone rolled
+    SERVER_OPTION = "Server option"  # a moderator set a server option (undo, leaderboard)
     MESSAGE_EDITED = "Message edited"
     MESSAGE_DELETED = "Message deleted"
 
@@ -88,6 +91,8 @@ ACTION_ROWS = frozenset(
         Act.START,
         Act.MOVE,
         Act.GAME_OVER,
+        Act.SUBSTITUTE,
+        Act.UNDO,
     }
 )
 

@@ -27,10 +27,13 @@ from bot.desk.moderation import Moderation
 from bot.desk.pacing import Pacing
 from bot.desk.play import Play
 from bot.desk.review import Reviews
+from bot.desk.seats import Seats
+from bot.desk.standings import Standings
 from bot.desk.views import Views
 from engine import PRESETS
 from engine.suggest import either
 from storage.pace import Policy
+from storage.seating import SERVER_OPTIONS
 
 NUMBER, FLAG, PLAYER = ArgKind.NUMBER, ArgKind.FLAG, ArgKind.PLAYER
 
@@ -200,6 +203,37 @@ MODERATION = (
         moderators=True,
     ),
     Command(
+        "sub",
+        Seats,
+        Seats.mod_sub,
+        slash="Hand a player's seat to someone else mid-game",
+        args=(
+            Arg("player", "The player whose seat it is now", PLAYER),
+            Arg("newcomer", "Who takes the seat over: card, turn and deadline", PLAYER),
+            Arg("reason", "Why (logged and shown)", required=False, default=""),
+        ),
+        typed=Seats.mod_sub_text,
+        moderators=True,
+    ),
+    Command(
+        "set",
+        Seats,
+        Seats.mod_set,
+        slash="Server options: undo (on by default), leaderboard (off by default)",
+        args=(
+            Arg(
+                "option",
+                "The option (leave empty to see them)",
+                required=False,
+                default="",
+                choices=tuple(SERVER_OPTIONS),
+            ),
+            Arg("value", "on or off", required=False, default="", choices=("on", "off")),
+        ),
+        typed=Seats.mod_set_text,
+        moderators=True,
+    ),
+    Command(
         "hands",
         Cards,
         Cards.mod_hands,
@@ -330,6 +364,34 @@ COMMANDS = CommandTable(
             aliases=("s", "sc"),
             typed=Play.score_text,
         ),
+        Command(
+            "undo",
+            Seats,
+            Seats.undo,
+            usage="undo",
+            summary="Take back your last score, until anyone rolls again (logged and announced; "
+            "a moderator may turn it off: `mod set undo off`).",
+            slash="Take back your last score, until anyone rolls again",
+        ),
+        Command(
+            "sub",
+            Seats,
+            Seats.sub,
+            usage="sub me @player | sub accept | sub withdraw",
+            summary="Offer your seat in this game to someone not playing (`sub me @player`); "
+            "they take it with `sub accept` (or the button) within a day; `sub withdraw` takes "
+            "the offer back.",
+            slash="Offer your seat to someone else, or take one offered to you",
+            args=(
+                Arg(
+                    "action",
+                    "me: offer your seat; accept: take the one offered to you; withdraw",
+                    choices=("me", "accept", "withdraw"),
+                ),
+                Arg("player", "With me: who you offer your seat to", PLAYER, False, ""),
+            ),
+            typed=Seats.sub_text,
+        ),
         # ---- looking at games (bot/desk/views.py)
         Command(
             "card",
@@ -424,6 +486,28 @@ COMMANDS = CommandTable(
                 Arg("player", "Whose record (default: yours)", PLAYER, required=False, default=""),
             ),
             line=lambda o: str(o["player"]),
+            slow=True,
+        ),
+        Command(
+            "leaderboard",
+            Standings,
+            Standings.leaderboard,
+            usage="leaderboard [variant] [page]",
+            summary="This server's players over its finished dice games of one variant: games, "
+            "wins, mean score and the luck-adjusted mean (score minus luck). Once a moderator "
+            "turns it on: `mod set leaderboard on`.",
+            slash="This server's players ranked by luck-adjusted score",
+            args=(
+                Arg(
+                    "variant",
+                    "classic, triple, painted or painted-pyz (default: the most played)",
+                    required=False,
+                    default="",
+                ),
+                Arg("page", "The page (ten players a page)", NUMBER, False, 1, low=1, high=1000),
+            ),
+            typed=Standings.leaderboard_text,
+            aliases=("lb", "top"),
             slow=True,
         ),
         # ---- the card game's moves (bot/desk/cards.py)
@@ -650,10 +734,12 @@ COMMANDS = CommandTable(
         ),
         Group(
             "mod",
-            usage="mod log|verify|export|void|skip|kick|end|resend|deadline ...",
+            usage="mod log|verify|export|void|skip|kick|sub|end|resend|deadline|set ...",
             summary="Moderators: `mod log [game] [player]`, `mod verify`, `mod export [game]`, "
             "`mod void <roll-id> <reason>`, `mod skip <reason>`, `mod kick <player> <reason>`, "
+            "`mod sub @old @new [reason]` (hand a seat to a substitute), "
             "`mod end <reason>`, `mod resend` (post what Discord refused), "
+            "`mod set undo|leaderboard on|off` (server options), "
             "`mod deadline <time|off> [wait|autoplay|skip] <reason>`, "
             "`mod hands [round]` (card games: a finished round's deck and hands).",
             slash="Moderator tools",

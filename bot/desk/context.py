@@ -64,6 +64,8 @@ class Context:
         same statement as the action, and come back marked `queued` (the sender posts them;
         the answer to the command does not)."""
         words = tell or (lambda outcome: self.describe(outcome, caller))
+        if await self.service.server_option(caller.where.guild_id, "undo") == "off":
+            words = _without_undo(words)
         if not self.outbox:
             return words(await act(None))
 
@@ -149,3 +151,15 @@ def read_game(rest: str, command: str, hint: str) -> int | None:
     if len(words) > 1:
         raise UsageError(f"Say which game, like `{command} game 3`.", hint=hint)
     return read_number(words[0], "the game", hint="games") if words else None
+
+
+def _without_undo(words: Callable[[Outcome], list[Reply]]) -> Callable[[Outcome], list[Reply]]:
+    """`words`, without the undo button (the server turned undo off)."""
+
+    def told(outcome: Outcome) -> list[Reply]:
+        return [
+            replace(r, buttons=tuple(b for b in r.buttons if b.command != "undo"))
+            for r in words(outcome)
+        ]
+
+    return told

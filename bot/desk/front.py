@@ -26,6 +26,8 @@ from bot.desk.moderation import Moderation
 from bot.desk.pacing import Pacing
 from bot.desk.play import Play
 from bot.desk.review import Reviews
+from bot.desk.seats import Seats
+from bot.desk.standings import Standings
 from bot.desk.views import Views
 from bot.preview import Accepted, PreviewService
 from bot.replies import CONTENT_MAX, Reply, clip, code, escape
@@ -90,6 +92,8 @@ class Desk:
         self.fairness = Fairness(context)
         self.cards = Cards(context)
         self.reviews = Reviews(context)
+        self.seats = Seats(context)
+        self.standings = Standings(context, self.reviews)
         self.herald = Herald(context)  # what the bot says by itself (the service's Herald)
         self._rooms: dict[type, object] = {
             type(room): room
@@ -103,6 +107,8 @@ class Desk:
                 self.fairness,
                 self.cards,
                 self.reviews,
+                self.seats,
+                self.standings,
             )
         }
         self._previewer: Desk | None = None  # the desk that previews hints (bot/preview.py)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -48,19 +49,20 @@ class PlayerRecord:
 
 
 class _Recent(Generic[T]):
-    """The last `size` values used, by game id (finished games' reviews never change)."""
+    """The last `size` values used, by game (finished games' reviews never change; the names
+    they show do, when a player is forgotten: see `_key`)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._values: OrderedDict[int, T] = OrderedDict()
+        self._values: OrderedDict[Hashable, T] = OrderedDict()
 
-    def get(self, key: int) -> T | None:
+    def get(self, key: Hashable) -> T | None:
         value = self._values.get(key)
         if value is not None:
             self._values.move_to_end(key)
         return value
 
-    def put(self, key: int, value: T) -> None:
+    def put(self, key: Hashable, value: T) -> None:
         self._values[key] = value
         while len(self._values) > self.size:
             self._values.popitem(last=False)
@@ -85,26 +87,30 @@ class Reviews:
     async def review(self, caller: Caller, game: int | None = None) -> list[Reply]:
         """A finished game's review: the embed with its chart attached."""
         found = await self.service.game_to_review(caller.where, game)
-        shown = self._shown.get(found.id)  # a finished game's review never changes
+        shown = self._shown.get(_key(found))  # a finished game's review never changes
         if shown is None:
             reviewed, _ = await self._reviewed(found)
             async with self._drawing:  # one chart at a time (0.3 s of CPU each)
                 reply = await asyncio.to_thread(review_reply, reviewed)
             title = f"Review of {found.title}: {reviewed.rules.title}"
             shown = replace(reply, embeds=(replace(reply.embeds[0], title=title).fitted(),))
-            self._shown.put(found.id, shown)
+            self._shown.put(_key(found), shown)
         return [shown]
+
+    async def reviewed(self, game: StoredGame) -> tuple[GameReview, dict[str, str]]:
+        """A finished game's review and its players' names by id (the leaderboard's too)."""
+        return await self._reviewed(game)
 
     async def _reviewed(self, game: StoredGame) -> tuple[GameReview, dict[str, str]]:
         """A finished game's review and its players' names by id (kept: it never changes)."""
-        kept = self._kept.get(game.id)
+        kept = self._kept.get(_key(game))
         if kept is not None:
             return kept
         from storage.reviews import review_game
 
         reviewed, name = await review_game(self.service.db, game, self.cache)
         names = {player: name(player) for player in game.names}
-        self._kept.put(game.id, (reviewed, names))
+        self._kept.put(_key(game), (reviewed, names))
         return reviewed, names
 
     # ---- hint --------------------------------------------------------------------------------
@@ -166,18 +172,7 @@ class Reviews:
         record = PlayerRecord(0, 0, 0.0, 0.0, 0)
         for game in games:
             reviewed, names = await self._reviewed(game)
-            mine = next((p for p in reviewed.players if p.name == names.get(who.user_id)), None)
-            if mine is None:
-                continue
-            hinted = [d for d in mine.decisions if d.hinted]
-            record = PlayerRecord(
-                record.games + 1,
-                record.decisions + len(mine.decisions),
-                record.loss + mine.loss - sum(d.loss for d in hinted),
-                record.luck + mine.luck,
-                record.estimated + (not reviewed.exact),
-                record.hinted + len(hinted),
-            )
+            record = _credited(record, reviewed, names.get(who.user_id))
         return [Reply(embeds=(self._stats_embed(escape(who.name), record),))]
 
     async def _player(self, caller: Caller, text: str) -> Who:
@@ -231,6 +226,30 @@ class Reviews:
             text = f"**{per:.2f}** points lost per decision{unaided} ({verdict}).{estimated}"
         footer = "Finished dice games in this server"
         return Embed(title, text, tuple(fields), 0x8E44AD, footer).fitted()
+
+
+def _key(game: StoredGame) -> Hashable:
+    """A finished game's review as kept: by the game and the names it shows (a player forgotten
+    since is named by pseudonym, so the review is worked out again without them)."""
+    return (game.id, tuple(sorted(game.names.items())))
+
+
+def _credited(record: PlayerRecord, reviewed: GameReview, name: str | None) -> PlayerRecord:
+    """`record` with the turns `name` played in a reviewed game (a seat a substitute took over
+    credits each turn to whoever played it)."""
+    shares = [s for p in reviewed.players for s in p.shares if s.name == name]
+    if not shares:
+        return record
+    mine = [d for p in reviewed.players for d in p.decisions if d.player == name]
+    hinted = [d for d in mine if d.hinted]
+    return PlayerRecord(
+        record.games + 1,
+        record.decisions + len(mine),
+        record.loss + sum(d.loss for d in mine if not d.hinted),
+        record.luck + sum(s.luck for s in shares),
+        record.estimated + (not reviewed.exact),
+        record.hinted + len(hinted),
+    )
 
 
 def _signed(points: float) -> str:

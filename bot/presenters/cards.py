@@ -42,6 +42,7 @@ from engine.cardgame import (
     CardsDealt,
     CardsExchanged,
     CardState,
+    DeclarationUndone,
     EndGameBegan,
     ExtraRound,
     HandDeclared,
@@ -122,12 +123,19 @@ class CardPresenter(Presenter):
                     story.add(Reply(text=text))
                 case TurnStarted(player, _):
                     story.turn(self._turn(story.outcome, player))
+                case DeclarationUndone(player, hand, points):
+                    story.say(
+                        f"↩️ {game.name(player)} took back their declaration "
+                        f"({state.rules.label(hand)}, {points})."
+                    )
+                    story.turn(self._turn(story.outcome, player))
                 case GameEnded():
                     story.flush()
                     story.add(self._game_over(game, event, story.outcome))
         story.flush()
         if state.phase is Phase.PLAYING and any(
-            isinstance(e, RoundDealt | ShowdownBegan | HandDeclared) for e in story.outcome.events
+            isinstance(e, RoundDealt | ShowdownBegan | HandDeclared | DeclarationUndone)
+            for e in story.outcome.events
         ):
             self._with_board(story)
         return story.told()  # the table first, then each player's own cards

@@ -16,6 +16,7 @@ from bot.replies import (
     DESCRIPTION_MAX,
     SELECT_OPTIONS_MAX,
     TITLE_MAX,
+    CommandButton,
     Controls,
     Embed,
     Field,
@@ -58,13 +59,14 @@ from engine import (
     Rules,
     RulesError,
     Scored,
+    ScoreUndone,
     TurnStarted,
 )
 from engine.game import score_hint
 from engine.numbers import is_number
 from storage.rolllog import LogRow
-from storage.service import Outcome, StoredGame
-from storage.vocabulary import ROLL_NAMES
+from storage.service import BOT, Outcome, StoredGame
+from storage.vocabulary import ROLL_NAMES, Act
 
 # A preset without its own colour gets one made from its name (see `colour`).
 COLOURS = {"classic": 0xC0392B, "triple": 0x2471A3, "painted": 0x8E44AD, "painted-pyz": 0x1E8449}
@@ -196,6 +198,8 @@ class DicePresenter(Presenter):
                     self._scored(story, player, placement)
                 case RollVoided(player, _, roll, _, again):
                     story.say(self._voided(story, player, roll, again))
+                case ScoreUndone(player, _, placement, _):
+                    story.add(self._undone(game, player, placement))
                 case GameEnded():
                     story.flush()
                     story.add(*self._game_over(game, event, story.outcome))
@@ -233,7 +237,24 @@ class DicePresenter(Presenter):
     def _turn_started(self, outcome: Outcome, player: str, turn: int) -> Reply:
         game = outcome.game
         what = f"{game.turn_label(turn)}. `{self.prefix}roll` or the button when ready."
-        return turn_reply(outcome, player, what, RollButton(game.id, game.version), self.clock())
+        reply = turn_reply(outcome, player, what, RollButton(game.id, game.version), self.clock())
+        undoable = dice_state(game).undoable
+        by_player = any(r.action == Act.SCORE and r.user_id != BOT.user_id for r in outcome.rows)
+        if undoable is not None and by_player:
+            # The score just made may be taken back until anyone rolls (the scorer only).
+            return replace(reply, buttons=(CommandButton("↩ Undo score", "undo"),))
+        return reply
+
+    def _undone(self, game: StoredGame, player: str, placement: Placement) -> Reply:
+        """A score taken back: the dice are on the table again, with their buttons."""
+        state = dice_state(game)
+        left = 3 - state.rolls_used
+        dice = "  ".join(f"`{d.die}` {die_text(d)}" for d in state.dice or ())
+        text = (
+            f"↩️ {game.name(player)} took back their score ({placement_label(state, placement)}, "
+            f"{placement.points}). Their dice are back: {dice}\n{self._what_now(state, left)}"
+        )
+        return Reply(text=clip(text, CONTENT_MAX), controls=controls(game, 0))
 
     def roll_reply(self, game: StoredGame, event: DiceRolled, row: LogRow | None) -> Reply:
         """A roll in the forum's words with its moderation fields, the dice and the scoring

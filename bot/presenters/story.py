@@ -4,9 +4,12 @@ roll, the showdown, the game's end) comes in its place; a player's hidden cards 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from bot.caller import Caller
 from bot.replies import CONTENT_MAX, Reply, clip
 from bot.words import StartRolls, seating_lines, shown_caller, shown_outcome, with_lines
+from engine import SeatHandedOver
 from storage.service import Outcome, StoredGame
 
 
@@ -24,6 +27,7 @@ class Story:
         self.lines: list[str] = []
         self.secrets: list[Reply] = []  # hidden cards, each for its one player
         self._rolls = StartRolls()
+        self.pings: list[str] = []  # people the gathered lines mention (a substitute)
 
     @property
     def game(self) -> StoredGame:
@@ -38,6 +42,8 @@ class Story:
             return False
         self.lines.extend(seated.lines)
         self._rolls = seated.rolls
+        if isinstance(event, SeatHandedOver) and event.newcomer.isdigit():
+            self.pings.append(event.newcomer)  # the mention in its line pings them
         return True
 
     def say(self, line: str) -> None:
@@ -46,13 +52,17 @@ class Story:
     def flush(self) -> None:
         """What gathered so far, as one message."""
         if self.lines:
-            self.replies.append(Reply(text=clip("\n".join(self.lines), CONTENT_MAX)))
-            self.lines = []
+            text = clip("\n".join(self.lines), CONTENT_MAX)
+            self.replies.append(Reply(text=text, mentions=tuple(self.pings)))
+            self.lines, self.pings = [], []
 
     def turn(self, prompt: Reply) -> None:
         """Whose turn it is now, with what just happened."""
-        self.replies.extend(with_lines(self.lines, prompt))
-        self.lines = []
+        told = with_lines(self.lines, prompt)
+        if self.pings:
+            told = [replace(r, mentions=(*r.mentions, *self.pings)) for r in told]
+        self.replies.extend(told)
+        self.lines, self.pings = [], []
 
     def add(self, *replies: Reply) -> None:
         self.replies.extend(replies)

@@ -371,6 +371,7 @@ def test_a_preview_can_change_nothing() -> None:
         "proof",
         "check_posted_checkpoints",
         "my_data",
+        "server_option",
     }
     public = {
         name

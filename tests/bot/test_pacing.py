@@ -259,6 +259,7 @@ async def test_autoplay_plays_the_turn_and_logs_it_as_automatic(party: Party) ->
     assert first_roll.reason is None  # the player's own roll stays theirs
     assert (await audit.verify(party.service.db)).problem is None
     assert all(s.reply.controls is None for s in sent)  # no buttons on the bot's moves
+    assert all(not s.reply.buttons for s in sent)  # nor an undo of the bot's score
 
 
 async def test_wait_policy_reminds_moderators_until_they_act(party: Party) -> None:
