@@ -1,0 +1,414 @@
+"""Shards on PostgreSQL: which process owns which servers' games, and proof of it in every write.
+
+Discord splits a bot's servers into `count` shards by `(guild_id >> 22) % count` (direct
+messages arrive on shard 0). A process runs a range of shards and owns the games of their
+servers. Ownership is a lease row per shard in `shard_leases`: who holds it (`holder`), since
+which takeover (`epoch`, one more at every new holder) and until when (`expires_at`, the
+database's clock, so the processes' clocks never matter). The holder renews it every
+`heartbeat` seconds for `expiry` seconds; a holder that misses its expiry has lost the shard.
+
+Fencing: every write transaction for a shard's game first runs `fence()`, which reads the lease
+row `FOR SHARE` and requires this holder, this epoch and an unexpired lease. A takeover updates
+that row, so it waits for the writes in flight to commit, and every write after it finds
+another epoch and is refused (`FencedError`): a stale process can never write, even while it
+still believes it holds the lease.
+
+Queues: each process claims only its shards' rows (`FOR UPDATE SKIP LOCKED`), so two claimers
+never take the same row. Work one shard's process must do for another's games (a direct
+message's `tz` reaches shard 0, a forget names a person of any server) goes to the owner
+through `shard_work`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, TypeAlias
+
+import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+
+# A connection of its own or one lent by a pool: the statements here take either.
+Conn: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
+
+log = logging.getLogger("rollkeeper.shards")
+
+DIRECT = "@dm"  # what a direct message names as its server (bot/caller.py's DIRECT)
+
+# The tables this module owns on PostgreSQL (the backend's schema adds them; SQLite has none:
+# one process owns a SQLite file, by its lock).
+SCHEMA = [
+    """
+    CREATE TABLE IF NOT EXISTS shard_leases (
+        shard INTEGER PRIMARY KEY CHECK (shard >= 0),
+        holder TEXT NOT NULL,
+        epoch BIGINT NOT NULL CHECK (epoch >= 1),
+        expires_at TIMESTAMPTZ NOT NULL
+    )
+    """,
+    """
+    CREATE TABLE IF NOT EXISTS shard_work (
+        id BIGSERIAL PRIMARY KEY,
+        shard INTEGER NOT NULL CHECK (shard >= 0),
+        kind TEXT NOT NULL,
+        body JSONB NOT NULL,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
+        done_at TIMESTAMPTZ,
+        done_by TEXT,
+        done_epoch BIGINT
+    )
+    """,
+    "CREATE INDEX IF NOT EXISTS shard_work_owed ON shard_work (shard, id) WHERE done_at IS NULL",
+]
+
+
+class ShardPlanError(ValueError):
+    """`--shard-count` and `--shards` do not describe shards this process can run."""
+
+
+class LeaseLostError(Exception):
+    """This process no longer holds a shard's lease: it must stop writing and exit."""
+
+
+class FencedError(LeaseLostError):
+    """A write refused because its lease (holder, epoch, expiry) is no longer the shard's."""
+
+
+class ShardBusyError(Exception):
+    """A shard is held by a live process: one line naming it and when its lease ends."""
+
+
+def shard_of(guild_id: int | str | None, count: int) -> int:
+    """The shard Discord sends a server's events to; direct messages go to shard 0."""
+    if guild_id is None or guild_id in ("", DIRECT):
+        return 0
+    return (int(guild_id) >> 22) % count
+
+
+@dataclass(frozen=True, slots=True)
+class ShardPlan:
+    """Shards `first`..`last` (inclusive) of `count`."""
+
+    count: int
+    first: int
+    last: int
+
+    @classmethod
+    def parse(cls, count: int, shards: str | None) -> ShardPlan:
+        """`--shard-count N --shards A-B` (or `A`; all of them when `shards` is None)."""
+        if count < 1:
+            raise ShardPlanError(f"--shard-count must be 1 or more (got {count})")
+        text = (shards or f"0-{count - 1}").strip()
+        first_text, _, last_text = text.partition("-")
+        try:
+            first = int(first_text)
+            last = int(last_text) if last_text else first
+        except ValueError:
+            raise ShardPlanError(
+                f"--shards takes a range of shard numbers like 0-1 (got {text!r})"
+            ) from None
+        if not 0 <= first <= last < count:
+            raise ShardPlanError(
+                f"--shards {text} is not within shards 0-{count - 1} of --shard-count {count}"
+            )
+        return cls(count, first, last)
+
+    @property
+    def shards(self) -> range:
+        return range(self.first, self.last + 1)
+
+    def owns(self, guild_id: int | str | None) -> bool:
+        return shard_of(guild_id, self.count) in self.shards
+
+    def __str__(self) -> str:
+        return f"{self.first}-{self.last} of {self.count}"
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A shard held by `holder` since takeover `epoch`, until `expires_at` (database time)."""
+
+    shard: int
+    holder: str
+    epoch: int
+    expires_at: datetime
+
+
+async def install(conn: Conn) -> None:
+    """Create this module's tables where they are missing."""
+    for statement in SCHEMA:
+        await conn.execute(statement)
+
+
+def _interval(seconds: float) -> timedelta:
+    return timedelta(seconds=seconds)
+
+
+async def take(conn: Conn, shard: int, holder: str, expiry: float) -> Lease | None:
+    """Take a shard that nobody holds, or whose holder let its lease expire: a new epoch.
+    None when a live holder has it."""
+    row = await conn.fetchrow(
+        "INSERT INTO shard_leases (shard, holder, epoch, expires_at) "
+        "VALUES ($1, $2, 1, clock_timestamp() + $3::interval) "
+        "ON CONFLICT (shard) DO UPDATE SET holder = EXCLUDED.holder, "
+        "epoch = shard_leases.epoch + 1, expires_at = EXCLUDED.expires_at "
+        "WHERE shard_leases.expires_at <= clock_timestamp() "
+        "RETURNING epoch, expires_at",
+        shard,
+        holder,
+        _interval(expiry),
+    )
+    return None if row is None else Lease(shard, holder, int(row[0]), row[1])
+
+
+async def renew(conn: Conn, lease: Lease, expiry: float) -> Lease | None:
+    """Extend a lease still held (same holder, same epoch, not expired); None if it is lost."""
+    row = await conn.fetchrow(
+        "UPDATE shard_leases SET expires_at = clock_timestamp() + $4::interval "
+        "WHERE shard = $1 AND holder = $2 AND epoch = $3 AND expires_at > clock_timestamp() "
+        "RETURNING expires_at",
+        lease.shard,
+        lease.holder,
+        lease.epoch,
+        _interval(expiry),
+    )
+    return None if row is None else Lease(lease.shard, lease.holder, lease.epoch, row[0])
+
+
+async def release(conn: Conn, lease: Lease) -> None:
+    """Give a shard up at a clean stop: a standby may take it at once (a new epoch)."""
+    await conn.execute(
+        "UPDATE shard_leases SET expires_at = clock_timestamp() "
+        "WHERE shard = $1 AND holder = $2 AND epoch = $3",
+        lease.shard,
+        lease.holder,
+        lease.epoch,
+    )
+
+
+async def holders(conn: Conn) -> list[tuple[Lease, bool]]:
+    """Every shard's lease and whether it is live now."""
+    rows = await conn.fetch(
+        "SELECT shard, holder, epoch, expires_at, expires_at > clock_timestamp() "
+        "FROM shard_leases ORDER BY shard"
+    )
+    return [(Lease(int(r[0]), str(r[1]), int(r[2]), r[3]), bool(r[4])) for r in rows]
+
+
+async def fence(conn: Conn, lease: Lease) -> None:
+    """Inside a write transaction: refuse it unless `lease` is still the shard's live lease.
+    The row stays share-locked until the transaction ends, so a takeover waits for it."""
+    row = await conn.fetchrow(
+        "SELECT 1 FROM shard_leases WHERE shard = $1 AND holder = $2 AND epoch = $3 "
+        "AND expires_at > clock_timestamp() FOR SHARE",
+        lease.shard,
+        lease.holder,
+        lease.epoch,
+    )
+    if row is None:
+        raise FencedError(
+            f"shard {lease.shard}: lease epoch {lease.epoch} of {lease.holder} is no longer held"
+        )
+
+
+# ---- queues ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """Work a shard's owner must do: `kind` names the handler, `body` its JSON arguments."""
+
+    id: int
+    shard: int
+    kind: str
+    body: dict[str, Any]
+
+
+async def post_work(conn: Conn, shard: int, kind: str, body: dict[str, Any]) -> int:
+    """Queue work for shard `shard`'s owner (inside the caller's transaction, if any)."""
+    value = await conn.fetchval(
+        "INSERT INTO shard_work (shard, kind, body) VALUES ($1, $2, $3::jsonb) RETURNING id",
+        shard,
+        kind,
+        json.dumps(body, sort_keys=True),
+    )
+    return int(value)
+
+
+async def claim_work(
+    conn: Conn, shards: Sequence[int], kinds: Sequence[str], limit: int = 20
+) -> list[Work]:
+    """Inside a transaction: the oldest work of `kinds` owed to `shards` that no other
+    transaction holds, locked until this one ends (mark it `work_done` in the same one)."""
+    rows = await conn.fetch(
+        "SELECT id, shard, kind, body FROM shard_work "
+        "WHERE done_at IS NULL AND shard = ANY($1::int[]) AND kind = ANY($2::text[]) "
+        "ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED",
+        list(shards),
+        list(kinds),
+        limit,
+    )
+    return [Work(int(r[0]), int(r[1]), str(r[2]), json.loads(r[3])) for r in rows]
+
+
+async def work_done(conn: Conn, work: Work, lease: Lease) -> None:
+    await conn.execute(
+        "UPDATE shard_work SET done_at = clock_timestamp(), done_by = $2, done_epoch = $3 "
+        "WHERE id = $1",
+        work.id,
+        lease.holder,
+        lease.epoch,
+    )
+
+
+async def claim_rows(
+    conn: Conn,
+    table: str,
+    due: str,
+    shards: Sequence[int],
+    limit: int,
+    columns: str = "id",
+) -> list[asyncpg.Record]:
+    """Inside a transaction: rows of `table` (which has a `shard` column) matching the
+    condition `due` for `shards`, oldest id first, that no other transaction holds; locked
+    until this one ends. For the timekeeper's reminders and the sender's outbox."""
+    return await conn.fetch(
+        f"SELECT {columns} FROM {table} WHERE ({due}) AND shard = ANY($1::int[]) "
+        "ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED",
+        list(shards),
+        limit,
+    )
+
+
+# ---- the keeper ------------------------------------------------------------------------------
+
+WorkHandler: TypeAlias = "Callable[[Conn, Work], Awaitable[None]]"
+
+
+@dataclass
+class ShardKeeper:
+    """A process's leases: taken at start (or, as a standby, as soon as their holders are
+    gone), renewed every `heartbeat` seconds, and the first one lost reported (`lost`)."""
+
+    pool: asyncpg.Pool[Any]
+    holder: str
+    plan: ShardPlan
+    heartbeat: float = 2.0
+    expiry: float = 6.0
+    leases: dict[int, Lease] = field(default_factory=dict)
+    lost: asyncio.Event = field(default_factory=asyncio.Event)
+    why: str = ""
+
+    async def take_all(self) -> None:
+        """Take every shard of the plan now. Raises `ShardBusyError` when a live process holds
+        one (the ones taken are given back)."""
+        async with self.pool.acquire() as conn:
+            for shard in self.plan.shards:
+                lease = await take(conn, shard, self.holder, self.expiry)
+                if lease is None:
+                    busy = {h.shard: h for h, live in await holders(conn) if live}.get(shard)
+                    await self.release_all()
+                    who = f"{busy.holder} until {busy.expires_at:%H:%M:%S} UTC" if busy else "?"
+                    raise ShardBusyError(
+                        f"shard {shard} is held by {who}; stop that process or start this one "
+                        "with --standby to take over when it is gone"
+                    )
+                self.leases[shard] = lease
+
+    async def wait_for_any(self, look: float | None = None) -> list[int]:
+        """As a standby: look every `look` seconds (the heartbeat) until some shard of the
+        plan is free, and take every free one; the shards taken."""
+        while True:
+            taken = await self.take_free()
+            if taken:
+                return taken
+            await asyncio.sleep(self.heartbeat if look is None else look)
+
+    async def take_free(self) -> list[int]:
+        """Take the plan's shards that nobody holds now (not already ours)."""
+        taken = []
+        async with self.pool.acquire() as conn:
+            for shard in self.plan.shards:
+                if shard in self.leases:
+                    continue
+                lease = await take(conn, shard, self.holder, self.expiry)
+                if lease is not None:
+                    self.leases[shard] = lease
+                    taken.append(shard)
+                    log.info("took shard %d (epoch %d)", shard, lease.epoch)
+        return taken
+
+    async def beat(self) -> None:
+        """Renew every lease once; a lease that cannot be renewed is lost (`lost` set)."""
+        async with self.pool.acquire() as conn:
+            for shard, lease in list(self.leases.items()):
+                renewed = await renew(conn, lease, self.expiry)
+                if renewed is None:
+                    self._lose(f"the lease of shard {shard} (epoch {lease.epoch}) was lost")
+                    return
+                self.leases[shard] = renewed
+
+    async def run(self) -> None:
+        """Heartbeat until a lease is lost (or the database cannot be reached for longer than
+        the leases last, which loses them too)."""
+        while not self.lost.is_set():
+            try:
+                async with asyncio.timeout(self.expiry):
+                    await self.beat()
+            except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+                log.warning("heartbeat failed: %s", exc)
+                if self._expired():
+                    self._lose(f"the leases could not be renewed before they expired ({exc})")
+                    return
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.heartbeat):
+                    await self.lost.wait()
+
+    def _expired(self) -> bool:
+        loop_now = datetime.now(tz=next(iter(self.leases.values())).expires_at.tzinfo)
+        return any(lease.expires_at <= loop_now for lease in self.leases.values())
+
+    def _lose(self, why: str) -> None:
+        log.error("%s: stopping", why)
+        self.why = why
+        self.lost.set()
+
+    def lease_for(self, guild_id: int | str | None) -> Lease:
+        """The lease a write for this server's game runs under. Raises `LeaseLostError` when
+        this process does not hold the server's shard."""
+        shard = shard_of(guild_id, self.plan.count)
+        lease = self.leases.get(shard)
+        if lease is None or self.lost.is_set():
+            raise LeaseLostError(f"shard {shard} is not held by {self.holder}")
+        return lease
+
+    async def do_work(self, handlers: dict[str, WorkHandler], limit: int = 20) -> int:
+        """Do the work owed to our shards, each item in its own fenced transaction with its
+        handler's writes; how many were done. Unknown kinds are left for a newer process."""
+        done = 0
+        for shard, lease in list(self.leases.items()):
+            while True:
+                async with self.pool.acquire() as conn, conn.transaction():
+                    await fence(conn, lease)
+                    items = await claim_work(conn, [shard], list(handlers), 1)
+                    for item in items:
+                        await handlers[item.kind](conn, item)
+                        await work_done(conn, item, lease)
+                if not items:
+                    break
+                done += len(items)
+                if done >= limit:
+                    return done
+        return done
+
+    async def release_all(self) -> None:
+        with contextlib.suppress(OSError, asyncpg.PostgresError):
+            async with self.pool.acquire() as conn:
+                for lease in self.leases.values():
+                    await release(conn, lease)
+        self.leases.clear()
