@@ -521,9 +521,41 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return _console(args)
+    if args.shard_count is not None or args.shards is not None or args.standby:
+        return _run_shards(args, config, token)
     from bot.discord_bot import run_discord
 
     return run_discord(config, token, Path(args.db) if args.db else config.database)
+
+
+def _run_shards(args: argparse.Namespace, config: Config, token: str) -> int:
+    """`run --shard-count N --shards A-B [--standby]`: PostgreSQL only (README "Sharding")."""
+    import asyncio
+
+    from bot.shards import ShardStartError, is_postgres, serve_shards, shard_bot_factory
+    from storage.shards import ShardPlan, ShardPlanError
+
+    target = str(args.db or config.database)
+    if not is_postgres(target):
+        print(
+            f"rollkeeper: shards need PostgreSQL (--db postgresql://USER@HOST/DB); {target} is "
+            "a SQLite file, which one process runs: drop --shard-count, --shards and --standby",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    if args.shard_count is None:
+        print("rollkeeper: --shards and --standby need --shard-count N", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        plan = ShardPlan.parse(args.shard_count, args.shards)
+        return asyncio.run(
+            serve_shards(
+                config, token, target, plan, args.standby, shard_bot_factory(config, target)
+            )
+        )
+    except (ShardPlanError, ShardStartError) as exc:
+        print(f"rollkeeper: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 def _has_input() -> bool:
@@ -563,6 +595,13 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--config", help="the config file (default: ./config.toml if present)")
         sub.add_argument("--db", help="the database file (default: from the config)")
         sub.set_defaults(handler=handler)
+    run.add_argument(
+        "--shard-count", type=_whole(1), help="run as Discord shards of this many (PostgreSQL)"
+    )
+    run.add_argument("--shards", help="the shards this process runs: A-B (default: all)")
+    run.add_argument(
+        "--standby", action="store_true", help="wait to take over shards whose holder is gone"
+    )
     replay = commands.add_parser(
         "replay", help="replay a yahtzee-record/1 file and print the scores"
     )

@@ -108,6 +108,28 @@ class TurnsConfig(BaseModel):
         return parse_duration(self.max_away, least=timedelta(hours=1), most=AWAY_MOST, example="")
 
 
+class ShardsConfig(BaseModel):
+    """Shard leases on PostgreSQL (storage/shards.py): each lease is renewed every `heartbeat`
+    seconds for `expiry` seconds; a standby takes a shard within `expiry` of its holder's
+    death."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    heartbeat: Annotated[float, Field(gt=0, le=60)] = 2.0
+    expiry: Annotated[float, Field(gt=0, le=600)] = 10.0
+
+    @field_validator("expiry")
+    @classmethod
+    def _outlasts_beats(cls, value: float, info: Any) -> float:
+        beat = info.data.get("heartbeat")
+        if beat is not None and value < 2 * beat:
+            raise ValueError(
+                f"must be at least twice the heartbeat ({beat} s), so one late beat "
+                "does not lose the shard"
+            )
+        return value
+
+
 class Config(BaseModel):
     """Every key is documented in config.example.toml."""
 
@@ -127,6 +149,7 @@ class Config(BaseModel):
     defaults: dict[str, dict[str, str | int | bool]] = Field(default_factory=dict)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
     turns: TurnsConfig = Field(default_factory=TurnsConfig)
+    shards: ShardsConfig = Field(default_factory=ShardsConfig)
 
     @field_validator("prefix")
     @classmethod
