@@ -200,20 +200,35 @@ async def holders(conn: Conn) -> list[tuple[Lease, bool]]:
     return [(Lease(int(r[0]), str(r[1]), int(r[2]), r[3]), bool(r[4])) for r in rows]
 
 
+# The fence as a query: the lease row, share-locked until the transaction ends, if `lease`
+# ($1 shard, $2 holder, $3 epoch) is still the shard's live lease. One statement that writes
+# can carry it as a CTE (`WITH fence AS (...) UPDATE ... WHERE EXISTS (SELECT 1 FROM fence)`).
+FENCE = (
+    "SELECT 1 FROM shard_leases WHERE shard = $1 AND holder = $2 AND epoch = $3 "
+    "AND expires_at > clock_timestamp() FOR SHARE"
+)
+
+
+def fence_args(lease: Lease) -> tuple[int, str, int]:
+    return lease.shard, lease.holder, lease.epoch
+
+
+def fenced_out(lease: Lease) -> FencedError:
+    return FencedError(
+        f"shard {lease.shard}: lease epoch {lease.epoch} of {lease.holder} is no longer held"
+    )
+
+
 async def fence(conn: Conn, lease: Lease) -> None:
     """Inside a write transaction: refuse it unless `lease` is still the shard's live lease.
     The row stays share-locked until the transaction ends, so a takeover waits for it."""
-    row = await conn.fetchrow(
-        "SELECT 1 FROM shard_leases WHERE shard = $1 AND holder = $2 AND epoch = $3 "
-        "AND expires_at > clock_timestamp() FOR SHARE",
-        lease.shard,
-        lease.holder,
-        lease.epoch,
-    )
-    if row is None:
-        raise FencedError(
-            f"shard {lease.shard}: lease epoch {lease.epoch} of {lease.holder} is no longer held"
-        )
+    if await conn.fetchrow(FENCE, *fence_args(lease)) is None:
+        raise fenced_out(lease)
+
+
+async def holds(conn: Conn, lease: Lease) -> bool:
+    """Is `lease` still the shard's live lease (after a fenced statement changed nothing)?"""
+    return await conn.fetchrow(FENCE, *fence_args(lease)) is not None
 
 
 # ---- queues ----------------------------------------------------------------------------------

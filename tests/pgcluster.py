@@ -59,7 +59,8 @@ def _owner() -> pwd.struct_passwd | None:
 class Cluster:
     """A running cluster in `root`, its socket in `root/sock`. `url(db)` names a database."""
 
-    def __init__(self) -> None:
+    def __init__(self, durable: bool = False) -> None:
+        self.durable = durable  # fsync and synchronous commits on (the benchmarks' cluster)
         self.bin = server_bin()
         self.owner = _owner()
         # Not under pytest's tmp_path: its folders are private to root, and the server runs as
@@ -87,16 +88,18 @@ class Cluster:
     def start(self) -> Cluster:
         self._run(
             "initdb", "-D", str(self.data), "-U", SUPERUSER, "--auth=trust",
-            "--encoding=UTF8", "--locale=C", "--no-sync",
+            "--encoding=UTF8", "--locale=C", *([] if self.durable else ["--no-sync"]),
         )  # fmt: skip
+        speed = ["-c synchronous_commit=on", "-c fsync=on", "-c full_page_writes=on"]
+        if not self.durable:
+            speed = ["-c fsync=off", "-c full_page_writes=off"]
         settings = " ".join(
             [
                 "-c listen_addresses=''",
                 f"-c unix_socket_directories={self.sock}",
-                "-c fsync=off",
-                "-c full_page_writes=off",
+                *speed,
                 "-c max_connections=60",
-                "-c shared_buffers=32MB",
+                "-c shared_buffers=32MB" if not self.durable else "-c shared_buffers=128MB",
             ]
         )
         log = self.root / "server.log"

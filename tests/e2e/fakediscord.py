@@ -325,6 +325,8 @@ class FakeDiscord:
         self.sessions: dict[web.WebSocketResponse, tuple[int, int]] = {}  # socket -> shard
         self.identified: list[tuple[int, int]] = []  # every accepted IDENTIFY's shard, in order
         self.sequences: dict[web.WebSocketResponse, int] = {}  # the last seq each socket got
+        self._nonces: dict[tuple[int, str], dict[str, Any]] = {}  # (channel, nonce) -> message
+        self.repeats = 0  # sends Discord dropped as repeats of a nonce it had posted
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -813,9 +815,10 @@ class FakeDiscord:
         reference = self._reference(body)
         nonce = body.get("nonce")
         if nonce and body.get("enforce_nonce"):  # Discord drops a repeat with the same nonce
-            for earlier in self.messages:
-                if earlier.get("nonce") == nonce and earlier["channel_id"] == str(channel):
-                    return self._json(earlier)
+            earlier = self._nonces.get((channel, str(nonce)))
+            if earlier is not None:
+                self.repeats += 1
+                return self._json(earlier)
         if self.hold_sends:  # not answered until `release`: the bot is killed waiting
             self.held.append(body)
             async with self._changed:
@@ -832,6 +835,8 @@ class FakeDiscord:
         if reference is not None:
             extra["message_reference"] = reference
         message = await self._record(channel, body, files, **extra)
+        if nonce:
+            self._nonces[(channel, str(nonce))] = message
         if recipient is not None:
             message.pop("guild_id", None)
         return self._json(message)
