@@ -151,7 +151,7 @@ class Checkpoints:
             async with self.ctx.db.conn.execute(
                 "SELECT hash FROM log WHERE chain = ? AND seq = ?", (chain, seq)
             ) as cursor:
-                (digest,) = await cursor.fetchone()  # type: ignore[misc]
+                (digest,) = await cursor.fetchone()
             leaves.append((str(chain), int(seq), str(digest)))
         number = int(last.facts.get("number", 0)) + 1 if last is not None else 1
         facts = {

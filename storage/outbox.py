@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-import aiosqlite
-
+from storage.backends.base import Conn
 from storage.db import Database
 from storage.model import Outgoing, Queued, timestamp
 from storage.store import Context
 
 
-async def queue(conn: aiosqlite.Connection, outgoing: Sequence[Outgoing], now: datetime) -> None:
+async def queue(conn: Conn, outgoing: Sequence[Outgoing], now: datetime) -> None:
     """Queue messages inside the caller's transaction."""
     await conn.executemany(
         "INSERT INTO outbox (created_at, channel_id, user_id, payload) VALUES (?, ?, ?, ?)",
@@ -34,8 +34,8 @@ async def undelivered(db: Database, channel_id: str) -> bool:
         return await cursor.fetchone() is not None
 
 
-def _queued(row: aiosqlite.Row | tuple[object, ...]) -> Queued:
-    return Queued(int(row[0]), Outgoing(str(row[3]), row[1], row[2]))  # type: ignore[arg-type]
+def _queued(row: Sequence[Any]) -> Queued:
+    return Queued(int(row[0]), Outgoing(str(row[3]), row[1], row[2]))
 
 
 class Outbox:

@@ -8,8 +8,6 @@ import json
 from collections.abc import Callable
 from dataclasses import replace
 
-import aiosqlite
-
 from engine import (
     AnyAction,
     AnyRules,
@@ -30,6 +28,7 @@ from engine.errors import NotYourTurnError
 from engine.fairdice import SCHEME
 from engine.kinds import AnyEvent, action_to_data, find_kind
 from storage import rolllog, selections
+from storage.backends.base import Conn
 from storage.families import action_entries
 from storage.logrows import base_entry, created_entry, opened_entry, with_move
 from storage.model import BOT, NO_DEADLINE, Announce, Outcome, StoredGame, Where, Who, timestamp
@@ -127,7 +126,7 @@ class Play:
 
     async def _insert_game(
         self,
-        conn: aiosqlite.Connection,
+        conn: Conn,
         where: Where,
         who: Who,
         state: AnyState,
@@ -145,7 +144,8 @@ class Play:
         cursor = await conn.execute(
             "INSERT INTO games (guild_id, channel_id, number, preset, options, phase, "
             "snapshot, names, version, created_by, created_at, updated_at, deadline, policy, "
-            "drop_after, scheme) VALUES (?, ?, ?, ?, ?, ?, '{}', ?, 1, ?, ?, ?, ?, ?, ?, ?)",
+            "drop_after, scheme) VALUES (?, ?, ?, ?, ?, ?, '{}', ?, 1, ?, ?, ?, ?, ?, ?, ?) "
+            "RETURNING id",
             (
                 where.guild_id,
                 where.channel_id,
@@ -163,7 +163,8 @@ class Play:
                 SCHEME,
             ),
         )
-        game_id = int(cursor.lastrowid or 0)
+        inserted = await cursor.fetchone()
+        game_id = int(inserted[0])
         sealed, commit = self.seeds.new_seed(f"g{game_id}")
         game = StoredGame(
             game_id, where.guild_id, where.channel_id, number, state, names, 1, now, commit,

@@ -110,7 +110,7 @@ async def erase_old_texts(ctx: Context, days: int) -> int:
     their commitments, so every hash still holds. Returns how many rows lost a text."""
     cutoff = timestamp(ctx.clock() - timedelta(days=days))
     db = ctx.db
-    await db.conn.execute("PRAGMA secure_delete=ON")
+    await db.backend.secure_delete(True)
     try:
         async with db.transaction() as conn:
             erased = await conn.execute(
@@ -123,9 +123,9 @@ async def erase_old_texts(ctx: Context, days: int) -> int:
                 "log_id IN (SELECT id FROM log WHERE at < ? AND chain != 'log')",
                 (cutoff,),
             )
-        await db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        await db.backend.scrub(rebuild=False)
     finally:
-        await db.conn.execute("PRAGMA secure_delete=OFF")
+        await db.backend.secure_delete(False)
     return int(erased.rowcount or 0)
 
 
@@ -157,7 +157,7 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
         "SELECT DISTINCT user_name FROM log WHERE actor = ? AND user_name IS NOT NULL", (pseudo,)
     ) as cursor:
         names = {str(n) for (n,) in await cursor.fetchall()} | ({str(found[1])} - {"None"})
-    await db.conn.execute("PRAGMA secure_delete=ON")
+    await db.backend.secure_delete(True)
     try:
         async with db.transaction() as conn:
             games = await _rename_in_games(conn, guild_id, user_id, pseudo)
@@ -176,10 +176,9 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
             await rolllog.append(db, [entry])
         db.pseudonyms.pop((guild_id, user_id), None)
         db.names.pop((guild_id, user_id), None)
-        await db.conn.execute("VACUUM")
-        await db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        await db.backend.scrub(rebuild=True)
     finally:
-        await db.conn.execute("PRAGMA secure_delete=OFF")
+        await db.backend.secure_delete(False)
     return Forgotten(pseudo, games, left, rows)
 
 

@@ -17,14 +17,12 @@ import asyncio
 import hashlib
 import json
 import re
-import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-import aiosqlite
-
+from storage.backends.base import Conn, Reader
 from storage.db import Database, connect_readonly
 from storage.people import (
     commit_text,
@@ -473,10 +471,10 @@ class ChainReport:
 
 async def verify_chain(db: Database) -> ChainReport:
     """Walk every chain (see `verify_chain_file`) on its own connection, off the event loop."""
-    return await asyncio.to_thread(verify_chain_file, str(db.path))
+    return await asyncio.to_thread(verify_chain_file, db.where)
 
 
-def _reader(path: str | Path) -> sqlite3.Connection:
+def _reader(path: str | Path) -> Reader:
     return connect_readonly(path)
 
 
@@ -538,9 +536,7 @@ def _links(chain: str, seq: int, row_id: int, body: bytes, prev: bytes) -> bool:
     return body.startswith(head.encode() + prev + b'",')
 
 
-def _recorded_ends(
-    reader: sqlite3.Connection, ends: dict[str, tuple[int, bytes]]
-) -> ChainProblem | None:
+def _recorded_ends(reader: Reader, ends: dict[str, tuple[int, bytes]]) -> ChainProblem | None:
     """Each chain must end where the file recorded its end: the old chain at `log_head`, a
     game's at its `games` row, the others in `chains`."""
     recorded: dict[str, tuple[int, str]] = {}
@@ -583,7 +579,7 @@ def _labeller(chain: str) -> Callable[[int], str]:
     return lambda n: f"{chain}#{n}"
 
 
-def _unique_ids(reader: sqlite3.Connection, rows: int) -> ChainProblem | None:
+def _unique_ids(reader: Reader, rows: int) -> ChainProblem | None:
     found = reader.execute("SELECT count(DISTINCT id) FROM log").fetchone()
     if int(found[0]) != rows:
         dup = reader.execute(
@@ -683,11 +679,11 @@ async def query(db: Database, q: LogQuery) -> list[LogRow]:
     return await in_thread(db, lambda reader: query_sync(reader, q))
 
 
-def query_sync(reader: sqlite3.Connection, q: LogQuery) -> list[LogRow]:
+def query_sync(reader: Reader, q: LogQuery) -> list[LogRow]:
     return list(iter_query(reader, q))
 
 
-def iter_query(reader: sqlite3.Connection, q: LogQuery) -> Iterator[LogRow]:
+def iter_query(reader: Reader, q: LogQuery) -> Iterator[LogRow]:
     """`query_sync`, one row at a time: a count over 200,000 rows keeps none of them alive
     (and gives the collector nothing big to walk)."""
     sql, params = _query_sql(q)
@@ -695,7 +691,7 @@ def iter_query(reader: sqlite3.Connection, q: LogQuery) -> Iterator[LogRow]:
     return (names.shown(row_from_record(r)) for r in reader.execute(sql, params))
 
 
-def rows_for_game_sync(reader: sqlite3.Connection, game_id: int) -> list[LogRow]:
+def rows_for_game_sync(reader: Reader, game_id: int) -> list[LogRow]:
     """Every row of one game, oldest first."""
     names = _Names(reader)
     return [names.shown(row_from_record(r)) for r in reader.execute(_GAME_ROWS, (game_id,))]
@@ -713,7 +709,7 @@ def _person_name(found: Sequence[Any] | None, pseudo: str) -> str:
 class _Names:
     """Shows the people a row's text names (`@{pseudonym}`) by their latest names."""
 
-    def __init__(self, reader: sqlite3.Connection) -> None:
+    def __init__(self, reader: Reader) -> None:
         self.reader = reader
         self.known: dict[tuple[str, str], str] = {}
 
@@ -729,7 +725,7 @@ class _Names:
         return self.known[(guild, pseudo)]
 
 
-async def shown(conn: aiosqlite.Connection, row: LogRow) -> LogRow:
+async def shown(conn: Conn, row: LogRow) -> LogRow:
     """`row` with the people its text names shown by name (see `_Names`)."""
     if "@{" not in row.dice:
         return row
@@ -740,14 +736,14 @@ async def shown(conn: aiosqlite.Connection, row: LogRow) -> LogRow:
     return replace(row, dice=named(row.dice, lambda p: names.get(p, p)))
 
 
-async def in_thread(db: Database, work: Callable[[sqlite3.Connection], T]) -> T:
+async def in_thread(db: Database, work: Callable[[Reader], T]) -> T:
     """Run a read in a worker thread on its own read-only connection: neither the bot's
     connection (which every roll commits through) nor the event loop waits for it. WAL shows
     the reader every commit made before it starts. A moderator's report over 200,000 rows held
     every game up for seconds when it ran on the bot's connection."""
 
     def run() -> T:
-        reader = _reader(db.path)
+        reader = _reader(db.where)
         try:
             return work(reader)
         finally:
@@ -756,7 +752,7 @@ async def in_thread(db: Database, work: Callable[[sqlite3.Connection], T]) -> T:
     return await asyncio.to_thread(run)
 
 
-async def rows_for_game(conn: aiosqlite.Connection, game_id: int) -> AsyncIterator[LogRow]:
+async def rows_for_game(conn: Conn, game_id: int) -> AsyncIterator[LogRow]:
     """Every row of one game, oldest first, streamed."""
     async with conn.execute(_GAME_ROWS, (game_id,)) as cursor:
         records = await cursor.fetchall()
@@ -764,7 +760,7 @@ async def rows_for_game(conn: aiosqlite.Connection, game_id: int) -> AsyncIterat
         yield await shown(conn, row_from_record(record))
 
 
-async def get(conn: aiosqlite.Connection, row_id: int) -> LogRow | None:
+async def get(conn: Conn, row_id: int) -> LogRow | None:
     sql = f"{ROW_SELECT} WHERE id = ?"
     async with conn.execute(sql, (row_id,)) as cursor:
         record = await cursor.fetchone()

@@ -60,5 +60,13 @@ def test_make_run_installs_only_what_playing_needs(tmp_path: Path) -> None:
         for r in requires("rollkeeper") or []
         if "extra ==" not in r
     }
-    assert playing == {"discord.py", "aiosqlite", "pydantic", "tzdata", "numpy", "matplotlib"}
+    assert playing == {
+        "discord.py",
+        "aiosqlite",
+        "asyncpg",
+        "pydantic",
+        "tzdata",
+        "numpy",
+        "matplotlib",
+    }
     assert not playing & TEST_TOOLS
