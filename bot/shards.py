@@ -2,10 +2,10 @@
 A to B, one discord.py client per shard, each owning the games of its servers, on PostgreSQL.
 
 The process takes its shards' leases first (storage/shards.py): a shard a live process holds
-stops the start (exit status 5) unless `--standby`, which waits until a holder is gone and
+stops the start (exit status 6) unless `--standby`, which waits until a holder is gone and
 takes its shards (and keeps watching for more). A heartbeat renews the leases; when one is lost
 (another process took it after this one stalled, or the database stayed out of reach until it
-expired) every client closes at once and the process exits with status 4: its writes would be
+expired) every client closes at once and the process exits with status 5: its writes would be
 refused by the fence anyway. A stop (SIGTERM, Ctrl-C) lets the commands in flight finish, gives
 the leases back so a standby takes them at once, and exits 0.
 
@@ -25,6 +25,7 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -32,12 +33,13 @@ import asyncpg
 from bot.config import Config
 from bot.discord_bot import RollkeeperBot
 from storage import shards
-from storage.shards import ShardBusyError, ShardKeeper, ShardPlan
+from storage.db import Database
+from storage.shards import ShardBusyError, ShardKeeper, ShardPlan, ShardScope
 
 log = logging.getLogger("rollkeeper.shards")
 
-EXIT_LEASE_LOST = 4  # a shard's lease was lost: another process owns it now
-EXIT_SHARD_BUSY = 5  # a shard is held by a live process (start with --standby to wait)
+EXIT_LEASE_LOST = 5  # a shard's lease was lost: another process owns it now
+EXIT_SHARD_BUSY = 6  # a shard is held by a live process (start with --standby to wait)
 SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -194,14 +196,20 @@ async def serve_shards(
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+        await keeper.release_all()  # only leases still ours (holder and epoch) are let go
         await pool.close()
 
 
 def shard_bot_factory(config: Config, url: str) -> BotFactory:
-    """The bot for one shard, on its own connection to `url`, every write transaction fenced
-    by the shard's lease. Raises `ShardStartError` while this build has no PostgreSQL storage
-    for the bot (issue 26, item 1)."""
-    raise ShardStartError(
-        f"this build cannot play on PostgreSQL yet ({safe_url(url)}): its storage backend "
-        "is not in this build (issue 26, item 1); run without --shard-count on a SQLite file"
-    )
+    """The bot for one shard: its own connection to `url` (no one-writer guard: the lease is
+    the guard), every write transaction fenced by the shard's lease, reminders and messages of
+    its own servers only (storage/shards.py's ShardScope)."""
+
+    async def make(keeper: ShardKeeper, shard: int) -> RollkeeperBot:
+        scope = ShardScope(keeper, shard)
+        db = await Database.open(url, config.durability, key_file=config.seal_key_file, scope=scope)
+        bot = RollkeeperBot(config, Path(url), shard_id=shard, shard_count=keeper.plan.count)
+        bot.db = db
+        return bot
+
+    return make

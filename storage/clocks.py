@@ -10,11 +10,12 @@ import json
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import timedelta
 
 from engine import Phase, TurnStarted
 from engine.kinds import AnyEvent
 from engine.timing import DEADLINE, TURN_PING
-from storage import rolllog
+from storage import rolllog, shards
 from storage.logrows import base_entry, pace_facts
 from storage.model import StoredGame, Where, Who, timestamp
 from storage.pace import Pace, Prefs, TurnClock, clock_data, parse_moment, plan, prefs_from_row
@@ -118,10 +119,27 @@ class Clocks:
                     timestamp(prefs.away_until) if prefs.away_until else None,
                 ),
             )
+            if self.ctx.db.scope is not None:  # the player's games on other shards
+                await shards.post_prefs_work(conn, self.ctx.db.scope, prefs.user_id, shift)
         self._people[prefs.user_id] = prefs
+        moved = await self._replan_player(prefs, shift)
+        self.ctx.wakeup.set()
+        return moved
+
+    async def refresh_prefs(self, user_id: str, shift: timedelta) -> list[StoredGame]:
+        """Another shard's process stored a player's settings: read them again and move the
+        reminders of their turns in play on this shard (as `set_prefs` did on its own)."""
+        self._people.pop(user_id, None)
+        moved = await self._replan_player(await self.prefs(user_id), shift)
+        self.ctx.wakeup.set()
+        return moved
+
+    async def _replan_player(self, prefs: Prefs, shift: timedelta) -> list[StoredGame]:
+        scope = self.ctx.db.scope
+        mine = "" if scope is None else f" AND {scope.guilds('g.guild_id')}"
         async with self.ctx.db.conn.execute(
             "SELECT g.channel_id FROM turn_clocks c JOIN games g ON g.id = c.game_id "
-            "WHERE c.player = ? AND g.phase = 'playing'",
+            f"WHERE c.player = ? AND g.phase = 'playing'{mine}",
             (prefs.user_id,),
         ) as cursor:
             channels = [str(r[0]) for r in await cursor.fetchall()]
@@ -132,7 +150,6 @@ class Clocks:
                 if game is None or game.clock is None or game.clock.player != prefs.user_id:
                     continue
                 moved.append(await self._replan(game, game.clock.shifted(shift), prefs))
-        self.ctx.wakeup.set()
         return moved
 
     async def set_pace(self, where: Where, moderator: Who, pace: Pace, reason: str) -> StoredGame:

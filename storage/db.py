@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from storage.backends import is_url
 from storage.backends.base import Backend, Conn, Reader
@@ -32,6 +33,9 @@ from storage.backends.sqlite import (
 from storage.backends.sqlite import connect_readonly as _sqlite_reader
 from storage.migrations import MIGRATIONS
 from storage.seal import ENV_KEY, SealKey, SealKeyError, create_key, default_key_file, find_key
+
+if TYPE_CHECKING:
+    from storage.shards import ShardScope
 
 __all__ = [
     "LATEST",
@@ -92,6 +96,9 @@ class Database:
         # Pseudonyms by (guild, user), as committed (storage/people.py).
         self.pseudonyms: dict[tuple[str, str], str] = {}
         self.names: dict[tuple[str, str], str] = {}  # and their display names, as stored
+        # One shard's connection on PostgreSQL (`rollkeeper run --shard-count`): what it may
+        # touch, and the fence every write transaction passes first (storage/shards.py).
+        self.scope: ShardScope | None = None
 
     @classmethod
     async def open(
@@ -100,15 +107,20 @@ class Database:
         durability: Durability = Durability.FULL,
         migrate: bool = True,
         key_file: Path | None = None,
+        scope: ShardScope | None = None,
     ) -> Database:
         """Open (creating if needed) to write, bring the schema up to date and load the key
         that seals its unrevealed seeds (`key_file`, default `<file>.key`, or the environment;
         see storage/seal.py). With `migrate=False`: read-only, nothing in the database changes.
 
+        `scope`: one shard's connection on PostgreSQL; its lease replaces the one-writer guard
+        and fences every write (storage/shards.py).
+
         Raises `DatabaseFileError` (or its `SchemaError`, `ServerError`) with a one-line reason.
         """
-        backend = await _open_backend(path, durability, migrate)
+        backend = await _open_backend(path, durability, migrate, guard=scope is None)
         db = cls(backend)
+        db.scope = scope
         db.readonly = not migrate
         try:
             await db._check_version(migrate=migrate)
@@ -229,7 +241,12 @@ class Database:
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[Conn]:
         """The write lock without a transaction: for one self-contained statement (SQLite runs
-        each statement atomically in its own transaction)."""
+        each statement atomically in its own transaction). A shard's statement runs in a
+        transaction with its fence."""
+        if self.scope is not None:
+            async with self.transaction() as conn:
+                yield conn
+            return
         async with self._write_lock:
             with self._translated():
                 try:
@@ -247,6 +264,8 @@ class Database:
             with self._translated():
                 await self.backend.begin()
                 try:
+                    if self.scope is not None:
+                        await self.scope.fence(self.conn)
                     yield self.conn
                     await self.backend.commit()
                 except BaseException:
@@ -258,11 +277,13 @@ class Database:
                 self._committed()
 
 
-async def _open_backend(target: str | Path, durability: Durability, migrate: bool) -> Backend:
+async def _open_backend(
+    target: str | Path, durability: Durability, migrate: bool, guard: bool = True
+) -> Backend:
     if is_url(str(target)):
         from storage.backends.postgres import PostgresBackend
 
-        return await PostgresBackend.open(str(target), durability, writer=migrate)
+        return await PostgresBackend.open(str(target), durability, writer=migrate, guard=guard)
     if migrate:
         return await SqliteBackend.open(Path(target), durability)
     return await SqliteBackend.open_readonly(Path(target))

@@ -27,7 +27,7 @@ from typing import Any
 from engine import DiceSource, Leave
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
-from storage import played, privacy
+from storage import played, privacy, shards
 from storage.checkpoints import Checkpoints, Proof, check_posted
 from storage.clocks import Clocks
 from storage.custody import FreeDays, LostKey, LostReport
@@ -348,6 +348,24 @@ class GameService:
 
     async def delivered(self, queued: Queued, error: str | None = None) -> None:
         await self.messages.delivered(queued, error)
+
+    async def shard_work(self) -> int:
+        """Do what other shards' processes left for this shard (a player's settings changed
+        in a direct message on shard 0, ...): then mark it done. At least once: a process
+        that dies between the two leaves it for the next holder, and doing it again moves
+        nothing more. How many were done."""
+        scope = self.ctx.db.scope
+        if scope is None:
+            return 0
+        owed = await shards.owed_to(self.ctx.db.conn, scope)
+        for work in owed:
+            if work.kind == shards.PREFS_CHANGED:
+                shift = timedelta(seconds=float(work.body.get("shift", 0)))
+                await self.clocks.refresh_prefs(str(work.body["user"]), shift)
+        if owed:
+            async with self.ctx.db.transaction() as conn:
+                await shards.mark_done(conn, scope, owed)
+        return len(owed)
 
     async def outbox_lanes(self) -> list[Outgoing]:
         return await self.messages.lanes()

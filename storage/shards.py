@@ -33,6 +33,9 @@ from typing import Any, TypeAlias
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
 
+from storage.backends import base
+from storage.backends.errors import StorageError
+
 # A connection of its own or one lent by a pool: the statements here take either.
 Conn: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
 
@@ -64,6 +67,16 @@ SCHEMA = [
     )
     """,
     "CREATE INDEX IF NOT EXISTS shard_work_owed ON shard_work (shard, id) WHERE done_at IS NULL",
+    # A server's shard, as Discord computes it; what is not a server id (a direct message's
+    # "@dm", the console's name) is shard 0's, as Discord sends direct messages to shard 0.
+    """
+    CREATE OR REPLACE FUNCTION rk_shard(guild TEXT, shard_count INTEGER) RETURNS INTEGER
+    LANGUAGE sql IMMUTABLE AS $$
+        SELECT CASE WHEN guild ~ '^[0-9]{1,19}$'
+                    THEN ((guild::numeric::bigint >> 22) % shard_count)::integer
+                    ELSE 0 END
+    $$
+    """,
 ]
 
 
@@ -77,6 +90,11 @@ class LeaseLostError(Exception):
 
 class FencedError(LeaseLostError):
     """A write refused because its lease (holder, epoch, expiry) is no longer the shard's."""
+
+
+class ShardMovedError(StorageError):
+    """What a player reads when their command's write was refused by the fence: this process
+    no longer owns their server (it is stopping; the new owner answers the next command)."""
 
 
 class ShardBusyError(Exception):
@@ -364,7 +382,7 @@ class ShardKeeper:
             for shard, lease in list(self.leases.items()):
                 renewed = await renew(conn, lease, self.expiry)
                 if renewed is None:
-                    self._lose(f"the lease of shard {shard} (epoch {lease.epoch}) was lost")
+                    self.lose(f"the lease of shard {shard} (epoch {lease.epoch}) was lost")
                     return
                 self.leases[shard] = renewed
 
@@ -378,7 +396,7 @@ class ShardKeeper:
             except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
                 log.warning("heartbeat failed: %s", exc)
                 if self._expired():
-                    self._lose(f"the leases could not be renewed before they expired ({exc})")
+                    self.lose(f"the leases could not be renewed before they expired ({exc})")
                     return
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.heartbeat):
@@ -388,7 +406,7 @@ class ShardKeeper:
         loop_now = datetime.now(tz=next(iter(self.leases.values())).expires_at.tzinfo)
         return any(lease.expires_at <= loop_now for lease in self.leases.values())
 
-    def _lose(self, why: str) -> None:
+    def lose(self, why: str) -> None:
         log.error("%s: stopping", why)
         self.why = why
         self.lost.set()
@@ -427,3 +445,91 @@ class ShardKeeper:
                 for lease in self.leases.values():
                     await release(conn, lease)
         self.leases.clear()
+
+
+@dataclass
+class ShardScope:
+    """What one shard's database connection may touch: the servers of `shard` (of the plan's
+    count), every write transaction fenced by the keeper's lease for it. Set on a `Database`
+    (storage/db.py) by the shard runner; SQLite and unsharded PostgreSQL have none."""
+
+    keeper: ShardKeeper
+    shard: int
+
+    @property
+    def count(self) -> int:
+        return self.keeper.plan.count
+
+    @property
+    def everything_else(self) -> bool:
+        """Shard 0 also does what belongs to no server: direct messages, free-roll days."""
+        return self.shard == 0
+
+    def guilds(self, column: str) -> str:
+        """A condition: the server named by `column` is on this shard (plain integers, so it
+        fits in any statement whatever its placeholders)."""
+        return f"rk_shard({column}, {int(self.count)}) = {int(self.shard)}"
+
+    def channels(self, column: str) -> str:
+        """A condition: the channel named by `column` has its newest game on this shard (a
+        channel without a game, or no channel (a direct message), is shard 0's)."""
+        newest = (
+            f"(SELECT rk_shard(sg.guild_id, {int(self.count)}) FROM games sg "
+            f"WHERE sg.channel_id = {column} ORDER BY sg.id DESC LIMIT 1)"
+        )
+        return f"COALESCE({newest}, 0) = {int(self.shard)}"
+
+    async def fence(self, conn: base.Conn) -> None:
+        """Inside a write transaction: refuse it unless this process still holds the shard
+        (and, when it does not, tell the keeper: the process stops)."""
+        lease = self.keeper.leases.get(self.shard)
+        if lease is not None and not self.keeper.lost.is_set():
+            async with conn.execute(FENCE, fence_args(lease)) as cursor:
+                if await cursor.fetchone() is not None:
+                    return
+            self.keeper.lose(f"a write found the lease of shard {self.shard} gone")
+        raise ShardMovedError(
+            "Nothing was recorded: this server is moving to another of the bot's processes. "
+            "Send that again in a moment."
+        )
+
+
+# ---- work for other shards, through the backend's connection ---------------------------------
+
+PREFS_CHANGED = "prefs"  # a player's settings changed: move their reminders on your shard
+
+
+async def post_prefs_work(
+    conn: base.Conn, scope: ShardScope, user_id: str, shift: timedelta
+) -> None:
+    """Inside the transaction that stored a player's settings: tell every other shard where
+    the player has a turn in play to move its reminders (`refresh_prefs`)."""
+    body = json.dumps({"user": user_id, "shift": shift.total_seconds()}, sort_keys=True)
+    await conn.execute(
+        "INSERT INTO shard_work (shard, kind, body) "
+        f"SELECT DISTINCT rk_shard(g.guild_id, {int(scope.count)}), ?, CAST(? AS JSONB) "
+        "FROM turn_clocks c JOIN games g ON g.id = c.game_id "
+        f"WHERE c.player = ? AND g.phase = 'playing' AND NOT ({scope.guilds('g.guild_id')})",
+        (PREFS_CHANGED, body, user_id),
+    )
+
+
+async def owed_to(conn: base.Conn, scope: ShardScope, limit: int = 20) -> list[Work]:
+    """The work other shards left for this one, oldest first."""
+    async with conn.execute(
+        "SELECT id, shard, kind, CAST(body AS TEXT) FROM shard_work "
+        "WHERE shard = ? AND done_at IS NULL ORDER BY id LIMIT ?",
+        (scope.shard, limit),
+    ) as cursor:
+        rows = await cursor.fetchall()
+    return [Work(int(r[0]), int(r[1]), str(r[2]), json.loads(r[3])) for r in rows]
+
+
+async def mark_done(conn: base.Conn, scope: ShardScope, done: Sequence[Work]) -> None:
+    """Inside a fenced transaction: the work is done (by this holder, at this epoch)."""
+    lease = scope.keeper.leases[scope.shard]
+    await conn.executemany(
+        "UPDATE shard_work SET done_at = clock_timestamp(), done_by = ?, done_epoch = ? "
+        "WHERE id = ? AND done_at IS NULL",
+        [(lease.holder, lease.epoch, w.id) for w in done],
+    )

@@ -8,7 +8,10 @@ from storage.backends.errors import DatabaseFileError, Durability
 
 class PostgresBackend(Backend):
     @classmethod
-    async def open(cls, url: str, durability: Durability, writer: bool) -> Backend:
+    async def open(
+        cls, url: str, durability: Durability, writer: bool, guard: bool = True
+    ) -> Backend:
+        """`guard`: take the one-writer guard (a shard's connection has its lease instead)."""
         raise DatabaseFileError("PostgreSQL is not supported yet")
 
 

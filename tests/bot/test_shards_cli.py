@@ -3,11 +3,15 @@ else is one line and exit status 2, before anything connects."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from bot.cli import main
+from storage import shards
 
 
 @pytest.fixture(autouse=True)
@@ -45,3 +49,26 @@ def test_a_shard_range_that_cannot_be_run_is_one_line(
     capsys: pytest.CaptureFixture[str], args: list[str], says: str
 ) -> None:
     assert says in refusal(capsys, *args, "--db", "postgresql://rk@/rk?host=/nowhere")
+
+
+async def test_a_shard_held_by_a_live_process_stops_the_start_with_exit_6(
+    pg_url: str, tmp_path: Path
+) -> None:
+    conn = await asyncpg.connect(pg_url)
+    try:
+        await shards.install(conn)
+        assert await shards.take(conn, 1, "other:42", expiry=60) is not None
+        args = ["run", "--shard-count", "2", "--shards", "0-1", "--db", pg_url]
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.cli", *args, cwd=tmp_path, stderr=asyncio.subprocess.PIPE
+        )
+        _, err = await child.communicate()
+        assert child.returncode == 6
+        line = err.decode().strip().splitlines()[-1]
+        assert "shard 1 is held by other:42" in line and "--standby" in line
+        assert "Traceback" not in err.decode()
+        held = {lease.shard: (lease.holder, live) for lease, live in await shards.holders(conn)}
+        assert held[1] == ("other:42", True)
+        assert held[0][1] is False  # the shard it took first was given back
+    finally:
+        await conn.close()
