@@ -99,6 +99,7 @@ class Database:
         # One shard's connection on PostgreSQL (`rollkeeper run --shard-count`): what it may
         # touch, and the fence every write transaction passes first (storage/shards.py).
         self.scope: ShardScope | None = None
+        self.ids_end = 0  # a shard's connection: the end of its block of ids (rolllog.py)
 
     @classmethod
     async def open(

@@ -316,6 +316,8 @@ async def read_head(db: Database, chain: str) -> tuple[int, str]:
 async def reserve_ids(db: Database, count: int) -> int:
     """The first of `count` new row ids, never handed out again (a failed write leaves a
     gap: ids order the log, each chain's `seq` proves it whole)."""
+    if db.scope is not None:  # several processes write: ids come in blocks of their own
+        await _shard_ids(db, count)
     if db.next_id is None:
         async with db.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM log") as cursor:
             found = await cursor.fetchone()
@@ -324,6 +326,19 @@ async def reserve_ids(db: Database, count: int) -> int:
     first = db.next_id
     db.next_id += count
     return first
+
+
+async def _shard_ids(db: Database, count: int) -> None:
+    """A shard's connection takes a new block of ids when its block cannot hold `count` more
+    (ids within a write stay consecutive; what is left of a block is never used)."""
+    from storage.shards import ID_BLOCK, id_block
+
+    if db.next_id is not None and db.next_id + count <= db.ids_end:
+        return
+    db.next_id = await id_block(db.conn)
+    db.ids_end = db.next_id + ID_BLOCK
+    if count > ID_BLOCK:
+        raise ValueError(f"{count} rows in one write: more than a block of ids ({ID_BLOCK})")
 
 
 async def prepare(db: Database, entries: Sequence[LogEntry], inside: bool = False) -> list[LogRow]:

@@ -157,10 +157,31 @@ class Lease:
     expires_at: datetime
 
 
+ID_BLOCK = 1000  # log row ids a shard's connection takes at a time (`reserve_ids`)
+
+
 async def install(conn: Conn) -> None:
-    """Create this module's tables where they are missing."""
-    for statement in SCHEMA:
-        await conn.execute(statement)
+    """Create this module's tables where they are missing, and start the log's id blocks
+    above every id the log holds (one process at a time: an advisory lock)."""
+    async with conn.transaction():
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", 0x726B5348)  # "rkSH"
+        for statement in SCHEMA:
+            await conn.execute(statement)
+        await conn.execute("CREATE SEQUENCE IF NOT EXISTS rk_log_id_blocks")
+        if await conn.fetchval("SELECT to_regclass('log')") is not None:
+            await conn.execute(
+                "SELECT setval('rk_log_id_blocks', GREATEST("
+                "(SELECT last_value FROM rk_log_id_blocks), "
+                f"(SELECT COALESCE(MAX(id), 0) FROM log) / {ID_BLOCK} + 1))"
+            )
+
+
+async def id_block(conn: base.Conn) -> int:
+    """The first of ID_BLOCK log row ids no other connection will ever take (blocks from a
+    sequence: no lock, no wait, whichever shard asks)."""
+    async with conn.execute("SELECT nextval('rk_log_id_blocks')") as cursor:
+        (block,) = await cursor.fetchone()
+    return int(block) * ID_BLOCK
 
 
 def _interval(seconds: float) -> timedelta:
