@@ -109,8 +109,9 @@ class Clocks:
         shift = now_back - was_back
         async with self.ctx.db.transaction() as conn:
             await conn.execute(
-                "INSERT OR REPLACE INTO people (user_id, tz, quiet, dm, away_until) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO people (user_id, tz, quiet, dm, away_until) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (user_id) DO UPDATE SET tz = excluded.tz, quiet = excluded.quiet, "
+                "dm = excluded.dm, away_until = excluded.away_until",
                 (
                     prefs.user_id,
                     prefs.tz,
@@ -218,8 +219,8 @@ class Clocks:
                 (game.id,),
             )
             await conn.executemany(
-                "INSERT OR IGNORE INTO reminders (game_id, turn_seq, player, kind, due_at) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO reminders (game_id, turn_seq, player, kind, due_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [
                     (game.id, clock.turn_seq, clock.player, r.kind, timestamp(r.at))
                     for r in reminders

@@ -114,12 +114,12 @@ class Database:
         that seals its unrevealed seeds (`key_file`, default `<file>.key`, or the environment;
         see storage/seal.py). With `migrate=False`: read-only, nothing in the database changes.
 
-        `scope`: one shard's connection on PostgreSQL; its lease replaces the one-writer guard
-        and fences every write (storage/shards.py).
+        `scope`: one shard's connection on PostgreSQL, one writer of several: its lease fences
+        every write (storage/shards.py), and it shares the writer guard with the other shards.
 
         Raises `DatabaseFileError` (or its `SchemaError`, `ServerError`) with a one-line reason.
         """
-        backend = await _open_backend(path, durability, migrate, guard=scope is None)
+        backend = await _open_backend(path, durability, migrate, shared=scope is not None)
         db = cls(backend)
         db.scope = scope
         db.readonly = not migrate
@@ -279,12 +279,12 @@ class Database:
 
 
 async def _open_backend(
-    target: str | Path, durability: Durability, migrate: bool, guard: bool = True
+    target: str | Path, durability: Durability, migrate: bool, shared: bool = False
 ) -> Backend:
     if is_url(str(target)):
         from storage.backends.postgres import PostgresBackend
 
-        return await PostgresBackend.open(str(target), durability, writer=migrate, guard=guard)
+        return await PostgresBackend.open(str(target), durability, writer=migrate, shared=shared)
     if migrate:
         return await SqliteBackend.open(Path(target), durability)
     return await SqliteBackend.open_readonly(Path(target))

@@ -175,8 +175,8 @@ class Deadlines:
                 (timestamp(now), due.id),
             )
             await conn.execute(
-                "INSERT OR IGNORE INTO reminders (game_id, turn_seq, player, kind, due_at) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO reminders (game_id, turn_seq, player, kind, due_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (
                     game.id,
                     clock.turn_seq,

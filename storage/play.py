@@ -354,12 +354,13 @@ class Play:
 
     async def _latest_live_roll(self, game_id: int) -> int | None:
         rolls = ", ".join(f"'{name}'" for name in ROLL_NAMES)
-        game_rows = "(chain = 'g' || :game OR (chain = 'log' AND game_id = :game))"
+        game_rows = "(chain = :chain OR (chain = 'log' AND game_id = :game))"
         sql = (
             f"SELECT id FROM log WHERE {game_rows} AND action IN ({rolls}) "
             f"AND id NOT IN (SELECT corrects FROM log WHERE {game_rows} "
             f"AND action = '{Act.VOID}' AND corrects IS NOT NULL) ORDER BY id DESC LIMIT 1"
         )
-        async with self.ctx.db.conn.execute(sql, {"game": game_id}) as cursor:
+        params = {"game": game_id, "chain": f"g{game_id}"}
+        async with self.ctx.db.conn.execute(sql, params) as cursor:
             row = await cursor.fetchone()
         return None if row is None else int(row[0])

@@ -395,8 +395,8 @@ ROW_SELECT = (
 # A game's rows, oldest first: those the old global chain holds, then its own chain.
 _GAME_ROWS = (
     f"SELECT * FROM (SELECT 0 AS part, * FROM ({ROW_SELECT} WHERE chain = 'log' AND "
-    f"game_id = ?1) UNION ALL SELECT 1, * FROM ({ROW_SELECT} WHERE chain = 'g' || ?1)) "
-    "ORDER BY part, seq"
+    f"game_id = ?1) AS old UNION ALL SELECT 1, * FROM ({ROW_SELECT} WHERE chain = "
+    "'g' || CAST(?1 AS TEXT)) AS own) AS game_rows ORDER BY part, seq"
 )
 
 _SELECTED = ROW_SELECT.removeprefix("SELECT ").split(" FROM ")[0].split(", ")
@@ -627,7 +627,7 @@ class LogQuery:
 _PROBE = "(SELECT at FROM log WHERE id >= (lo + hi) / 2 ORDER BY id LIMIT 1)"
 _FIRST_AT = f"""(
     WITH RECURSIVE span(lo, hi) AS (
-        SELECT 1, (SELECT COALESCE(MAX(id), 0) + 1 FROM log)
+        SELECT CAST(1 AS BIGINT), (SELECT COALESCE(MAX(id), 0) + 1 FROM log)
         UNION ALL
         SELECT
             CASE WHEN {_PROBE} >= ? THEN lo ELSE (lo + hi) / 2 + 1 END,

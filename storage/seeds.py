@@ -310,8 +310,8 @@ class Seeds:
         seed = self.ctx.seeds()
         label = f"free/{channel_id}/{day}"
         created = await conn.execute(
-            "INSERT OR IGNORE INTO channel_seeds (channel_id, day, seed, commitment, scheme) "
-            "VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO channel_seeds (channel_id, day, seed, commitment, scheme) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (channel_id, day, self._seal.seal(seed), commitment(seed, label), SCHEME),
         )
         if created.rowcount:
@@ -367,7 +367,7 @@ async def _link_message(conn: Conn, where: Where, row: LogRow) -> None:
     if where.message_id is None:
         return
     await conn.execute(
-        "INSERT OR IGNORE INTO message_rolls (message_id, channel_id, content, log_id) "
-        "VALUES (?, ?, ?, ?)",
+        "INSERT INTO message_rolls (message_id, channel_id, content, log_id) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (where.message_id, where.channel_id, where.content or row.dice, row.id),
     )

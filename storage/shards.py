@@ -35,6 +35,7 @@ from asyncpg.pool import PoolConnectionProxy
 
 from storage.backends import base
 from storage.backends.errors import StorageError
+from storage.backends.pg_schema import MIGRATION_2
 
 # A connection of its own or one lent by a pool: the statements here take either.
 Conn: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
@@ -43,41 +44,9 @@ log = logging.getLogger("rollkeeper.shards")
 
 DIRECT = "@dm"  # what a direct message names as its server (bot/caller.py's DIRECT)
 
-# The tables this module owns on PostgreSQL (the backend's schema adds them; SQLite has none:
-# one process owns a SQLite file, by its lock).
-SCHEMA = [
-    """
-    CREATE TABLE IF NOT EXISTS shard_leases (
-        shard INTEGER PRIMARY KEY CHECK (shard >= 0),
-        holder TEXT NOT NULL,
-        epoch BIGINT NOT NULL CHECK (epoch >= 1),
-        expires_at TIMESTAMPTZ NOT NULL
-    )
-    """,
-    """
-    CREATE TABLE IF NOT EXISTS shard_work (
-        id BIGSERIAL PRIMARY KEY,
-        shard INTEGER NOT NULL CHECK (shard >= 0),
-        kind TEXT NOT NULL,
-        body JSONB NOT NULL,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(),
-        done_at TIMESTAMPTZ,
-        done_by TEXT,
-        done_epoch BIGINT
-    )
-    """,
-    "CREATE INDEX IF NOT EXISTS shard_work_owed ON shard_work (shard, id) WHERE done_at IS NULL",
-    # A server's shard, as Discord computes it; what is not a server id (a direct message's
-    # "@dm", the console's name) is shard 0's, as Discord sends direct messages to shard 0.
-    """
-    CREATE OR REPLACE FUNCTION rk_shard(guild TEXT, shard_count INTEGER) RETURNS INTEGER
-    LANGUAGE sql IMMUTABLE AS $$
-        SELECT CASE WHEN guild ~ '^[0-9]{1,19}$'
-                    THEN ((guild::numeric::bigint >> 22) % shard_count)::integer
-                    ELSE 0 END
-    $$
-    """,
-]
+# The tables this module owns, PostgreSQL's only (storage/backends/pg_schema.py, migration 2:
+# `install` makes them too, so a shard process can start on a database of any version).
+SCHEMA = MIGRATION_2
 
 
 class ShardPlanError(ValueError):
@@ -167,7 +136,6 @@ async def install(conn: Conn) -> None:
         await conn.execute("SELECT pg_advisory_xact_lock($1)", 0x726B5348)  # "rkSH"
         for statement in SCHEMA:
             await conn.execute(statement)
-        await conn.execute("CREATE SEQUENCE IF NOT EXISTS rk_log_id_blocks")
         if await conn.fetchval("SELECT to_regclass('log')") is not None:
             await conn.execute(
                 "SELECT setval('rk_log_id_blocks', GREATEST("

@@ -9,6 +9,7 @@ import random
 from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 import pytest
 from hypothesis import settings
@@ -26,6 +27,7 @@ IN_CI = bool(os.environ.get("CI"))
 def pytest_configure(config: pytest.Config) -> None:
     """Before hypothesis reads its options: the CI profile, or a seed for this run."""
     settings.load_profile("ci" if IN_CI else "dev")
+    config.addinivalue_line("markers", "backends: a storage contract test, run on each backend")
     # Reviews and hints anywhere in the tests use the full classic tables kept in pytest's
     # cache (tests/storage/review_games.py), never the user's own cache directory.
     cache = getattr(config, "cache", None)
@@ -73,8 +75,25 @@ class QueueDice:
         return self.faces.pop(0)
 
 
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked `backends` (the storage contract) runs once on each backend."""
+    if "db_path" in metafunc.fixturenames and metafunc.definition.get_closest_marker("backends"):
+        metafunc.parametrize("db_path", BACKENDS, indirect=True)
+
+
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
+def db_path(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """The test's database: a SQLite file, or (a `backends` test's second run) a PostgreSQL
+    URI to an empty database of its own, its seal key file (`<name>.key`) in tmp_path."""
+    if getattr(request, "param", "sqlite") == "postgresql":
+        cluster: Cluster = request.getfixturevalue("pg_cluster")
+        monkeypatch.chdir(tmp_path)
+        return cast(Path, cluster.create_database())
     return tmp_path / "rollkeeper.sqlite3"
 
 
