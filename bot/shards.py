@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import discord
 
 from bot.config import Config
 from bot.discord_bot import RollkeeperBot
@@ -41,6 +42,7 @@ log = logging.getLogger("rollkeeper.shards")
 EXIT_LEASE_LOST = 5  # a shard's lease was lost: another process owns it now
 EXIT_SHARD_BUSY = 6  # a shard is held by a live process (start with --standby to wait)
 SCHEMES = ("postgresql://", "postgres://")
+OPENING = 0x726B4F50  # 'rkOP': the advisory lock a shard holds while its database opens
 
 
 class ShardStartError(Exception):
@@ -168,6 +170,7 @@ async def serve_shards(
 ) -> int:
     """Take the leases (or wait for them, as a standby), then run the shards' clients."""
     pool = await open_pool(url, size=2 + 2 * (plan.last - plan.first + 1))
+    discord.utils.setup_logging(level=logging.INFO)
     keeper = ShardKeeper(pool, holder_name(), plan, config.shards.heartbeat, config.shards.expiry)
     loop = asyncio.get_running_loop()
     runner = ShardRunner(keeper, token, make_bot)
@@ -207,7 +210,14 @@ def shard_bot_factory(config: Config, url: str) -> BotFactory:
 
     async def make(keeper: ShardKeeper, shard: int) -> RollkeeperBot:
         scope = ShardScope(keeper, shard)
-        db = await Database.open(url, config.durability, key_file=config.seal_key_file, scope=scope)
+        async with keeper.pool.acquire() as conn:  # one process at a time brings the schema up
+            await conn.execute("SELECT pg_advisory_lock($1)", OPENING)
+            try:
+                db = await Database.open(
+                    url, config.durability, key_file=config.seal_key_file, scope=scope
+                )
+            finally:
+                await conn.execute("SELECT pg_advisory_unlock($1)", OPENING)
         bot = RollkeeperBot(config, Path(url), shard_id=shard, shard_count=keeper.plan.count)
         bot.db = db
         return bot

@@ -326,7 +326,7 @@ class FakeDiscord:
         self.identified: list[tuple[int, int]] = []  # every accepted IDENTIFY's shard, in order
         self.sequences: dict[web.WebSocketResponse, int] = {}  # the last seq each socket got
         self._nonces: dict[tuple[int, str], dict[str, Any]] = {}  # (channel, nonce) -> message
-        self.repeats = 0  # sends Discord dropped as repeats of a nonce it had posted
+        self.repeated: list[str] = []  # nonces of sends Discord dropped as repeats
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -817,7 +817,7 @@ class FakeDiscord:
         if nonce and body.get("enforce_nonce"):  # Discord drops a repeat with the same nonce
             earlier = self._nonces.get((channel, str(nonce)))
             if earlier is not None:
-                self.repeats += 1
+                self.repeated.append(str(nonce))
                 return self._json(earlier)
         if self.hold_sends:  # not answered until `release`: the bot is killed waiting
             self.held.append(body)
