@@ -287,7 +287,10 @@ class GameService:
 
     async def next_due(self) -> datetime | None:
         """When the timekeeper must look next: a reminder or a free-roll day's end."""
-        due = [await self.deadlines.next_due(), await self.free_days.next_close()]
+        scope = self.ctx.db.scope
+        due = [await self.deadlines.next_due()]
+        if scope is None or scope.everything_else:  # free-roll days are shard 0's
+            due.append(await self.free_days.next_close())
         return min((d for d in due if d is not None), default=None)
 
     async def close_free_days(self) -> list[LogRow]:
