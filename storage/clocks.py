@@ -127,6 +127,10 @@ class Clocks:
         self.ctx.wakeup.set()
         return moved
 
+    def forget_cached(self, user_id: str) -> None:
+        """A player's settings were erased by another process: read them again when asked."""
+        self._people.pop(user_id, None)
+
     async def refresh_prefs(self, user_id: str, shift: timedelta) -> list[StoredGame]:
         """Another shard's process stored a player's settings: read them again and move the
         reminders of their turns in play on this shard (as `set_prefs` did on its own)."""

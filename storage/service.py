@@ -354,7 +354,8 @@ class GameService:
 
     async def shard_work(self) -> int:
         """Do what other shards' processes left for this shard (a player's settings changed
-        in a direct message on shard 0, ...): then mark it done. At least once: a process
+        in a direct message on shard 0, a player forgotten in another shard's server): then
+        mark it done. At least once: a process
         that dies between the two leaves it for the next holder, and doing it again moves
         nothing more. How many were done."""
         scope = self.ctx.db.scope
@@ -365,6 +366,10 @@ class GameService:
             if work.kind == shards.PREFS_CHANGED:
                 shift = timedelta(seconds=float(work.body.get("shift", 0)))
                 await self.clocks.refresh_prefs(str(work.body["user"]), shift)
+            elif work.kind == shards.FORGET:
+                user = str(work.body["user"])
+                await privacy.erase_elsewhere(self.db, user, work.body.get("names", []))
+                self.clocks.forget_cached(user)
         if owed:
             async with self.ctx.db.transaction() as conn:
                 await shards.mark_done(conn, scope, owed)

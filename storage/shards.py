@@ -503,6 +503,22 @@ async def post_prefs_work(
     )
 
 
+FORGET = "forget"  # a player was forgotten: erase what your servers' games hold of them
+
+
+async def post_forget_work(
+    conn: base.Conn, scope: ShardScope, user_id: str, names: Sequence[str]
+) -> None:
+    """Inside the transaction that forgot a player: every other shard erases their seats,
+    reminders and messages in its servers' games (privacy.erase_elsewhere)."""
+    body = json.dumps({"user": user_id, "names": list(names)}, sort_keys=True)
+    others = [s for s in range(scope.count) if s != scope.shard]
+    await conn.executemany(
+        "INSERT INTO shard_work (shard, kind, body) VALUES (?, ?, CAST(? AS JSONB))",
+        [(shard, FORGET, body) for shard in others],
+    )
+
+
 async def owed_to(conn: base.Conn, scope: ShardScope, limit: int = 20) -> list[Work]:
     """The work other shards left for this one, oldest first."""
     async with conn.execute(

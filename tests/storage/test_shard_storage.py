@@ -198,3 +198,31 @@ async def test_a_setting_changed_on_shard_zero_reaches_the_shard_of_the_players_
     done = await pool.fetch("SELECT shard, done_by, done_epoch FROM shard_work")
     assert [tuple(r) for r in done] == [(1, "beta", 1)]
     assert await second.service.shard_work() == 0  # once
+
+
+async def test_a_player_forgotten_in_one_shards_server_is_erased_from_the_others(
+    pool: Any, pg_url: str, opened: list[Shard], dice: QueueDice
+) -> None:
+    first = await run_shard(pool, pg_url, "alpha", 0, opened, dice)
+    second = await run_shard(pool, pg_url, "beta", 1, opened, dice)
+    pace = Pace(deadline=timedelta(hours=24))
+    await start_solo(first.service, ON_FIRST, pace)  # Gypsy plays in both servers
+    await start_solo(second.service, ON_SECOND, pace)
+
+    async def held(table: str, column: str) -> list[str]:
+        rows = await pool.fetch(
+            f"SELECT g.guild_id FROM {table} t JOIN games g ON g.id = t.game_id "
+            f"WHERE t.{column} = $1 ORDER BY g.guild_id",
+            GYPSY.user_id,
+        )
+        return [r[0] for r in rows]
+
+    assert await held("seats", "user_id") == [FIRST_GUILD, SECOND_GUILD]
+    assert len(set(await held("reminders", "player"))) == 2
+    await first.service.forget(FIRST_GUILD, GYPSY.user_id)  # `!forgetme yes` in the first
+    # the first server's shard erased its own; the second server's rows wait for their owner
+    assert await held("seats", "user_id") == [SECOND_GUILD]
+    assert set(await held("reminders", "player")) == {SECOND_GUILD}
+    assert await second.service.shard_work() == 1
+    assert await held("seats", "user_id") == []
+    assert await held("reminders", "player") == []
