@@ -352,7 +352,7 @@ class PostgresBackend(Backend):
         self.conn = self.pg
         self.url = url
         self.where = shown_url(url)
-        self.key_home = Path(f"{database_name(url)}.postgresql")
+        self.key_home = Path(f"{database_name(url)}.postgresql")  # `<name>.key` here
 
     @classmethod
     async def open(cls, url: str, durability: Durability, writer: bool) -> PostgresBackend:
