@@ -110,6 +110,43 @@ async def _open_db(path: str) -> Database:
     return await Database.open(path, migrate=False)
 
 
+def _db_copy(args: argparse.Namespace) -> int:
+    """`db copy --from FILE --to URI`: 0 only when the copy verifies and agrees with the
+    source; 1 when the source does not verify (nothing copied) or the copy disagrees."""
+    import asyncio
+
+    from storage.backends import is_url
+    from storage.copy import CopyRefused, copy_database
+
+    config = _load(args)
+    if is_url(args.source) or not is_url(args.to):
+        print(
+            "rollkeeper: db copy copies a SQLite file (--from FILE) into PostgreSQL (--to URI)",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    try:
+        done = asyncio.run(copy_database(Path(args.source), args.to, config.seal_key_file))
+    except CopyRefused as exc:
+        print(f"rollkeeper: {exc}", file=sys.stderr)
+        return 1 if "does not verify" in str(exc) else EXIT_BAD_INPUT
+    total = sum(done.rows.values())
+    print(f"Copied {total:,} rows of {len(done.rows)} tables from {args.source}.")
+    print(done.key_note)
+    if done.target.problem is not None:
+        print(f"The copy does NOT verify: {done.target.problem}")
+        return 1
+    for difference in done.differences:
+        print(f"The copy differs from the source: {difference}")
+    if done.differences:
+        return 1
+    print(
+        f"Verified: {done.target.rows} log rows chained and {done.target.games} games "
+        "replayed in the copy; the same chain ends, rows and game exports as the source."
+    )
+    return 0
+
+
 def _whole(least: int) -> Callable[[str], int]:
     """An argparse type: a whole number from `least` that the database can hold."""
 
@@ -641,6 +678,16 @@ def build_parser() -> argparse.ArgumentParser:
     forget.add_argument("--config", help="the config file (default: ./config.toml if present)")
     forget.set_defaults(handler=_privacy_forget)
 
+    db_commands = commands.add_parser("db", help="move a database").add_subparsers(
+        dest="db_command", metavar="COMMAND", required=True
+    )
+    copy = db_commands.add_parser(
+        "copy", help="copy a SQLite file into an empty PostgreSQL database, verify both"
+    )
+    copy.add_argument("--from", dest="source", required=True, help="the SQLite file")
+    copy.add_argument("--to", required=True, help="the PostgreSQL URI (an empty database)")
+    copy.add_argument("--config", help="the config file (its seal_key_file: the copy's key)")
+    copy.set_defaults(handler=_db_copy)
     audit = commands.add_parser("audit", help="moderators' tools over the database")
     audit_commands = audit.add_subparsers(dest="audit_command", metavar="TOOL", required=True)
     verify = audit_commands.add_parser(
