@@ -19,8 +19,9 @@ $(STAMP): $(RUN_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# `make run DB=postgresql://USER@HOST/DB` (or a file) plays on another database.
 run: $(RUN_STAMP)
-	$(BIN)/rollkeeper run
+	$(BIN)/rollkeeper run $(if $(DB),--db '$(DB)')
 
 test: lint typecheck unit
 

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from engine import RulesError, make_game_rules
 from engine.timing import OFF_WORDS, parse_duration
+from storage.backends import is_url
 from storage.db import Durability
 from storage.pace import Pace, Policy
 
@@ -136,7 +137,7 @@ class Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     prefix: Annotated[str, Field(min_length=1, max_length=5)] = "!"
-    database: Path = Path("rollkeeper.sqlite3")
+    database: Path | str = Path("rollkeeper.sqlite3")  # a file, or a postgresql:// URI
     seal_key_file: Path | None = None  # default: beside the database, `<name>.key`
     durability: Durability = Durability.FULL
     moderator_role: str | None = None
@@ -150,6 +151,14 @@ class Config(BaseModel):
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
     turns: TurnsConfig = Field(default_factory=TurnsConfig)
     shards: ShardsConfig = Field(default_factory=ShardsConfig)
+
+    @field_validator("database", mode="before")
+    @classmethod
+    def _file_or_uri(cls, value: object) -> object:
+        """A PostgreSQL URI stays as written (a path would fold its `//`); else a file."""
+        if isinstance(value, str):
+            return value if is_url(value) else Path(value)
+        return value
 
     @field_validator("prefix")
     @classmethod

@@ -47,6 +47,7 @@ __all__ = [
     "StorageError",
     "connect_readonly",
     "file_problem",
+    "key_home",
     "lock_path",
     "storage_refusal",
 ]
@@ -64,6 +65,17 @@ def connect_readonly(target: Path | str) -> Reader:
 
         return connect_reader(str(target))
     return _sqlite_reader(target)
+
+
+def key_home(target: Path | str) -> Path:
+    """The path whose `.key` sibling is the database's default seal key file: the SQLite file
+    itself (`game.sqlite3` -> `game.key` beside it), or for PostgreSQL `<database name>` in
+    the current folder (`<database name>.key`)."""
+    if is_url(str(target)):
+        from storage.backends.postgres import database_name
+
+        return Path(f"{database_name(str(target))}.postgresql")
+    return Path(target)
 
 
 class Database:

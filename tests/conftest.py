@@ -28,6 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Before hypothesis reads its options: the CI profile, or a seed for this run."""
     settings.load_profile("ci" if IN_CI else "dev")
     config.addinivalue_line("markers", "backends: a storage contract test, run on each backend")
+    config.addinivalue_line("markers", "sqlite_only: a `backends` test that forges a SQLite file")
     # Reviews and hints anywhere in the tests use the full classic tables kept in pytest's
     # cache (tests/storage/review_games.py), never the user's own cache directory.
     cache = getattr(config, "cache", None)
@@ -79,8 +80,10 @@ BACKENDS = ("sqlite", "postgresql")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """A test marked `backends` (the storage contract) runs once on each backend."""
-    if "db_path" in metafunc.fixturenames and metafunc.definition.get_closest_marker("backends"):
+    """A test marked `backends` (the storage contract) runs once on each backend, unless it
+    is also marked `sqlite_only` (it forges the file with SQLite's own tools)."""
+    marked = metafunc.definition.get_closest_marker
+    if "db_path" in metafunc.fixturenames and marked("backends") and not marked("sqlite_only"):
         metafunc.parametrize("db_path", BACKENDS, indirect=True)
 
 

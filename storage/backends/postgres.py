@@ -352,7 +352,7 @@ class PostgresBackend(Backend):
         self.conn = self.pg
         self.url = url
         self.where = shown_url(url)
-        self.key_home = Path(f"{database_name(url)}.postgresql")
+        self.key_home = Path(f"{database_name(url)}.postgresql")  # `<name>.key` here
 
     @classmethod
     async def open(
@@ -378,20 +378,32 @@ class PostgresBackend(Backend):
         return backend
 
     async def _take_writer_lock(self, shared: bool = False) -> None:
+        """The one writer's lock (`shared`: the shards' share of it). A holder that was a
+        process of this machine which no longer runs (killed: the server has not seen its
+        connection close yet) is ended and waited for; a live one is named."""
+        waited = 0.0
         take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
-        if await self.raw.fetchval(f"SELECT {take}($1)", WRITER_LOCK):
-            return
-        holder = await self.raw.fetchval(
-            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a USING (pid) "
-            "WHERE l.locktype = 'advisory' AND l.objid = $1 AND l.granted "
-            "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-            WRITER_LOCK,
-        )
+        while not await self.raw.fetchval(f"SELECT {take}($1)", WRITER_LOCK):
+            found = await self.raw.fetchrow(
+                "SELECT a.application_name, a.pid FROM pg_locks l JOIN pg_stat_activity a "
+                "USING (pid) WHERE l.locktype = 'advisory' AND l.objid = $1 AND l.granted AND "
+                "l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+                WRITER_LOCK,
+            )
+            holder = None if found is None else str(found[0])
+            if waited >= CONNECT_SECONDS or (holder is not None and not _gone(holder)):
+                self._held_by(holder, shared)
+            if holder is not None and found is not None:
+                with contextlib.suppress(asyncpg.PostgresError):
+                    await self.raw.execute("SELECT pg_terminate_backend($1)", found[1])
+            await asyncio.sleep(0.05)
+            waited += 0.05
+
+    def _held_by(self, holder: str | None, shared: bool = False) -> None:
         if shared:
-            who = holder or "another process"
             raise DatabaseFileError(
-                f"{self.where} is in use by a rollkeeper that is not sharded ({who}); "
-                "stop it before starting shards"
+                f"{self.where} is in use by a rollkeeper that is not sharded "
+                f"({holder or 'another process'}); stop it before starting shards"
             )
         raise DatabaseFileError(
             f"{self.where} is in use by another rollkeeper ({holder or 'another process'}); "
@@ -465,6 +477,20 @@ class PostgresBackend(Backend):
         if rebuild:
             with contextlib.suppress(asyncpg.InsufficientPrivilegeError):
                 await self.pg.simple("CHECKPOINT")
+
+
+def _gone(holder: str) -> bool:
+    """`rollkeeper pid N on HOST` names a process of this machine that no longer runs."""
+    words = holder.split()
+    if len(words) != 5 or words[:2] != ["rollkeeper", "pid"] or words[4] != socket.gethostname():
+        return False
+    try:
+        os.kill(int(words[2]), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError):
+        return False
+    return False
 
 
 def pg_refusal(exc: BaseException) -> StorageError | None:

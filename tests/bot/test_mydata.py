@@ -9,12 +9,16 @@ import hmac
 import json
 from pathlib import Path
 
+import pytest
+
 from bot.caller import Caller
 from bot.config import Config
 from bot.desk import Desk
 from storage.service import GameService, Where, Who
 from tests.bot.test_cli import cli
 from tests.conftest import QueueDice
+
+pytestmark = pytest.mark.backends
 
 HERE = Where("1000", "2000", message_id="m1", jump_url="https://discord.com/channels/1/2/m1")
 ANN = Caller(HERE, Who("100000000000000001", "Ann"))
@@ -54,7 +58,7 @@ async def test_mydata_lists_a_players_games_rows_and_the_salt_of_their_pseudonym
     )
     assert data["pseudonym"] == "p:" + mac.hexdigest()[:20]
     async with service.db.conn.execute(
-        "SELECT count(*) FROM log WHERE json_extract(body, '$.by') = ?", (data["pseudonym"],)
+        "SELECT count(*) FROM log WHERE actor = ?", (data["pseudonym"],)
     ) as cursor:
         assert await cursor.fetchone() == (len(data["rows"]),)
     # Bo's own file holds his join, none of Ann's rows.
