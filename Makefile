@@ -46,7 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.roll_road --out bench-results-road.json
 	$(BIN)/python -m tests.bench.review_bench --games $(REVIEW_GAMES)
 	$(BIN)/python -m tests.bench.review_desk_bench --games 40
-	$(BIN)/python -m tests.bench.shard_bench --actions 60
+	$(BIN)/python -m tests.bench.shard_bench --actions 40 --rounds 3
 
 # Not part of `make test`: mutants of the code that decides scores, turns, moderator rights,
 # the log chain and the fairness draws, each against its module's tests (tests/MUTATION.md).

@@ -28,9 +28,12 @@ import hashlib
 import json
 import os
 import random
+import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -43,6 +46,7 @@ from tests.e2e.fakediscord import FakeDiscord, Load, User
 from tests.pgcluster import Cluster
 
 SHARDS = 4
+ROOT = Path(__file__).resolve().parents[2]
 PROCESSES = (1, 2, 4)
 SCHEMA = [
     """CREATE TABLE bench_games (id INT PRIMARY KEY, shard INT NOT NULL, channel BIGINT NOT NULL,
@@ -228,6 +232,83 @@ async def worker(args: argparse.Namespace) -> None:
     print(json.dumps({"started": started, "ended": ended, "latencies": latencies, "lost": lost}))
 
 
+# ---- the same through the desk and the real storage ---------------------------------------------
+
+
+async def desk_game(
+    desk: Any, service: Any, channel: int, guild: int, ctx: dict[str, Any], latencies: list[float]
+) -> None:
+    """A solo classic game after another in one channel, through the desk with the outbox (as
+    the bot runs it): each roll and score applied, its messages posted with their nonces."""
+    from bot.desk import Caller
+    from bot.replies import decode
+    from storage.service import Outgoing, Where, Who
+
+    caller = Caller(Where(str(guild), str(channel)), Who(str(10**17 + channel), f"P{channel}"))
+    lane = Outgoing("", str(channel), None)
+    boxes = ctx["boxes"]
+    done = 0
+    while done < ctx["actions"]:
+        await desk.text_command(caller, "new classic")
+        await desk.text_command(caller, "start solo")
+        for box in boxes:
+            for command in ("roll", f"score {box}"):
+                started = time.perf_counter()
+                await desk.text_command(caller, command)
+                for queued in await service.outbox_for(lane, limit=20):
+                    text = decode(queued.message.payload).text or "(embed)"
+                    await post(ctx["http"], ctx["base"], queued.id, channel, text[:2000])
+                    await service.posted([queued.id])
+                if command == "roll":
+                    latencies.append(time.perf_counter() - started)
+                done += 1
+            if done >= ctx["actions"]:
+                return
+
+
+async def desk_worker(args: argparse.Namespace) -> None:
+    """One shard process through the desk: a Database per shard (fenced by its lease)."""
+    from bot.config import Config
+    from bot.desk import Desk
+    from engine import make_rules
+    from storage.db import Database
+    from storage.service import GameService
+    from storage.shards import ShardScope
+
+    pool = await asyncpg.create_pool(args.url, min_size=1, max_size=2)
+    plan = ShardPlan.parse(SHARDS, args.shards)
+    keeper = ShardKeeper(pool, f"bench:{os.getpid()}", plan, heartbeat=1.0, expiry=10.0)
+    await keeper.take_all()
+    beating = asyncio.create_task(keeper.run())
+    desks = {}
+    for shard in plan.shards:
+        db = await Database.open(args.url, scope=ShardScope(keeper, shard))
+        service = GameService(db)
+        desks[shard] = (Desk(service, Config(), outbox=True), service, db)
+    print("ready", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    latencies: list[float] = []
+    async with aiohttp.ClientSession() as http:
+        ctx = {"http": http, "base": args.discord, "actions": args.actions,
+               "boxes": make_rules("classic").box_ids}  # fmt: skip
+        started = time.time()
+        await asyncio.gather(
+            *(
+                desk_game(desks[shard][0], desks[shard][1], 50_000 + n, guild, ctx, latencies)
+                for n, (guild, shard) in enumerate(json.loads(args.games))
+                if shard in desks
+            )
+        )
+        ended = time.time()
+    lost = keeper.lost.is_set()
+    beating.cancel()
+    for _, _, db in desks.values():
+        await db.close()
+    await keeper.release_all()
+    await pool.close()
+    print(json.dumps({"started": started, "ended": ended, "latencies": latencies, "lost": lost}))
+
+
 # ---- the parent -------------------------------------------------------------------------------
 
 
@@ -256,10 +337,35 @@ async def prepare(cluster: Cluster, games_per_shard: int) -> tuple[str, dict[int
     return url, guilds
 
 
+async def prepare_desk(cluster: Cluster, games_per_shard: int) -> tuple[str, list[list[int]]]:
+    """A fresh database with the schema brought up (and its seal key made, in the current
+    folder, where the workers run); the games' servers and shards, in channel order."""
+    from storage.db import Database
+
+    url = cluster.create_database("desk")
+    conn = await asyncpg.connect(url)
+    try:
+        await shards.install(conn)
+    finally:
+        await conn.close()
+    db = await Database.open(url)
+    await db.close()
+    games = [[guild_of_shard(s, n), s] for s in range(SHARDS) for n in range(games_per_shard)]
+    return url, games
+
+
 async def measure(
-    cluster: Cluster, processes: int, one_chain: bool, args: argparse.Namespace
+    cluster: Cluster, processes: int, mode: str, args: argparse.Namespace
 ) -> dict[str, Any]:
-    url, guilds = await prepare(cluster, args.games_per_shard)
+    """One run: `mode` is "desk" (the desk and the real storage), "per_game" or "one_chain"
+    (the write path alone)."""
+    if mode == "desk":
+        url, games = await prepare_desk(cluster, args.games_per_shard)
+        guilds = {g: [50_000 + n] for n, (g, _) in enumerate(games)}
+        flags = ["--desk", "--games", json.dumps(games)]
+    else:
+        url, guilds = await prepare(cluster, args.games_per_shard)
+        flags = ["--one-chain"] if mode == "one_chain" else []
     fake = FakeDiscord([User(1_001, "Gypsy")], guilds=guilds, load=Load(time_scale=0.0001))
     await fake.start()
     per, pool = SHARDS // processes, str(max(1, args.connections // processes))
@@ -269,38 +375,44 @@ async def measure(
             command = [
                 sys.executable, "-m", "tests.bench.shard_bench", "--worker", "--url", url,
                 "--discord", fake.base, "--shards", f"{p * per}-{p * per + per - 1}",
-                "--actions", str(args.actions), "--pool", pool,
-                *(["--one-chain"] if one_chain else []),
+                "--actions", str(args.actions), "--pool", pool, *flags,
             ]  # fmt: skip
             child = await asyncio.create_subprocess_exec(
-                *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-            )
+                *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+            )  # fmt: skip
             children.append(child)
-        for child in children:
-            assert child.stdout is not None
-            assert (await child.stdout.readline()).strip() == b"ready"
-        for child in children:
-            assert child.stdin is not None
-            child.stdin.write(b"go\n")
-            await child.stdin.drain()
-        outputs = [json.loads((await c.communicate())[0]) for c in children]
+        outputs = await go(children)
     finally:
         for child in children:
             if child.returncode is None:
                 child.kill()
                 await child.wait()
         await fake.stop()
-    return summarise(outputs, fake, args, url)
+    return summarise(outputs, fake, args, mode)
+
+
+async def go(children: list[asyncio.subprocess.Process]) -> list[dict[str, Any]]:
+    """Every worker ready (leases taken, games made), then all start at once; their figures."""
+    for child in children:
+        assert child.stdout is not None
+        assert (await child.stdout.readline()).strip() == b"ready"
+    for child in children:
+        assert child.stdin is not None
+        child.stdin.write(b"go\n")
+        await child.stdin.drain()
+    return [json.loads((await c.communicate())[0]) for c in children]
 
 
 def summarise(
-    outputs: list[dict[str, Any]], fake: FakeDiscord, args: argparse.Namespace, url: str
+    outputs: list[dict[str, Any]], fake: FakeDiscord, args: argparse.Namespace, mode: str
 ) -> dict[str, Any]:
     actions = SHARDS * args.games_per_shard * args.actions
     wall = max(o["ended"] for o in outputs) - min(o["started"] for o in outputs)
     latencies = [x for o in outputs for x in o["latencies"]]
     posted = {(m["channel_id"], m["nonce"]) for m in fake.messages}
-    assert len(latencies) == actions and len(posted) == len(fake.messages) == actions, url
+    assert len(posted) == len(fake.messages), "a message was posted twice"
+    assert mode == "desk" or len(latencies) == len(posted) == actions
     assert not any(o["lost"] for o in outputs)
     return {
         "actions_per_s": actions / wall,
@@ -311,34 +423,46 @@ def summarise(
 
 def verdict(label: str, value: float, target: float) -> str:
     met = "met" if value >= target else "MISSED"
-    return f"{label:44} {value:6.2f}x  target >= {target:.2f}x  {met}"
+    return f"{label:52} {value:6.2f}x  target >= {target:.2f}x  {met}"
 
 
 async def main(args: argparse.Namespace) -> None:
     cluster = Cluster(durable=True).start()
-    results: dict[str, Any] = {}
-    try:
-        for processes in PROCESSES:
-            results[f"per_game_chain.N{processes}"] = await measure(cluster, processes, False, args)
-            results[f"one_chain.N{processes}"] = await measure(cluster, processes, True, args)
+    rounds: dict[str, list[dict[str, Any]]] = {}
+    modes = ("desk", "per_game", "one_chain")
+    try:  # every N and mode once a round: a load that comes and goes hits them all alike
+        for _ in range(args.rounds):
+            for processes in PROCESSES:
+                for mode in modes:
+                    figures = await measure(cluster, processes, mode, args)
+                    rounds.setdefault(f"{mode}.N{processes}", []).append(figures)
     finally:
         cluster.stop()
-    base = results["per_game_chain.N1"]["actions_per_s"]
+    results: dict[str, Any] = {
+        key: {name: statistics.median(r[name] for r in runs) for name in runs[0]}
+        for key, runs in rounds.items()
+    }
+    for mode in ("desk", "per_game"):
+        base = results[f"{mode}.N1"]["actions_per_s"]
+        for processes in PROCESSES:
+            figures = results[f"{mode}.N{processes}"]
+            figures["ratio_to_N1"] = figures["actions_per_s"] / base
     for processes in PROCESSES:
-        figures = results[f"per_game_chain.N{processes}"]
-        figures["ratio_to_N1"] = figures["actions_per_s"] / base
-        figures["ratio_to_one_chain"] = (
-            figures["actions_per_s"] / results[f"one_chain.N{processes}"]["actions_per_s"]
+        results[f"per_game.N{processes}"]["ratio_to_one_chain"] = (
+            results[f"per_game.N{processes}"]["actions_per_s"]
+            / results[f"one_chain.N{processes}"]["actions_per_s"]
         )
     print(
         f"shard bench: {os.cpu_count()} cores (a shared machine), {SHARDS} shards, "
-        f"{SHARDS * args.games_per_shard} games, {args.actions} rolls each, durable commits"
+        f"{SHARDS * args.games_per_shard} games, {args.actions} actions each, durable commits; "
+        f"medians of {args.rounds} rounds"
     )
     report(results, args.out)
-    print(verdict("N = 2 against N = 1", results["per_game_chain.N2"]["ratio_to_N1"], 1.15))
-    print(verdict("N = 4 against N = 1", results["per_game_chain.N4"]["ratio_to_N1"], 1.0))
+    for mode in ("desk", "per_game"):
+        print(verdict(f"{mode}: N = 2 against N = 1", results[f"{mode}.N2"]["ratio_to_N1"], 1.15))
+        print(verdict(f"{mode}: N = 4 against N = 1", results[f"{mode}.N4"]["ratio_to_N1"], 1.0))
     print(verdict("per-game chain against one chain, N = 4",
-                  results["per_game_chain.N4"]["ratio_to_one_chain"], 3.0))  # fmt: skip
+                  results["per_game.N4"]["ratio_to_one_chain"], 3.0))  # fmt: skip
 
 
 def parse() -> argparse.Namespace:
@@ -346,6 +470,7 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--games-per-shard", type=int, default=8)
     parser.add_argument("--actions", type=int, default=40, help="rolls per game")
     parser.add_argument("--connections", type=int, default=16, help="database connections in all")
+    parser.add_argument("--rounds", type=int, default=3, help="each N and mode this many times")
     parser.add_argument("--out", default="bench-results-shards.json")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
@@ -353,9 +478,16 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--shards", help=argparse.SUPPRESS)
     parser.add_argument("--pool", type=int, default=4, help=argparse.SUPPRESS)
     parser.add_argument("--one-chain", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--desk", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--games", help=argparse.SUPPRESS)
     return parser.parse_args()
 
 
 if __name__ == "__main__":
     arguments = parse()
-    asyncio.run(worker(arguments) if arguments.worker else main(arguments))
+    if not arguments.worker:
+        os.chdir(tempfile.mkdtemp(prefix="rk-shard-bench-"))  # the seal key file goes here
+    if arguments.worker:
+        asyncio.run(desk_worker(arguments) if arguments.desk else worker(arguments))
+    else:
+        asyncio.run(main(arguments))
