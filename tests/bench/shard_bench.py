@@ -1,23 +1,27 @@
 """Shard benchmark: N = 1, 2 and 4 shard processes against one PostgreSQL with durable commits
 (fsync and synchronous_commit on, a cluster of its own) and a fake Discord, in one run.
 
-    python -m tests.bench.shard_bench [--games-per-shard 8] [--actions 40] [--connections 16]
+    python -m tests.bench.shard_bench [--games-per-shard 8] [--actions 40] [--rounds 3]
 
-Four shards, `--games-per-shard` one-player games in each, `--actions` rolls per game; N
-processes split the shards (N = 1 holds all four), each holding its shards' leases with a
-heartbeat. A roll is the shard write path (storage/shards.py): one transaction that passes the
-lease's fence, checks the game's version and its chain's head, appends a hash-chained log row,
-moves the game on and queues the announcement in the outbox; after the commit the message is
-posted to the fake Discord with its nonce (`enforce_nonce`) and marked sent. A roll's latency
-is from its start to Discord's answer to the post. The database gets the same number of
-connections whatever N (`--connections`, split between the processes).
+Four shards, `--games-per-shard` one-player games in each (a server each), `--actions`
+actions per game; N processes split the shards (N = 1 holds all four), each holding its
+shards' leases with a heartbeat, all started together once every one is ready. Three modes:
 
-Control: the same rolls appended to one chain (one head row every roll locks, as before each
-game had its own chain), at each N. Targets on 2 cores: N = 2 at least 1.15x N = 1; N = 4 no
-slower than N = 1; the per-game chain at least 3x the one-chain control at N = 4.
+- `desk`: the bot's own road without discord.py: `roll` and `score` through the desk and the
+  real storage, a Database per shard fenced by its lease (storage/shards.py), the messages
+  queued in the outbox, posted to the fake Discord with their nonces and marked sent. A roll's
+  latency is from the command to Discord's answer to its message.
+- `per_game`: the shard write path alone: one statement per roll that passes the lease's
+  fence, checks the game's version and its chain's head, appends a hash-chained log row, moves
+  the game on and queues the message; then posted with its nonce and marked sent.
+- `one_chain`: the control: the same rolls all appended to one chain (one head row each roll
+  locks until its commit, as a global chain would).
 
-This is the shard layer's write path, not the whole desk: the bot's own PostgreSQL storage is
-another engineer's part of issue 26 (README "Sharding").
+The database gets the same number of connections whatever N (`--connections`, split between
+the processes; the desk has one per shard). Every N and mode runs once a round and the medians
+of `--rounds` rounds are reported, with each N's ratio to N = 1 and the per-game chain's to the
+one-chain control. Targets on 2 cores: N = 2 at least 1.15x N = 1; N = 4 no slower than
+N = 1; the per-game chain at least 3x the one-chain control at N = 4.
 """
 
 from __future__ import annotations
