@@ -13,10 +13,11 @@ that row, so it waits for the writes in flight to commit, and every write after 
 another epoch and is refused (`FencedError`): a stale process can never write, even while it
 still believes it holds the lease.
 
-Queues: each process claims only its shards' rows (`FOR UPDATE SKIP LOCKED`), so two claimers
-never take the same row. Work one shard's process must do for another's games (a direct
-message's `tz` reaches shard 0, a forget names a person of any server) goes to the owner
-through `shard_work`.
+Queues: each process reads only its shards' reminders and messages (`ShardScope`); a shard has
+one live holder at a time and its every write is fenced, so a reminder fires once, and a
+message is posted once by its nonce. Work one shard's process must do for another's games (a
+direct message's `tz` reaches shard 0, a forget names a person of any server) goes to the
+owner through `shard_work`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeAlias
@@ -251,65 +252,7 @@ class Work:
     body: dict[str, Any]
 
 
-async def post_work(conn: Conn, shard: int, kind: str, body: dict[str, Any]) -> int:
-    """Queue work for shard `shard`'s owner (inside the caller's transaction, if any)."""
-    value = await conn.fetchval(
-        "INSERT INTO shard_work (shard, kind, body) VALUES ($1, $2, $3::jsonb) RETURNING id",
-        shard,
-        kind,
-        json.dumps(body, sort_keys=True),
-    )
-    return int(value)
-
-
-async def claim_work(
-    conn: Conn, shards: Sequence[int], kinds: Sequence[str], limit: int = 20
-) -> list[Work]:
-    """Inside a transaction: the oldest work of `kinds` owed to `shards` that no other
-    transaction holds, locked until this one ends (mark it `work_done` in the same one)."""
-    rows = await conn.fetch(
-        "SELECT id, shard, kind, body FROM shard_work "
-        "WHERE done_at IS NULL AND shard = ANY($1::int[]) AND kind = ANY($2::text[]) "
-        "ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED",
-        list(shards),
-        list(kinds),
-        limit,
-    )
-    return [Work(int(r[0]), int(r[1]), str(r[2]), json.loads(r[3])) for r in rows]
-
-
-async def work_done(conn: Conn, work: Work, lease: Lease) -> None:
-    await conn.execute(
-        "UPDATE shard_work SET done_at = clock_timestamp(), done_by = $2, done_epoch = $3 "
-        "WHERE id = $1",
-        work.id,
-        lease.holder,
-        lease.epoch,
-    )
-
-
-async def claim_rows(
-    conn: Conn,
-    table: str,
-    due: str,
-    shards: Sequence[int],
-    limit: int,
-    columns: str = "id",
-) -> list[asyncpg.Record]:
-    """Inside a transaction: rows of `table` (which has a `shard` column) matching the
-    condition `due` for `shards`, oldest id first, that no other transaction holds; locked
-    until this one ends. For the timekeeper's reminders and the sender's outbox."""
-    return await conn.fetch(
-        f"SELECT {columns} FROM {table} WHERE ({due}) AND shard = ANY($1::int[]) "
-        "ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED",
-        list(shards),
-        limit,
-    )
-
-
 # ---- the keeper ------------------------------------------------------------------------------
-
-WorkHandler: TypeAlias = "Callable[[Conn, Work], Awaitable[None]]"
 
 
 @dataclass
@@ -408,25 +351,6 @@ class ShardKeeper:
         if lease is None or self.lost.is_set():
             raise LeaseLostError(f"shard {shard} is not held by {self.holder}")
         return lease
-
-    async def do_work(self, handlers: dict[str, WorkHandler], limit: int = 20) -> int:
-        """Do the work owed to our shards, each item in its own fenced transaction with its
-        handler's writes; how many were done. Unknown kinds are left for a newer process."""
-        done = 0
-        for shard, lease in list(self.leases.items()):
-            while True:
-                async with self.pool.acquire() as conn, conn.transaction():
-                    await fence(conn, lease)
-                    items = await claim_work(conn, [shard], list(handlers), 1)
-                    for item in items:
-                        await handlers[item.kind](conn, item)
-                        await work_done(conn, item, lease)
-                if not items:
-                    break
-                done += len(items)
-                if done >= limit:
-                    return done
-        return done
 
     async def release_all(self) -> None:
         with contextlib.suppress(OSError, asyncpg.PostgresError):

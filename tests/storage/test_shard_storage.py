@@ -226,3 +226,33 @@ async def test_a_player_forgotten_in_one_shards_server_is_erased_from_the_others
     assert await second.service.shard_work() == 1
     assert await held("seats", "user_id") == []
     assert await held("reminders", "player") == []
+
+
+async def test_a_due_reminder_fires_once_though_the_stale_holder_tries_too(
+    pool: Any, pg_url: str, opened: list[Shard], dice: QueueDice
+) -> None:
+    from bot.config import Config
+    from bot.desk import Desk
+
+    alpha = await run_shard(pool, pg_url, "alpha", 1, opened, dice)
+    await start_solo(alpha.service, ON_SECOND, Pace(deadline=timedelta(hours=24)))
+    await pool.execute("UPDATE shard_leases SET expires_at = clock_timestamp() WHERE shard = 1")
+    beta = await run_shard(pool, pg_url, "beta", 1, opened, dice)
+    later = FakeClock()
+    later.now += timedelta(hours=13)  # half time: the turn's first reminder is due
+    for shard in (alpha, beta):
+        shard.service.ctx.clock = later
+    (due,) = await beta.service.due_reminders()
+    heralds = [Desk(s.service, Config(), outbox=True).herald for s in (alpha, beta)]
+    # both timekeepers found it due; alpha still believes it holds the shard
+    results = await asyncio.gather(
+        alpha.service.fire(due, heralds[0]),
+        beta.service.fire(due, heralds[1]),
+        return_exceptions=True,
+    )
+    assert isinstance(results[0], ShardMovedError) and isinstance(results[1], str)
+    sent = await pool.fetch("SELECT state FROM reminders WHERE id = $1", due.id)
+    assert [r[0] for r in sent] == ["sent"]
+    queued = await pool.fetchval("SELECT count(*) FROM outbox WHERE state = 'pending'")
+    assert queued == 1  # one reminder message, queued once
+    assert await beta.service.due_reminders() == []
