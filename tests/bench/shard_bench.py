@@ -430,8 +430,25 @@ def verdict(label: str, value: float, target: float) -> str:
     return f"{label:52} {value:6.2f}x  target >= {target:.2f}x  {met}"
 
 
+async def commit_latency(cluster: Cluster, count: int = 300) -> float:
+    """The median time of one durable commit of one row on this cluster's disk, in ms: the
+    least a one-chain write holds the chain's head for."""
+    conn = await asyncpg.connect(cluster.create_database("fsync"))
+    try:
+        await conn.execute("CREATE TABLE t (id serial PRIMARY KEY, v int)")
+        times = []
+        for n in range(count):
+            started = time.perf_counter()
+            await conn.execute("INSERT INTO t (v) VALUES ($1)", n)
+            times.append(time.perf_counter() - started)
+    finally:
+        await conn.close()
+    return statistics.median(times) * 1000
+
+
 async def main(args: argparse.Namespace) -> None:
     cluster = Cluster(durable=True).start()
+    commit_ms = await commit_latency(cluster)
     rounds: dict[str, list[dict[str, Any]]] = {}
     modes = ("desk", "per_game", "one_chain")
     try:  # every N and mode once a round: a load that comes and goes hits them all alike
@@ -446,6 +463,7 @@ async def main(args: argparse.Namespace) -> None:
         key: {name: statistics.median(r[name] for r in runs) for name in runs[0]}
         for key, runs in rounds.items()
     }
+    results["durable_commit_ms_median"] = commit_ms  # what one chain waits for each time
     for mode in ("desk", "per_game"):
         base = results[f"{mode}.N1"]["actions_per_s"]
         for processes in PROCESSES:
