@@ -32,7 +32,7 @@ import asyncpg
 import discord
 
 from bot.config import Config
-from bot.discord_bot import RollkeeperBot
+from bot.discord_bot import EXIT_UNREACHABLE, RollkeeperBot
 from storage import shards
 from storage.db import Database
 from storage.shards import ShardBusyError, ShardKeeper, ShardPlan, ShardScope
@@ -131,6 +131,7 @@ class ShardRunner:
             if done:
                 break
         lost = self.keeper.lost.is_set()
+        ended = [(n, t) for n, (_, t) in self.bots.items() if t.done() and not t.cancelled()]
         await self.close(drain=not lost)
         for task in (beating, watching, stop):
             task.cancel()
@@ -141,12 +142,10 @@ class ShardRunner:
                 f"rollkeeper: {self.keeper.why}; stopping (exit {EXIT_LEASE_LOST})", file=sys.stderr
             )
             return EXIT_LEASE_LOST
-        failed = [
-            t for _, t in self.bots.values() if t.done() and not t.cancelled() and t.exception()
-        ]
-        if failed and not self.stopping.is_set():
-            raise failed[0].exception()  # type: ignore[misc]
         await self.keeper.release_all()
+        if ended and not self.stopping.is_set():
+            shard, task = ended[0]
+            return client_ended(shard, task.exception())
         return 0
 
     async def close(self, drain: bool) -> None:
@@ -163,6 +162,16 @@ class ShardRunner:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def client_ended(shard: int, exc: BaseException | None) -> int:
+    """A shard's client stopped by itself: one line, and the exit status `run` gives."""
+    if isinstance(exc, discord.LoginFailure):
+        print("rollkeeper: Discord refused the token (check DISCORD_TOKEN)", file=sys.stderr)
+        return 2
+    why = f"{type(exc).__name__}: {exc}" if exc is not None else "it closed"
+    print(f"rollkeeper: shard {shard} lost Discord ({why})", file=sys.stderr)
+    return EXIT_UNREACHABLE
 
 
 async def serve_shards(

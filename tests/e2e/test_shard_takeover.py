@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from engine import make_rules
@@ -177,3 +178,22 @@ async def test_the_standby_finishes_the_game_of_a_killed_holder_posting_each_mes
     assert fake.refused == []
     assert await shards.stop("first") == 0
     assert await shards.stop("standby") == 0
+
+
+async def test_a_holder_whose_lease_was_taken_stops_with_exit_5(shards: Shards) -> None:
+    fake = shards.fake
+    holder = await shards.start("first", "--shards", "0")
+    await fake.shards_ready({0})
+    assert "is in" in await say(fake, "Gypsy", "!new classic", CHANNEL, "is in")
+    # another process took the shard while this one stalled (its lease had run out)
+    conn = await asyncpg.connect(shards.url)
+    try:
+        await conn.execute(
+            "UPDATE shard_leases SET holder = 'elsewhere', epoch = epoch + 1 WHERE shard = 0"
+        )
+    finally:
+        await conn.close()
+    assert await asyncio.wait_for(holder.wait(), 20) == 5
+    await shards.said_line("first", "the lease of shard 0 (epoch 1) was lost; stopping (exit 5)")
+    assert not [line for line in shards.said["first"] if "Traceback" in line], "\n".join(shards.said["first"])
+    assert fake.refused == []
