@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from engine import make_rules
@@ -180,3 +181,31 @@ def test_statements_are_translated_once_into_postgresqls_words() -> None:
         None,
     )
     assert translate("WHERE name = ? COLLATE NOCASE")[0] == "WHERE lower(name) = lower($1)"
+
+
+async def test_the_log_is_append_only_and_its_readable_values_may_only_be_erased(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    played = cli(
+        "console", "--db", pg_url, cwd=tmp_path,
+        stdin="Ann: !new classic order=join\nAnn: !start solo\nAnn: !roll\n",
+    )  # fmt: skip
+    assert played.returncode == 0, played.stderr
+    writer = PgReader(pg_url, {})  # a connection behind the bot's back, triggers on
+    try:
+        refused = [
+            "UPDATE log SET body = body || ' ' WHERE chain = 'g1' AND seq = 1",
+            "UPDATE log SET user_name = 'Mallory' WHERE user_name IS NOT NULL",
+            "DELETE FROM log WHERE chain = 'g1'",
+            "UPDATE persons SET pseudonym = 'p:0000' WHERE user_id IS NOT NULL",
+        ]
+        for statement in refused:
+            with pytest.raises(asyncpg.RaiseError, match=r"append-only|never change"):
+                writer.execute(statement)
+        erased = writer.execute("UPDATE log SET user_name = NULL WHERE user_name IS NOT NULL")
+        assert erased.rowcount > 0  # erasing a readable value is allowed
+    finally:
+        writer.close()
+    verified = cli("audit", "verify", "--db", pg_url, cwd=tmp_path)
+    assert verified.returncode == 0, verified.stderr
