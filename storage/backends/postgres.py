@@ -452,7 +452,7 @@ class PostgresBackend(Backend):
     async def rollback(self) -> None:
         await self.pg.simple("ROLLBACK")
 
-    def refusal(self, exc: BaseException) -> Exception | None:
+    def refusal(self, exc: BaseException) -> StorageError | None:
         return pg_refusal(exc)
 
     async def secure_delete(self, on: bool) -> None:
