@@ -504,6 +504,7 @@ def pg_refusal(exc: BaseException) -> StorageError | None:
         exc,
         OSError
         | asyncpg.InterfaceError
+        | asyncpg.PostgresConnectionError
         | asyncpg.CannotConnectNowError
         | asyncpg.AdminShutdownError
         | asyncpg.ReadOnlySQLTransactionError,

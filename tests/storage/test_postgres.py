@@ -13,9 +13,11 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from engine import make_rules
+from engine import Roll, Start, make_rules
+from storage.audit import verify
 from storage.backends.postgres import PgReader, database_name, translate
-from storage.db import Database
+from storage.db import Database, StorageError
+from storage.service import GameService, Where, Who
 from tests.pgcluster import Cluster
 
 
@@ -209,3 +211,38 @@ async def test_the_log_is_append_only_and_its_readable_values_may_only_be_erased
         writer.close()
     verified = cli("audit", "verify", "--db", pg_url, cwd=tmp_path)
     assert verified.returncode == 0, verified.stderr
+
+
+async def test_a_second_append_at_a_chains_place_is_refused_and_forks_nothing(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pg_cluster: Cluster
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    db = await Database.open(pg_url)
+    try:
+        service = GameService(db)
+        where, ann = Where("g", "c"), Who("100000000000000001", "Ann")
+        await service.new_game(where, ann, "classic", {"order": "join"})
+        with pytest.raises(StorageError, match="another write to the same game came first"):
+            async with db.transaction() as conn:  # as a second writer would, at seq 1 again
+                await conn.execute(
+                    "INSERT INTO log (chain, seq, id, body, hash) VALUES ('g1', 1, 9999, ?, ?)",
+                    ('{"v":"rk-log/2"}', "0" * 64),
+                )
+        await service.play(where, ann, Start())  # the bot carries on where it was
+        assert (await verify(db)).problem is None
+        # The server goes away under the bot: the command meets a refusal (the desk turns a
+        # failed read into the backend's refusal), never a traceback.
+        pg_cluster.admin().simple(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE application_name LIKE 'rollkeeper pid%'"
+        )
+        refusal: Exception | None = None
+        try:
+            await service.play(where, ann, Roll(ann.user_id))
+        except StorageError as exc:
+            refusal = exc
+        except db.backend.errors as exc:
+            refusal = db.backend.refusal(exc)
+        assert refusal is not None and "could not reach its database" in str(refusal)
+    finally:
+        await db.close()
