@@ -406,7 +406,7 @@ async def _require_game(db: Database, game_id: int | None) -> None:
         return
     async with db.conn.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)) as cursor:
         if await cursor.fetchone() is None:
-            raise _CliError(f"there is no game {game_id} in {db.path} (`audit log` shows the ids)")
+            raise _CliError(f"there is no game {game_id} in {db.where} (`audit log` shows the ids)")
 
 
 def _privacy_forget(args: argparse.Namespace) -> int:

@@ -89,6 +89,8 @@ class Database:
         # What names the database for an operator (a file's path, or a URI without password),
         # and what the readers open (connect_readonly).
         self.where = backend.where
+        # The file (SQLite), or the path whose `.key` sibling is the default seal key file
+        # (PostgreSQL: `<database name>.postgresql` in the current folder; storage/seal.py).
         self.path = Path(backend.where) if backend.kind == "sqlite" else backend.key_home
         self.seal = seal
         # The id of the key this database's seeds were sealed with, when that key is missing:

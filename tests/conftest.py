@@ -90,14 +90,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture
 def db_path(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Path:
+) -> Iterator[Path]:
     """The test's database: a SQLite file, or (a `backends` test's second run) a PostgreSQL
-    URI to an empty database of its own, its seal key file (`<name>.key`) in tmp_path."""
-    if getattr(request, "param", "sqlite") == "postgresql":
-        cluster: Cluster = request.getfixturevalue("pg_cluster")
-        monkeypatch.chdir(tmp_path)
-        return cast(Path, cluster.create_database())
-    return tmp_path / "rollkeeper.sqlite3"
+    URI to a database of its own holding the schema and nothing else, its seal key file
+    (`<name>.key`, made on first open) in tmp_path."""
+    if getattr(request, "param", "sqlite") != "postgresql":
+        yield tmp_path / "rollkeeper.sqlite3"
+        return
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    monkeypatch.chdir(tmp_path)
+    yield cast(Path, cluster.contract_database())
 
 
 @pytest.fixture
@@ -133,6 +135,8 @@ def pg_cluster() -> Iterator[Cluster]:
 
 
 @pytest.fixture
-def pg_url(pg_cluster: Cluster) -> str:
-    """A URI to an empty PostgreSQL database of this test's own."""
-    return pg_cluster.create_database()
+def pg_url(pg_cluster: Cluster) -> Iterator[str]:
+    """A URI to an empty PostgreSQL database of this test's own (dropped after it)."""
+    url = pg_cluster.create_database()
+    yield url
+    pg_cluster.drop_database(url)

@@ -15,6 +15,8 @@ from collections.abc import AsyncIterator, Generator, Iterable, Iterator, Mappin
 from pathlib import Path
 from typing import Any, Protocol
 
+from storage.backends.errors import StorageError
+
 Params = Sequence[Any] | Mapping[str, Any]
 
 
@@ -115,7 +117,7 @@ class Backend(abc.ABC):
         """Close, and let go of the writer guard."""
 
     @abc.abstractmethod
-    def refusal(self, exc: BaseException) -> Exception | None:
+    def refusal(self, exc: BaseException) -> StorageError | None:
         """The player's refusal for a write that failed for a storage reason (None: a bug)."""
 
     @abc.abstractmethod

@@ -463,7 +463,7 @@ class PostgresBackend(Backend):
     async def rollback(self) -> None:
         await self.pg.simple("ROLLBACK")
 
-    def refusal(self, exc: BaseException) -> Exception | None:
+    def refusal(self, exc: BaseException) -> StorageError | None:
         return pg_refusal(exc)
 
     async def secure_delete(self, on: bool) -> None:
@@ -515,6 +515,7 @@ def pg_refusal(exc: BaseException) -> StorageError | None:
         exc,
         OSError
         | asyncpg.InterfaceError
+        | asyncpg.PostgresConnectionError
         | asyncpg.CannotConnectNowError
         | asyncpg.AdminShutdownError
         | asyncpg.ReadOnlySQLTransactionError,

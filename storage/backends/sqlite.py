@@ -364,7 +364,7 @@ class SqliteBackend(Backend):
     async def rollback(self) -> None:
         await self.raw.execute("ROLLBACK")
 
-    def refusal(self, exc: BaseException) -> Exception | None:
+    def refusal(self, exc: BaseException) -> StorageError | None:
         return storage_refusal(exc) if isinstance(exc, sqlite3.Error) else None
 
     async def secure_delete(self, on: bool) -> None:

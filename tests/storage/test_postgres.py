@@ -10,11 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import asyncpg
 import pytest
 
-from engine import make_rules
+from engine import Roll, Start, make_rules
+from storage.audit import verify
 from storage.backends.postgres import PgReader, database_name, translate
-from storage.db import Database
+from storage.db import Database, StorageError
+from storage.service import GameService, Where, Who
 from tests.pgcluster import Cluster
 
 
@@ -180,3 +183,66 @@ def test_statements_are_translated_once_into_postgresqls_words() -> None:
         None,
     )
     assert translate("WHERE name = ? COLLATE NOCASE")[0] == "WHERE lower(name) = lower($1)"
+
+
+async def test_the_log_is_append_only_and_its_readable_values_may_only_be_erased(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    played = cli(
+        "console", "--db", pg_url, cwd=tmp_path,
+        stdin="Ann: !new classic order=join\nAnn: !start solo\nAnn: !roll\n",
+    )  # fmt: skip
+    assert played.returncode == 0, played.stderr
+    writer = PgReader(pg_url, {})  # a connection behind the bot's back, triggers on
+    try:
+        refused = [
+            "UPDATE log SET body = body || ' ' WHERE chain = 'g1' AND seq = 1",
+            "UPDATE log SET user_name = 'Mallory' WHERE user_name IS NOT NULL",
+            "DELETE FROM log WHERE chain = 'g1'",
+            "UPDATE persons SET pseudonym = 'p:0000' WHERE user_id IS NOT NULL",
+        ]
+        for statement in refused:
+            with pytest.raises(asyncpg.RaiseError, match=r"append-only|never change"):
+                writer.execute(statement)
+        erased = writer.execute("UPDATE log SET user_name = NULL WHERE user_name IS NOT NULL")
+        assert erased.rowcount > 0  # erasing a readable value is allowed
+    finally:
+        writer.close()
+    verified = cli("audit", "verify", "--db", pg_url, cwd=tmp_path)
+    assert verified.returncode == 0, verified.stderr
+
+
+async def test_a_second_append_at_a_chains_place_is_refused_and_forks_nothing(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pg_cluster: Cluster
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    db = await Database.open(pg_url)
+    try:
+        service = GameService(db)
+        where, ann = Where("g", "c"), Who("100000000000000001", "Ann")
+        await service.new_game(where, ann, "classic", {"order": "join"})
+        with pytest.raises(StorageError, match="another write to the same game came first"):
+            async with db.transaction() as conn:  # as a second writer would, at seq 1 again
+                await conn.execute(
+                    "INSERT INTO log (chain, seq, id, body, hash) VALUES ('g1', 1, 9999, ?, ?)",
+                    ('{"v":"rk-log/2"}', "0" * 64),
+                )
+        await service.play(where, ann, Start())  # the bot carries on where it was
+        assert (await verify(db)).problem is None
+        # The server goes away under the bot: the command meets a refusal (the desk turns a
+        # failed read into the backend's refusal), never a traceback.
+        pg_cluster.admin().simple(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE application_name LIKE 'rollkeeper pid%'"
+        )
+        refusal: Exception | None = None
+        try:
+            await service.play(where, ann, Roll(ann.user_id))
+        except StorageError as exc:
+            refusal = exc
+        except db.backend.errors as exc:
+            refusal = db.backend.refusal(exc)
+        assert refusal is not None and "could not reach its database" in str(refusal)
+    finally:
+        await db.close()
