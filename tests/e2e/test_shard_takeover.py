@@ -195,5 +195,6 @@ async def test_a_holder_whose_lease_was_taken_stops_with_exit_5(shards: Shards) 
         await conn.close()
     assert await asyncio.wait_for(holder.wait(), 20) == 5
     await shards.said_line("first", "the lease of shard 0 (epoch 1) was lost; stopping (exit 5)")
-    assert not [line for line in shards.said["first"] if "Traceback" in line], "\n".join(shards.said["first"])
+    said = shards.said["first"]
+    assert not [line for line in said if "Traceback" in line], "\n".join(said)
     assert fake.refused == []
