@@ -60,6 +60,7 @@ class PreviewService(GameService):
             "checkpoint_due",
             "erase_old_texts",
             "forget",
+            "shard_work",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -185,6 +186,9 @@ class PreviewService(GameService):
         raise Accepted
 
     async def forget(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def shard_work(self) -> NoReturn:
         raise Accepted
 
     async def game_to_review(self, where: Where, number: int | None) -> NoReturn:

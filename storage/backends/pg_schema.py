@@ -418,4 +418,7 @@ MIGRATION_2 = [
     "CREATE SEQUENCE IF NOT EXISTS rk_log_id_blocks",
 ]
 
+# Tables PostgreSQL has and SQLite has not (tests/storage/test_postgres.py leaves them out).
+POSTGRES_ONLY = ("shard_leases", "shard_work")
+
 MIGRATIONS: list[list[str]] = [MIGRATION_1, MIGRATION_2]
