@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -507,9 +508,13 @@ def parse() -> argparse.Namespace:
 
 if __name__ == "__main__":
     arguments = parse()
-    if not arguments.worker:
-        os.chdir(tempfile.mkdtemp(prefix="rk-shard-bench-"))  # the seal key file goes here
     if arguments.worker:
         asyncio.run(desk_worker(arguments) if arguments.desk else worker(arguments))
     else:
-        asyncio.run(main(arguments))
+        folder = tempfile.mkdtemp(prefix="rk-shard-bench-")  # the seal key file goes here
+        os.chdir(folder)
+        try:
+            asyncio.run(main(arguments))
+        finally:
+            os.chdir(ROOT)
+            shutil.rmtree(folder, ignore_errors=True)
