@@ -45,6 +45,7 @@ EXIT_NO_SERVER = 3  # no server answers there
 EXIT_REFUSED = 4  # the server refused the login or has no such database
 
 CONNECT_SECONDS = 5
+PREPARED_KEPT = 500  # statements kept prepared per connection (a few dozen in use)
 WRITER_LOCK = 0x726B5752  # 'rkWR': the one writer's advisory lock, per database
 
 _REWRITES: list[tuple[re.Pattern[str], str]] = [
@@ -248,6 +249,8 @@ class PgConn:
         if found is None:
             text, names = translate(sql)
             found = _Prepared(await self.raw.prepare(text), names)
+            if len(self._prepared) >= PREPARED_KEPT:  # the oldest goes (and is closed)
+                del self._prepared[next(iter(self._prepared))]
             self._prepared[sql] = found
         return found
 

@@ -9,16 +9,12 @@ import hmac
 import json
 from pathlib import Path
 
-import pytest
-
 from bot.caller import Caller
 from bot.config import Config
 from bot.desk import Desk
 from storage.service import GameService, Where, Who
 from tests.bot.test_cli import cli
 from tests.conftest import QueueDice
-
-pytestmark = pytest.mark.backends
 
 HERE = Where("1000", "2000", message_id="m1", jump_url="https://discord.com/channels/1/2/m1")
 ANN = Caller(HERE, Who("100000000000000001", "Ann"))

@@ -25,8 +25,6 @@ from storage.service import GameService, SeedRefusedError, Where, Who
 from tests.conftest import FakeClock
 from tests.storage.test_fairness_verdicts import expected_verdict
 
-pytestmark = pytest.mark.backends
-
 SEED = bytes(range(32))
 WHERE = Where("g", "c", message_id="m")
 ANN = Who("100000000000000001", "Ann")
@@ -216,7 +214,6 @@ async def test_reports_count_faces_and_colours(fair: GameService) -> None:
     assert by_name["py1"].verdict().startswith(expected_verdict(counts))
 
 
-@pytest.mark.sqlite_only
 async def test_a_moderators_report_does_not_wait_for_the_games_connection(
     fair: GameService,
 ) -> None:

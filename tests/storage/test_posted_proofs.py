@@ -25,8 +25,6 @@ from storage.store import SealedGameError
 from tests.conftest import FakeClock
 from tests.storage.forge import encode
 
-pytestmark = pytest.mark.backends
-
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Where("g", "c", message_id="m")
 ANN = Who("100000000000000001", "Ann")
@@ -153,7 +151,6 @@ def test_without_the_head_the_seed_and_totals_still_speak(
     assert not ok and "is not the one posted" in message
 
 
-@pytest.mark.sqlite_only
 async def test_an_open_card_games_cards_are_sealed_from_a_copy(
     db_path: Path, clock: FakeClock, tmp_path: Path
 ) -> None:

@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 
 from engine import Roll, Start, make_rules
-from storage.audit import verify
+from storage.audit import verify, verify_file
 from storage.backends.pg_schema import POSTGRES_ONLY
 from storage.backends.postgres import PgReader, database_name, translate
 from storage.db import Database, StorageError
@@ -62,26 +62,22 @@ def test_the_console_plays_a_whole_game_on_postgresql_stops_and_carries_on(
     # The game's creation, its seat, the start, 13 rolls and 13 scores, its reveal, the game
     # over; and the server's row that opened it.
     assert "1 game replayed" in verified.stdout, verified.stdout
-    shown = cli("audit", "log", "--db", pg_url, "--game", "1", cwd=tmp_path)
-    assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.count("Ann") >= 26
 
 
 @pytest.mark.parametrize(
-    ("uri", "status", "said"),
+    ("command", "uri", "status", "said"),
     [
-        ("postgresql://localhost:notaport/db", 2, "is not a PostgreSQL URI"),
-        ("postgresql://user@localhost/", 2, "is not a PostgreSQL URI"),
-        ("postgresql:///rk?host=/nonexistent-socket-folder", 3, "no PostgreSQL server answers"),
+        ("audit verify", "postgresql://localhost:notaport/db", 2, "is not a PostgreSQL URI"),
+        ("console", "postgresql://user@localhost/", 2, "is not a PostgreSQL URI"),
+        ("console", "postgresql:///rk?host=/no-socket-folder", 3, "no PostgreSQL server answers"),
     ],
 )
 def test_a_wrong_uri_or_no_server_is_one_line_and_its_status(
-    uri: str, status: int, said: str, tmp_path: Path
+    command: str, uri: str, status: int, said: str, tmp_path: Path
 ) -> None:
-    for args in (["audit", "verify", "--db", uri], ["console", "--db", uri]):
-        result = cli(*args, cwd=tmp_path)
-        assert result.returncode == status, (args, result.stderr)
-        assert said in one_line(result)
+    result = cli(*command.split(), "--db", uri, cwd=tmp_path)
+    assert result.returncode == status, result.stderr
+    assert said in one_line(result)
 
 
 def test_a_refused_login_or_a_missing_database_is_one_line_and_status_4(
@@ -191,11 +187,13 @@ async def test_the_log_is_append_only_and_its_readable_values_may_only_be_erased
     pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    played = cli(
-        "console", "--db", pg_url, cwd=tmp_path,
-        stdin="Ann: !new classic order=join\nAnn: !start solo\nAnn: !roll\n",
-    )  # fmt: skip
-    assert played.returncode == 0, played.stderr
+    db = await Database.open(pg_url)
+    try:
+        service, ann = GameService(db), Who("100000000000000001", "Ann")
+        await service.new_game(Where("g", "c"), ann, "classic", {"order": "join"})
+        await service.play(Where("g", "c"), ann, Start())
+    finally:
+        await db.close()
     writer = PgReader(pg_url, {})  # a connection behind the bot's back, triggers on
     try:
         refused = [
@@ -211,8 +209,7 @@ async def test_the_log_is_append_only_and_its_readable_values_may_only_be_erased
         assert erased.rowcount > 0  # erasing a readable value is allowed
     finally:
         writer.close()
-    verified = cli("audit", "verify", "--db", pg_url, cwd=tmp_path)
-    assert verified.returncode == 0, verified.stderr
+    assert verify_file(pg_url).problem is None
 
 
 async def test_a_second_append_at_a_chains_place_is_refused_and_forks_nothing(

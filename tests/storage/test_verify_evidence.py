@@ -20,8 +20,6 @@ from storage.service import GameService, Where, Who
 from tests.conftest import FakeClock
 from tests.storage.forge import Body, bodies, move, raw, rewrite, where, write_chain
 
-pytestmark = pytest.mark.backends
-
 SEED = bytes(range(32))
 HERE = Where("g", "c", message_id="m")
 ANN = Who("100000000000000001", "Ann")
@@ -143,7 +141,6 @@ def test_swapped_scored_boxes_are_caught(finished: Path) -> None:
     assert "(Score) is not what action" in problem
 
 
-@pytest.mark.sqlite_only
 def test_changed_options_are_caught(finished: Path) -> None:
     """A finished game's options (its Yahtzee bonus) changed in the games table and in its
     creation row, the chain re-hashed: the server's chain opened another game."""
@@ -159,7 +156,6 @@ def test_changed_options_are_caught(finished: Path) -> None:
     assert "opened another game 1 than this one" in problem
 
 
-@pytest.mark.sqlite_only
 def test_options_changed_in_the_games_table_alone_are_caught(finished: Path) -> None:
     conn = raw(finished)
     conn.execute("UPDATE games SET options = json_set(options, '$.joker', 'forced')")
@@ -168,7 +164,6 @@ def test_options_changed_in_the_games_table_alone_are_caught(finished: Path) -> 
     assert problem.startswith("game 1: row g1#1:") and "but the games table says" in problem
 
 
-@pytest.mark.sqlite_only
 def test_a_game_deleted_from_the_games_table_is_caught(finished: Path) -> None:
     conn = raw(finished)
     conn.execute("PRAGMA foreign_keys = OFF")
@@ -181,7 +176,6 @@ def test_a_game_deleted_from_the_games_table_is_caught(finished: Path) -> None:
     )
 
 
-@pytest.mark.sqlite_only
 async def test_a_forged_game_is_caught(finished: Path, clock: FakeClock) -> None:
     """A second game added behind the bot's back: a games row and a chain of its own, made
     with the project's hashing (copied from the real one), but never opened by the server."""
@@ -288,7 +282,6 @@ def test_a_rolls_turn_label_changed(finished: Path) -> None:
     assert "its turn label is 'Yahtzee Game 1 Turn 9'" in problem
 
 
-@pytest.mark.sqlite_only
 def test_a_published_head_catches_a_recomputed_chain(finished: Path) -> None:
     conn = sqlite3.connect(finished)
     seq, digest = conn.execute("SELECT head_seq, head_hash FROM games WHERE id = 1").fetchone()
@@ -399,7 +392,6 @@ def test_a_free_roll_claiming_injected_dice_in_a_real_file(free_days: Path) -> N
     )
 
 
-@pytest.mark.sqlite_only
 def test_a_persons_pseudonym_cannot_be_changed(finished: Path) -> None:
     conn = sqlite3.connect(finished, isolation_level=None)
     with pytest.raises(sqlite3.IntegrityError, match="pseudonym and salt never change"):
