@@ -19,8 +19,9 @@ $(STAMP): $(RUN_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# `make run DB=postgresql://USER@HOST/DB` (or a file) plays on another database.
 run: $(RUN_STAMP)
-	$(BIN)/rollkeeper run
+	$(BIN)/rollkeeper run $(if $(DB),--db '$(DB)')
 
 test: lint typecheck unit
 
@@ -45,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.roll_road --out bench-results-road.json
 	$(BIN)/python -m tests.bench.review_bench --games $(REVIEW_GAMES)
 	$(BIN)/python -m tests.bench.review_desk_bench --games 40
+	$(BIN)/python -m tests.bench.shard_bench --actions 40 --rounds 3
 
 # Not part of `make test`: mutants of the code that decides scores, turns, moderator rights,
 # the log chain and the fairness draws, each against its module's tests (tests/MUTATION.md).

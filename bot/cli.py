@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from storage.db import Database
     from storage.seal import SealKey
 
-EXIT_BAD_INPUT = 2  # the input or the file cannot be used
+EXIT_BAD_INPUT = 2  # the input or the file cannot be used (a wrong PostgreSQL URI too)
+EXIT_NO_SERVER = 3  # a server could not be reached (Discord, PostgreSQL): worth retrying
+EXIT_REFUSED = 4  # the PostgreSQL server refused the login, or has no such database
 EXIT_SOFTWARE = 70  # a bug: the details go to a file, never a traceback on the terminal
 
 
@@ -89,12 +91,60 @@ def _when(text: str, end: bool) -> str:
     return timestamp(moment)
 
 
+def _target(text: str | None, config: Config | None = None) -> Path | str:
+    """`--db`: a SQLite file's path, or a PostgreSQL URI (kept as it is written); without
+    it, the config's `database`."""
+    from storage.backends import is_url
+
+    if text is None:
+        assert config is not None
+        return config.database
+    return text if is_url(text) else Path(text)
+
+
 async def _open_db(path: str) -> Database:
     """Read-only: the audit tools never change the file (and work on read-only files and
     beside a running bot)."""
     from storage.db import Database
 
     return await Database.open(path, migrate=False)
+
+
+def _db_copy(args: argparse.Namespace) -> int:
+    """`db copy --from FILE --to URI`: 0 only when the copy verifies and agrees with the
+    source; 1 when the source does not verify (nothing copied) or the copy disagrees."""
+    import asyncio
+
+    from storage.backends import is_url
+    from storage.copy import CopyRefused, copy_database
+
+    config = _load(args)
+    if is_url(args.source) or not is_url(args.to):
+        print(
+            "rollkeeper: db copy copies a SQLite file (--from FILE) into PostgreSQL (--to URI)",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    try:
+        done = asyncio.run(copy_database(Path(args.source), args.to, config.seal_key_file))
+    except CopyRefused as exc:
+        print(f"rollkeeper: {exc}", file=sys.stderr)
+        return 1 if "does not verify" in str(exc) else EXIT_BAD_INPUT
+    total = sum(done.rows.values())
+    print(f"Copied {total:,} rows of {len(done.rows)} tables from {args.source}.")
+    print(done.key_note)
+    if done.target.problem is not None:
+        print(f"The copy does NOT verify: {done.target.problem}")
+        return 1
+    for difference in done.differences:
+        print(f"The copy differs from the source: {difference}")
+    if done.differences:
+        return 1
+    print(
+        f"Verified: {done.target.rows} log rows chained and {done.target.games} games "
+        "replayed in the copy; the same chain ends, rows and game exports as the source."
+    )
+    return 0
 
 
 def _whole(least: int) -> Callable[[str], int]:
@@ -283,10 +333,11 @@ async def _audit_fairness(args: argparse.Namespace) -> int:
 def _key_if_any(db: str) -> SealKey | None:
     """The seal key, where this machine has it (an open card game's export needs it): never
     created, never required."""
+    from storage.db import key_home
     from storage.seal import SealKeyError, find_key
 
     try:
-        return find_key(Path(db))
+        return find_key(key_home(db))
     except SealKeyError:
         return None
 
@@ -355,7 +406,7 @@ async def _require_game(db: Database, game_id: int | None) -> None:
         return
     async with db.conn.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)) as cursor:
         if await cursor.fetchone() is None:
-            raise _CliError(f"there is no game {game_id} in {db.path} (`audit log` shows the ids)")
+            raise _CliError(f"there is no game {game_id} in {db.where} (`audit log` shows the ids)")
 
 
 def _privacy_forget(args: argparse.Namespace) -> int:
@@ -369,7 +420,7 @@ async def _forget(args: argparse.Namespace, config: Config) -> int:
     from storage.db import Database
     from storage.service import GameService
 
-    path = Path(args.db) if args.db else config.database
+    path = _target(args.db, config)
     db = await Database.open(path, config.durability, key_file=config.seal_key_file)
     try:
         sql = (
@@ -414,7 +465,7 @@ async def _declare_lost(args: argparse.Namespace, config: Config) -> int:
     from storage.seal import SealKeyError
     from storage.service import GameService
 
-    path = Path(args.db) if args.db else config.database
+    path = _target(args.db, config)
     if _recorded_key(path) is None:
         print(
             f"rollkeeper: {path} records no seal key: there is nothing to declare lost",
@@ -448,7 +499,15 @@ def _backup(args: argparse.Namespace) -> int:
     from storage.seal import SealKeyError
 
     config = _load(args)
-    source = Path(args.db) if args.db else config.database
+    source = _target(args.db, config)
+    if not isinstance(source, Path):
+        print(
+            "rollkeeper: backup copies a SQLite file; on PostgreSQL use the server's own "
+            "backups (pg_dump or pg_basebackup) and keep the seal key file apart "
+            "(README, 'Running on PostgreSQL')",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     try:
         done = make_backup(source, Path(args.dest), config.seal_key_file, not args.no_key)
     except SealKeyError as exc:
@@ -468,17 +527,19 @@ def _backup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _recorded_key(path: Path) -> str | None:
+def _recorded_key(path: Path | str) -> str | None:
     """The seal key id a database records, read without changing anything (a file that is
     not a database raises `DatabaseFileError`)."""
     import sqlite3
+
+    import asyncpg
 
     from storage.db import connect_readonly
 
     reader = connect_readonly(path)
     try:
         row = reader.execute("SELECT key_id FROM seal_key").fetchone()
-    except sqlite3.OperationalError:
+    except (sqlite3.OperationalError, asyncpg.UndefinedTableError):
         return None
     finally:
         reader.close()
@@ -497,7 +558,7 @@ def _console(args: argparse.Namespace) -> int:
     from bot.console import run_console
 
     config = _load(args)
-    db_path = Path(args.db) if args.db else config.database
+    db_path = _target(args.db, config)
     return asyncio.run(run_console(config, db_path))
 
 
@@ -521,9 +582,41 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return _console(args)
+    if args.shard_count is not None or args.shards is not None or args.standby:
+        return _run_shards(args, config, token)
     from bot.discord_bot import run_discord
 
-    return run_discord(config, token, Path(args.db) if args.db else config.database)
+    return run_discord(config, token, _target(args.db, config))
+
+
+def _run_shards(args: argparse.Namespace, config: Config, token: str) -> int:
+    """`run --shard-count N --shards A-B [--standby]`: PostgreSQL only (README "Sharding")."""
+    import asyncio
+
+    from bot.shards import ShardStartError, is_postgres, serve_shards, shard_bot_factory
+    from storage.shards import ShardPlan, ShardPlanError
+
+    target = str(args.db or config.database)
+    if not is_postgres(target):
+        print(
+            f"rollkeeper: shards need PostgreSQL (--db postgresql://USER@HOST/DB); {target} is "
+            "a SQLite file, which one process runs: drop --shard-count, --shards and --standby",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    if args.shard_count is None:
+        print("rollkeeper: --shards and --standby need --shard-count N", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        plan = ShardPlan.parse(args.shard_count, args.shards)
+        return asyncio.run(
+            serve_shards(
+                config, token, target, plan, args.standby, shard_bot_factory(config, target)
+            )
+        )
+    except (ShardPlanError, ShardStartError) as exc:
+        print(f"rollkeeper: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 def _has_input() -> bool:
@@ -548,6 +641,10 @@ def _version() -> str:
         return "(not installed)"
 
 
+DB_HELP = "the database: a SQLite file or a postgresql:// URI (default: from the config)"
+DB_HELP_REQUIRED = "the database: a SQLite file or a postgresql:// URI"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rollkeeper",
@@ -561,8 +658,15 @@ def build_parser() -> argparse.ArgumentParser:
     console = commands.add_parser("console", help="play in a local channel in the terminal")
     for sub, handler in ((run, _run), (console, _console)):
         sub.add_argument("--config", help="the config file (default: ./config.toml if present)")
-        sub.add_argument("--db", help="the database file (default: from the config)")
+        sub.add_argument("--db", help=DB_HELP)
         sub.set_defaults(handler=handler)
+    run.add_argument(
+        "--shard-count", type=_whole(1), help="run as Discord shards of this many (PostgreSQL)"
+    )
+    run.add_argument("--shards", help="the shards this process runs: A-B (default: all)")
+    run.add_argument(
+        "--standby", action="store_true", help="wait to take over shards whose holder is gone"
+    )
     replay = commands.add_parser(
         "replay", help="replay a yahtzee-record/1 file and print the scores"
     )
@@ -583,7 +687,7 @@ def build_parser() -> argparse.ArgumentParser:
         "backup", help="a consistent, verified copy of the database (also while the bot runs)"
     )
     backup.add_argument("dest", help="the copy's file name, or a folder to put it in")
-    backup.add_argument("--db", help="the database file (default: from the config)")
+    backup.add_argument("--db", help=DB_HELP)
     backup.add_argument("--config", help="the config file (default: ./config.toml if present)")
     backup.add_argument(
         "--no-key", action="store_true", help="leave the seal key out (keep it apart yourself)"
@@ -596,7 +700,7 @@ def build_parser() -> argparse.ArgumentParser:
         "lost",
         help="the key is gone for good: end its open games as unverifiable, make a new key",
     )
-    lost.add_argument("--db", help="the database file (default: from the config)")
+    lost.add_argument("--db", help=DB_HELP)
     lost.add_argument("--config", help="the config file (default: ./config.toml if present)")
     lost.set_defaults(handler=_seal_lost)
 
@@ -609,16 +713,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     forget.add_argument("--user", required=True, help="a user id or a display name")
     forget.add_argument("--guild", help="the server's id, when the player is known in several")
-    forget.add_argument("--db", help="the database file (default: from the config)")
+    forget.add_argument("--db", help=DB_HELP)
     forget.add_argument("--config", help="the config file (default: ./config.toml if present)")
     forget.set_defaults(handler=_privacy_forget)
 
+    db_commands = commands.add_parser("db", help="move a database").add_subparsers(
+        dest="db_command", metavar="COMMAND", required=True
+    )
+    copy = db_commands.add_parser(
+        "copy", help="copy a SQLite file into an empty PostgreSQL database, verify both"
+    )
+    copy.add_argument("--from", dest="source", required=True, help="the SQLite file")
+    copy.add_argument("--to", required=True, help="the PostgreSQL URI (an empty database)")
+    copy.add_argument("--config", help="the config file (its seal_key_file: the copy's key)")
+    copy.set_defaults(handler=_db_copy)
     audit = commands.add_parser("audit", help="moderators' tools over the database")
     audit_commands = audit.add_subparsers(dest="audit_command", metavar="TOOL", required=True)
     verify = audit_commands.add_parser(
         "verify", help="check the roll log's hash chain and replay every game"
     )
-    verify.add_argument("--db", required=True, help="the database file")
+    verify.add_argument("--db", required=True, help=DB_HELP_REQUIRED)
     verify.add_argument(
         "--head",
         type=_head,
@@ -629,7 +743,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.set_defaults(handler=_audit, audit_handler=_audit_verify)
 
     log = audit_commands.add_parser("log", help="a readable table of rolls, newest first")
-    log.add_argument("--db", required=True, help="the database file")
+    log.add_argument("--db", required=True, help=DB_HELP_REQUIRED)
     log.add_argument("--game", type=_whole(1), help="a game id (as `audit log` shows)")
     log.add_argument("--user", type=_text, help="a display name or a Discord user id")
     log.add_argument("--channel", type=_text, help="a channel id")
@@ -640,7 +754,7 @@ def build_parser() -> argparse.ArgumentParser:
     log.set_defaults(handler=_audit, audit_handler=_audit_log)
 
     export = audit_commands.add_parser("export", help="export one game")
-    export.add_argument("--db", required=True, help="the database file")
+    export.add_argument("--db", required=True, help=DB_HELP_REQUIRED)
     export.add_argument("--game", type=_whole(1), help="the game id")
     export.add_argument(
         "--free",
@@ -660,7 +774,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.set_defaults(handler=_audit, audit_handler=_audit_export)
 
     fair = audit_commands.add_parser("fairness", help="face counts and chi-square per die")
-    fair.add_argument("--db", required=True, help="the database file")
+    fair.add_argument("--db", required=True, help=DB_HELP_REQUIRED)
     fair.add_argument("--game", type=_whole(1), help="a game id")
     fair.add_argument("--user", type=_text, help="a display name or a Discord user id")
     fair.add_argument("--channel", type=_text, help="a channel id")
@@ -692,8 +806,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     the file cannot be used); an unexpected one is one line too, with the details in a file."""
     import sqlite3
 
+    import asyncpg
+
     from bot.config import ConfigError
-    from storage.db import DatabaseFileError, file_problem
+    from storage.db import DatabaseFileError, ServerError, file_problem
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -704,12 +820,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args)
     except BrokenPipeError:
         return _reader_gone()
+    except ServerError as exc:
+        print(f"rollkeeper: {exc}", file=sys.stderr)
+        return exc.status
     except (ConfigError, DatabaseFileError) as exc:
         print(f"rollkeeper: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except sqlite3.DatabaseError as exc:
         where = getattr(args, "db", None) or "the database"
         print(f"rollkeeper: {file_problem(where, exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        where = getattr(args, "db", None) or "the database"
+        print(f"rollkeeper: cannot use {_shown(where)}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as exc:
         print(f"rollkeeper: {exc.filename or 'a file'}: {exc.strerror or exc}", file=sys.stderr)
@@ -720,6 +843,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"rollkeeper: unexpected error ({_report(exc)})", file=sys.stderr)
         return EXIT_SOFTWARE
     return code
+
+
+def _shown(where: str) -> str:
+    from storage.backends.postgres import shown_url
+
+    return shown_url(where)
 
 
 def _reader_gone() -> int:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from engine import RulesError, make_game_rules
 from engine.timing import OFF_WORDS, parse_duration
+from storage.backends import is_url
 from storage.db import Durability
 from storage.pace import Pace, Policy
 
@@ -108,13 +109,35 @@ class TurnsConfig(BaseModel):
         return parse_duration(self.max_away, least=timedelta(hours=1), most=AWAY_MOST, example="")
 
 
+class ShardsConfig(BaseModel):
+    """Shard leases on PostgreSQL (storage/shards.py): each lease is renewed every `heartbeat`
+    seconds for `expiry` seconds; a standby takes a shard within `expiry` of its holder's
+    death."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    heartbeat: Annotated[float, Field(gt=0, le=60)] = 2.0
+    expiry: Annotated[float, Field(gt=0, le=600)] = 10.0
+
+    @field_validator("expiry")
+    @classmethod
+    def _outlasts_beats(cls, value: float, info: Any) -> float:
+        beat = info.data.get("heartbeat")
+        if beat is not None and value < 2 * beat:
+            raise ValueError(
+                f"must be at least twice the heartbeat ({beat} s), so one late beat "
+                "does not lose the shard"
+            )
+        return value
+
+
 class Config(BaseModel):
     """Every key is documented in config.example.toml."""
 
     model_config = ConfigDict(extra="forbid")
 
     prefix: Annotated[str, Field(min_length=1, max_length=5)] = "!"
-    database: Path = Path("rollkeeper.sqlite3")
+    database: Path | str = Path("rollkeeper.sqlite3")  # a file, or a postgresql:// URI
     seal_key_file: Path | None = None  # default: beside the database, `<name>.key`
     durability: Durability = Durability.FULL
     moderator_role: str | None = None
@@ -127,6 +150,15 @@ class Config(BaseModel):
     defaults: dict[str, dict[str, str | int | bool]] = Field(default_factory=dict)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
     turns: TurnsConfig = Field(default_factory=TurnsConfig)
+    shards: ShardsConfig = Field(default_factory=ShardsConfig)
+
+    @field_validator("database", mode="before")
+    @classmethod
+    def _file_or_uri(cls, value: object) -> object:
+        """A PostgreSQL URI stays as written (a path would fold its `//`); else a file."""
+        if isinstance(value, str):
+            return value if is_url(value) else Path(value)
+        return value
 
     @field_validator("prefix")
     @classmethod

@@ -112,7 +112,7 @@ class Console:
 
 
 async def run_console(
-    config: Config, db_path: Path, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
+    config: Config, db_path: Path | str, stdin: TextIO = sys.stdin, stdout: TextIO = sys.stdout
 ) -> int:
     for stream in (stdin, stdout):  # bytes that are not UTF-8 read and print as U+FFFD
         if isinstance(stream, io.TextIOWrapper):
@@ -139,7 +139,7 @@ async def run_console(
         if interactive:
             game = await service.game_here(console.where.channel_id)
             stdout.write(
-                f"rollkeeper console: channel #{config.console.channel}, database {db_path}.\n"
+                f"rollkeeper console: channel #{config.console.channel}, database {db.where}.\n"
                 f"Type lines as NAME: MESSAGE, e.g. `Gypsy: {config.prefix}new painted-pyz`, "
                 f"`Gypsy: {config.prefix}help`. Ctrl-D quits.\n"
                 + (f"Carrying on with {game.title}.\n" if game else "")

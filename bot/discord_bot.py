@@ -59,7 +59,7 @@ class RollkeeperBot(discord.Client):
     def __init__(
         self,
         config: Config,
-        db_path: Path,
+        db_path: Path | str,
         *,
         dice: Any = None,
         clock: Callable[[], datetime] = utc_now,
@@ -368,14 +368,14 @@ class RollkeeperBot(discord.Client):
             await self.watchdog.purged(payload)
 
 
-def run_discord(config: Config, token: str, db_path: Path) -> int:
+def run_discord(config: Config, token: str, db_path: Path | str) -> int:
     """Connect and serve until stopped (SIGTERM from a service manager, or Ctrl-C): the command
     in flight finishes, then the gateway and the database close, and the exit status is 0.
     The token is passed to discord.py and never logged."""
     return asyncio.run(_serve(config, token, db_path))
 
 
-async def _serve(config: Config, token: str, db_path: Path) -> int:
+async def _serve(config: Config, token: str, db_path: Path | str) -> int:
     # The database first: a file problem is the one line an operator reads, before anything
     # discord.py has to say.
     db = await Database.open(db_path, config.durability, key_file=config.seal_key_file)

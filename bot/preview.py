@@ -66,6 +66,7 @@ class PreviewService(GameService):
             "accept_seat",
             "undo",
             "set_server_option",
+            "shard_work",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -191,6 +192,9 @@ class PreviewService(GameService):
         raise Accepted
 
     async def forget(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def shard_work(self) -> NoReturn:
         raise Accepted
 
     async def game_to_review(self, where: Where, number: int | None) -> NoReturn:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from bot.replies import decode
 from bot.timekeeper import Transport, UndeliverableError, nonce_of
+from engine.errors import Refusal
 from storage.service import GameService, Outgoing, Queued
 
 log = logging.getLogger("rollkeeper.sender")
@@ -200,6 +201,10 @@ class Sender:
             ids = sorted(self._unmarked)
             try:
                 await self.service.posted(ids)
+            except Refusal as exc:  # a storage refusal (full, busy, the shard moved): one line
+                log.error("sender: marking %d messages sent failed: %s", len(ids), exc)
+                await asyncio.sleep(FIRST_WAIT)
+                continue
             except Exception:  # the database failing: kept, and tried again
                 log.exception("sender: marking %d messages sent failed", len(ids))
                 await asyncio.sleep(FIRST_WAIT)
@@ -242,6 +247,8 @@ class Sender:
                 await asyncio.wait_for(asyncio.shield(self._marking), STOP_GRACE)
         self._stop.set()
         self.wanted.set()
+        if self._marking is not None and not self._marking.done():  # marks that cannot be made
+            lanes.append(self._marking)  # now are not: those messages go again, same nonces
         for t in (*lanes, task):
             if not t.done():
                 t.cancel()

@@ -84,16 +84,13 @@ class Timekeeper:
 
     async def _tick(self) -> TickReport:
         report = TickReport()
-        try:
-            revealed = await self.service.close_free_days()
-        except Exception as exc:  # a day that cannot be closed holds up no game
-            log.error("free-roll days could not be closed: %s", exc, exc_info=exc)
-            report.retry = True
-        else:
-            if revealed:
-                report.fired.append(f"free rolls: {len(revealed)} day seed(s) revealed")
-        await self._checkpoints(report)
-        await self._retention(report)
+        scope = self.service.ctx.db.scope
+        if scope is None or scope.everything_else:  # a shard's process: shard 0 does these
+            await self._free_days(report)
+            await self._checkpoints(report)
+            await self._retention(report)
+        if scope is not None:
+            await self._shard_work(report)
         failed: set[int] = set()
         while True:
             due = [r for r in await self.service.due_reminders(BATCH) if r.id not in failed]
@@ -115,6 +112,27 @@ class Timekeeper:
             self.service.ctx.owed.add((None, None))
             self.service.ctx.sending.set()
         return report
+
+    async def _free_days(self, report: TickReport) -> None:
+        try:
+            revealed = await self.service.close_free_days()
+        except Exception as exc:  # a day that cannot be closed holds up no game
+            log.error("free-roll days could not be closed: %s", exc, exc_info=exc)
+            report.retry = True
+        else:
+            if revealed:
+                report.fired.append(f"free rolls: {len(revealed)} day seed(s) revealed")
+
+    async def _shard_work(self, report: TickReport) -> None:
+        """What another shard's process left for this shard's games (storage/shards.py)."""
+        try:
+            done = await self.service.shard_work()
+        except Exception as exc:  # work that cannot be done now is tried at the next tick
+            log.error("work from other shards could not be done: %s", exc, exc_info=exc)
+            report.retry = True
+            return
+        if done:
+            report.fired.append(f"shard work: {done} item(s)")
 
     async def _retention(self, report: TickReport) -> None:
         """Once a UTC day, erase the free texts older than `retention_days` (if set)."""

@@ -12,8 +12,6 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import aiosqlite
-
 from engine import (
     AnyEvent,
     AnyState,
@@ -31,6 +29,7 @@ from engine.codec import SnapshotError
 from engine.fairdice import HmacDice, bound_label, game_key
 from engine.kinds import action_from_data
 from storage import rolllog
+from storage.backends.base import Conn
 from storage.families import family_of
 from storage.logrows import move_of
 from storage.rolllog import LogRow
@@ -46,7 +45,7 @@ from storage.vocabulary import Act, randomness
 
 
 async def _replay_actions(
-    conn: aiosqlite.Connection, game_id: int, preset: str, options: str, seal: SealKey | None
+    conn: Conn, game_id: int, preset: str, options: str, seal: SealKey | None
 ) -> tuple[AnyState, dict[int, list[int]], list[tuple[int, tuple[AnyEvent, ...]]]]:
     """Replay a game's actions (the old table's, then its chain's moves); returns the state,
     the faces each action drew, and every (seq, event). Raises ValueError naming the action
@@ -72,7 +71,7 @@ async def _replay_actions(
 
 
 async def stored_actions(
-    conn: aiosqlite.Connection, game_id: int, seal: SealKey | None
+    conn: Conn, game_id: int, seal: SealKey | None
 ) -> tuple[list[tuple[int, dict[str, Any], list[int] | None]], bytes | None, str]:
     """A game's actions as stored, (seq, action data, faces), players by user id where the
     file still knows them; and the key that derives the faces a card game's moves leave out
@@ -119,7 +118,7 @@ async def stored_actions(
     return actions, key, f"g{game_id}"
 
 
-async def _users(conn: aiosqlite.Connection, guild: str) -> dict[str, str]:
+async def _users(conn: Conn, guild: str) -> dict[str, str]:
     """Pseudonym -> user id, in one server."""
     sql = "SELECT pseudonym, user_id FROM persons WHERE guild_id = ?"
     async with conn.execute(sql, (guild,)) as cursor:
@@ -144,16 +143,14 @@ def _unique_names(ids: Sequence[str], names: dict[str, str]) -> Callable[[str], 
     return lambda p: shown.get(p, names.get(p, p))
 
 
-async def export_record(
-    conn: aiosqlite.Connection, game_id: int, seal: SealKey | None = None
-) -> list[str]:
+async def export_record(conn: Conn, game_id: int, seal: SealKey | None = None) -> list[str]:
     """A game as `yahtzee-record/1` lines: replaying them reproduces the game's scores."""
     lines, _ = await export_record_named(conn, game_id, seal)
     return lines
 
 
 async def export_record_named(
-    conn: aiosqlite.Connection, game_id: int, seal: SealKey | None = None
+    conn: Conn, game_id: int, seal: SealKey | None = None
 ) -> tuple[list[str], Callable[[str], str]]:
     """`export_record`, and the name the record gives each player id."""
     async with conn.execute(
@@ -196,7 +193,7 @@ CSV_COLUMNS = (
 )
 
 
-async def export_csv(conn: aiosqlite.Connection, game_id: int) -> str:
+async def export_csv(conn: Conn, game_id: int) -> str:
     """Every log row of a game, one CSV row each, results in the forum's words."""
     out = io.StringIO()
     writer = csv.writer(out)
@@ -246,7 +243,7 @@ def log_table(rows: Sequence[LogRow]) -> str:
     return "\n".join(lines)
 
 
-async def export_log(conn: aiosqlite.Connection, game_id: int) -> list[str]:
+async def export_log(conn: Conn, game_id: int) -> list[str]:
     """A game's chain as stored (rk-log/2 bodies, one a line, oldest first): with the head
     posted at its end and the commitment posted at its start, `engine/fairdice.py --log`
     checks it alone. No readable value (names, user ids) is in it, and no hidden card."""

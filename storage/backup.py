@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from storage.audit import VerifyReport, verify_file
-from storage.db import DatabaseFileError, connect_readonly, file_problem
+from storage.backends.sqlite import connect_readonly, file_problem
+from storage.db import DatabaseFileError
 from storage.seal import ENV_KEY, SealKey, default_key_file, find_key, write_key_file
 
 

@@ -23,6 +23,7 @@ from storage.logrows import plain_entry
 from storage.model import BOT, Outgoing, Where, timestamp
 from storage.outbox import queue
 from storage.rolllog import LogRow
+from storage.shards import shard_of
 from storage.store import Context
 from storage.vocabulary import Act
 
@@ -112,6 +113,9 @@ class Checkpoints:
             "WHERE guild_id IS NOT NULL"
         ) as cursor:
             guilds = [str(g) for (g,) in await cursor.fetchall()]
+        scope = self.ctx.db.scope
+        if scope is not None:  # a shard's process: its own servers' checkpoints
+            guilds = [g for g in guilds if shard_of(g, scope.count) == scope.shard]
         made = []
         for guild in sorted(guilds):
             last = await self.last(guild)
@@ -151,7 +155,7 @@ class Checkpoints:
             async with self.ctx.db.conn.execute(
                 "SELECT hash FROM log WHERE chain = ? AND seq = ?", (chain, seq)
             ) as cursor:
-                (digest,) = await cursor.fetchone()  # type: ignore[misc]
+                (digest,) = await cursor.fetchone()
             leaves.append((str(chain), int(seq), str(digest)))
         number = int(last.facts.get("number", 0)) + 1 if last is not None else 1
         facts = {

@@ -10,12 +10,12 @@ import json
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from engine import Phase, ScoreUndone, SeatHandedOver, TurnStarted
 from engine.kinds import AnyEvent
 from engine.timing import DEADLINE, TURN_PING
-from storage import rolllog
+from storage import rolllog, shards
 from storage.logrows import base_entry, pace_facts
 from storage.model import StoredGame, Where, Who, timestamp
 from storage.pace import Pace, Prefs, TurnClock, clock_data, parse_moment, plan, prefs_from_row
@@ -119,8 +119,9 @@ class Clocks:
         shift = now_back - was_back
         async with self.ctx.db.transaction() as conn:
             await conn.execute(
-                "INSERT OR REPLACE INTO people (user_id, tz, quiet, dm, away_until) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO people (user_id, tz, quiet, dm, away_until) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (user_id) DO UPDATE SET tz = excluded.tz, quiet = excluded.quiet, "
+                "dm = excluded.dm, away_until = excluded.away_until",
                 (
                     prefs.user_id,
                     prefs.tz,
@@ -129,10 +130,31 @@ class Clocks:
                     timestamp(prefs.away_until) if prefs.away_until else None,
                 ),
             )
+            if self.ctx.db.scope is not None:  # the player's games on other shards
+                await shards.post_prefs_work(conn, self.ctx.db.scope, prefs.user_id, shift)
         self._people[prefs.user_id] = prefs
+        moved = await self._replan_player(prefs, shift)
+        self.ctx.wakeup.set()
+        return moved
+
+    def forget_cached(self, user_id: str) -> None:
+        """A player's settings were erased by another process: read them again when asked."""
+        self._people.pop(user_id, None)
+
+    async def refresh_prefs(self, user_id: str, shift: timedelta) -> list[StoredGame]:
+        """Another shard's process stored a player's settings: read them again and move the
+        reminders of their turns in play on this shard (as `set_prefs` did on its own)."""
+        self._people.pop(user_id, None)
+        moved = await self._replan_player(await self.prefs(user_id), shift)
+        self.ctx.wakeup.set()
+        return moved
+
+    async def _replan_player(self, prefs: Prefs, shift: timedelta) -> list[StoredGame]:
+        scope = self.ctx.db.scope
+        mine = "" if scope is None else f" AND {scope.guilds('g.guild_id')}"
         async with self.ctx.db.conn.execute(
             "SELECT g.channel_id FROM turn_clocks c JOIN games g ON g.id = c.game_id "
-            "WHERE c.player = ? AND g.phase = 'playing'",
+            f"WHERE c.player = ? AND g.phase = 'playing'{mine}",
             (prefs.user_id,),
         ) as cursor:
             channels = [str(r[0]) for r in await cursor.fetchall()]
@@ -143,7 +165,6 @@ class Clocks:
                 if game is None or game.clock is None or game.clock.player != prefs.user_id:
                     continue
                 moved.append(await self._replan(game, game.clock.shifted(shift), prefs))
-        self.ctx.wakeup.set()
         return moved
 
     async def set_pace(self, where: Where, moderator: Who, pace: Pace, reason: str) -> StoredGame:
@@ -224,8 +245,8 @@ class Clocks:
                 (game.id,),
             )
             await conn.executemany(
-                "INSERT OR IGNORE INTO reminders (game_id, turn_seq, player, kind, due_at) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO reminders (game_id, turn_seq, player, kind, due_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [
                     (game.id, clock.turn_seq, clock.player, r.kind, timestamp(r.at))
                     for r in reminders

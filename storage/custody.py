@@ -129,7 +129,7 @@ async def lost_key_notice(db: Database) -> str | None:
         row = await cursor.fetchone()
     games = int(row[0]) if row else 0
     return (
-        f"the seal key of {db.path} (id {db.lost_key}) is missing from {db.key_place}: "
+        f"the seal key of {db.where} (id {db.lost_key}) is missing from {db.key_place}: "
         f"finished games are served, but {games} open game{'' if games == 1 else 's'} sealed "
         "under it cannot roll and no new dice can be sealed. Put the key back and restart, or "
         "end those games (`mod end`, or all at once `rollkeeper seal lost` with the bot "
@@ -166,7 +166,7 @@ class LostKey:
         db = self.ctx.db
         lost = db.lost_key
         if lost is None:
-            raise SealKeyError(f"the seal key of {db.path} is not lost: it is in {db.key_place}")
+            raise SealKeyError(f"the seal key of {db.where} is not lost: it is in {db.key_place}")
         async with db.conn.execute(
             "SELECT channel_id FROM games WHERE phase != 'over' AND commitment IS NOT NULL "
             "ORDER BY id"

@@ -30,11 +30,20 @@ class Deadlines:
         self.clocks = clocks
         self.road = road
 
+    def _mine(self) -> str:
+        """A shard's process fires only its shards' reminders (storage/shards.py); else all."""
+        scope = self.ctx.db.scope
+        return "" if scope is None else f" AND {scope.guilds('g.guild_id')}"
+
     async def next_due(self) -> datetime | None:
         """When the earliest pending reminder falls due."""
-        async with self.ctx.db.conn.execute(
-            "SELECT MIN(due_at) FROM reminders WHERE state = 'pending'"
-        ) as cursor:
+        sql = "SELECT MIN(due_at) FROM reminders WHERE state = 'pending'"
+        if self.ctx.db.scope is not None:
+            sql = (
+                "SELECT MIN(r.due_at) FROM reminders r JOIN games g ON g.id = r.game_id "
+                f"WHERE r.state = 'pending'{self._mine()}"
+            )
+        async with self.ctx.db.conn.execute(sql) as cursor:
             row = await cursor.fetchone()
         return parse_moment(row[0]) if row and row[0] else None
 
@@ -43,7 +52,8 @@ class Deadlines:
         async with self.ctx.db.conn.execute(
             "SELECT r.id, r.game_id, g.channel_id, r.turn_seq, r.player, r.kind, r.due_at "
             "FROM reminders r JOIN games g ON g.id = r.game_id "
-            "WHERE r.state = 'pending' AND r.due_at <= ? ORDER BY r.due_at, r.id LIMIT ?",
+            f"WHERE r.state = 'pending' AND r.due_at <= ?{self._mine()} "
+            "ORDER BY r.due_at, r.id LIMIT ?",
             (timestamp(self.ctx.clock()), limit),
         ) as cursor:
             rows = await cursor.fetchall()
@@ -165,8 +175,8 @@ class Deadlines:
                 (timestamp(now), due.id),
             )
             await conn.execute(
-                "INSERT OR IGNORE INTO reminders (game_id, turn_seq, player, kind, due_at) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO reminders (game_id, turn_seq, player, kind, due_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (
                     game.id,
                     clock.turn_seq,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from engine.cards import DECK, rolls_for
 from engine.dice import COLOURS, PAINTED_COLOURS
 from engine.fairdice import EXPORT_FORMAT, SCHEME, SCHEME_1
 from storage import rolllog
+from storage.backends.base import Reader
 from storage.db import Database
 from storage.rolllog import LogQuery, LogRow
 from storage.vocabulary import ROLLS, Act, deck_orders, randomness, reshuffled_pile
@@ -257,7 +257,7 @@ async def fairness_export(db: Database, label: str) -> list[str]:
     return await rolllog.in_thread(db, lambda reader: _export(reader, label))
 
 
-def _export(reader: sqlite3.Connection, label: str) -> list[str]:
+def _export(reader: Reader, label: str) -> list[str]:
     header: dict[str, object] = {
         "format": EXPORT_FORMAT,
         "scheme": SCHEME,

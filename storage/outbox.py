@@ -10,15 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-import aiosqlite
-
+from storage.backends.base import Conn
 from storage.db import Database
 from storage.model import Outgoing, Queued, timestamp
 from storage.store import Context
 
 
-async def queue(conn: aiosqlite.Connection, outgoing: Sequence[Outgoing], now: datetime) -> None:
+async def queue(conn: Conn, outgoing: Sequence[Outgoing], now: datetime) -> None:
     """Queue messages inside the caller's transaction."""
     await conn.executemany(
         "INSERT INTO outbox (created_at, channel_id, user_id, payload) VALUES (?, ?, ?, ?)",
@@ -34,8 +34,13 @@ async def undelivered(db: Database, channel_id: str) -> bool:
         return await cursor.fetchone() is not None
 
 
-def _queued(row: aiosqlite.Row | tuple[object, ...]) -> Queued:
-    return Queued(int(row[0]), Outgoing(str(row[3]), row[1], row[2]))  # type: ignore[arg-type]
+def _queued(row: Sequence[Any]) -> Queued:
+    return Queued(int(row[0]), Outgoing(str(row[3]), row[1], row[2]))
+
+
+def _mine(db: Database) -> str:
+    """A shard's process sends only its shards' messages (storage/shards.py); else all."""
+    return "" if db.scope is None else f" AND {db.scope.channels('outbox.channel_id')}"
 
 
 class Outbox:
@@ -46,7 +51,7 @@ class Outbox:
         """Messages owed, oldest first."""
         async with self.ctx.db.conn.execute(
             "SELECT id, channel_id, user_id, payload FROM outbox "
-            "WHERE state != 'sent' AND state = 'pending' ORDER BY id LIMIT ?",
+            f"WHERE state != 'sent' AND state = 'pending'{_mine(self.ctx.db)} ORDER BY id LIMIT ?",
             (limit,),
         ) as cursor:
             rows = await cursor.fetchall()
@@ -57,7 +62,8 @@ class Outbox:
         `Outgoing` with no payload names the lane)."""
         async with self.ctx.db.conn.execute(
             "SELECT channel_id, user_id, MIN(id) FROM outbox "
-            "WHERE state != 'sent' AND state = 'pending' GROUP BY channel_id, user_id ORDER BY 3"
+            f"WHERE state != 'sent' AND state = 'pending'{_mine(self.ctx.db)} "
+            "GROUP BY channel_id, user_id ORDER BY 3"
         ) as cursor:
             rows = await cursor.fetchall()
         return [Outgoing("", r[0], r[1]) for r in rows]

@@ -8,8 +8,6 @@ import json
 from collections.abc import Callable
 from dataclasses import replace
 
-import aiosqlite
-
 from engine import (
     AnyAction,
     AnyRules,
@@ -30,6 +28,7 @@ from engine.errors import NotYourTurnError
 from engine.fairdice import SCHEME
 from engine.kinds import AnyEvent, action_to_data, find_kind
 from storage import rolllog, selections
+from storage.backends.base import Conn
 from storage.families import action_entries
 from storage.logrows import base_entry, created_entry, opened_entry, with_move
 from storage.model import BOT, NO_DEADLINE, Announce, Outcome, StoredGame, Where, Who, timestamp
@@ -127,7 +126,7 @@ class Play:
 
     async def _insert_game(
         self,
-        conn: aiosqlite.Connection,
+        conn: Conn,
         where: Where,
         who: Who,
         state: AnyState,
@@ -145,7 +144,8 @@ class Play:
         cursor = await conn.execute(
             "INSERT INTO games (guild_id, channel_id, number, preset, options, phase, "
             "snapshot, names, version, created_by, created_at, updated_at, deadline, policy, "
-            "drop_after, scheme) VALUES (?, ?, ?, ?, ?, ?, '{}', ?, 1, ?, ?, ?, ?, ?, ?, ?)",
+            "drop_after, scheme) VALUES (?, ?, ?, ?, ?, ?, '{}', ?, 1, ?, ?, ?, ?, ?, ?, ?) "
+            "RETURNING id",
             (
                 where.guild_id,
                 where.channel_id,
@@ -163,7 +163,8 @@ class Play:
                 SCHEME,
             ),
         )
-        game_id = int(cursor.lastrowid or 0)
+        inserted = await cursor.fetchone()
+        game_id = int(inserted[0])
         sealed, commit = self.seeds.new_seed(f"g{game_id}")
         game = StoredGame(
             game_id, where.guild_id, where.channel_id, number, state, names, 1, now, commit,
@@ -353,12 +354,13 @@ class Play:
 
     async def _latest_live_roll(self, game_id: int) -> int | None:
         rolls = ", ".join(f"'{name}'" for name in ROLL_NAMES)
-        game_rows = "(chain = 'g' || :game OR (chain = 'log' AND game_id = :game))"
+        game_rows = "(chain = :chain OR (chain = 'log' AND game_id = :game))"
         sql = (
             f"SELECT id FROM log WHERE {game_rows} AND action IN ({rolls}) "
             f"AND id NOT IN (SELECT corrects FROM log WHERE {game_rows} "
             f"AND action = '{Act.VOID}' AND corrects IS NOT NULL) ORDER BY id DESC LIMIT 1"
         )
-        async with self.ctx.db.conn.execute(sql, {"game": game_id}) as cursor:
+        params = {"game": game_id, "chain": f"g{game_id}"}
+        async with self.ctx.db.conn.execute(sql, params) as cursor:
             row = await cursor.fetchone()
         return None if row is None else int(row[0])

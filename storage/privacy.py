@@ -8,13 +8,16 @@ still owed to them. Read only; the same data a forget (to come) erases.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from storage import rolllog
+from storage import rolllog, shards
+from storage.db import Database
 from storage.logrows import plain_entry, played_for_name
 from storage.model import BOT, Where, timestamp
+from storage.shards import ShardScope
 from storage.store import Context
 from storage.vocabulary import Act
 
@@ -110,7 +113,7 @@ async def erase_old_texts(ctx: Context, days: int) -> int:
     their commitments, so every hash still holds. Returns how many rows lost a text."""
     cutoff = timestamp(ctx.clock() - timedelta(days=days))
     db = ctx.db
-    await db.conn.execute("PRAGMA secure_delete=ON")
+    await db.backend.secure_delete(True)
     try:
         async with db.transaction() as conn:
             erased = await conn.execute(
@@ -123,9 +126,9 @@ async def erase_old_texts(ctx: Context, days: int) -> int:
                 "log_id IN (SELECT id FROM log WHERE at < ? AND chain != 'log')",
                 (cutoff,),
             )
-        await db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        await db.backend.scrub(rebuild=False)
     finally:
-        await db.conn.execute("PRAGMA secure_delete=OFF")
+        await db.backend.secure_delete(False)
     return int(erased.rowcount or 0)
 
 
@@ -157,12 +160,14 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
         "SELECT DISTINCT user_name FROM log WHERE actor = ? AND user_name IS NOT NULL", (pseudo,)
     ) as cursor:
         names = {str(n) for (n,) in await cursor.fetchall()} | ({str(found[1])} - {"None"})
-    await db.conn.execute("PRAGMA secure_delete=ON")
+    await db.backend.secure_delete(True)
     try:
         async with db.transaction() as conn:
             games = await _rename_in_games(conn, guild_id, user_id, pseudo)
             rows = await _erase_rows(conn, pseudo, names)
-            await _erase_beside(conn, user_id, names)
+            await _erase_beside(conn, user_id, names, db.scope)
+            if db.scope is not None:  # the other shards erase what they hold of them
+                await shards.post_forget_work(conn, db.scope, user_id, sorted(names))
             await conn.execute(
                 "DELETE FROM persons WHERE guild_id = ? AND user_id = ?", (guild_id, user_id)
             )
@@ -176,10 +181,9 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
             await rolllog.append(db, [entry])
         db.pseudonyms.pop((guild_id, user_id), None)
         db.names.pop((guild_id, user_id), None)
-        await db.conn.execute("VACUUM")
-        await db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        await db.backend.scrub(rebuild=True)
     finally:
-        await db.conn.execute("PRAGMA secure_delete=OFF")
+        await db.backend.secure_delete(False)
     return Forgotten(pseudo, games, left, rows)
 
 
@@ -229,12 +233,20 @@ async def _erase_rows(conn: Any, pseudo: str, names: set[str]) -> int:
     return int(erased.rowcount or 0)
 
 
-async def _erase_beside(conn: Any, user_id: str, names: set[str]) -> None:
+async def _erase_beside(
+    conn: Any, user_id: str, names: set[str], scope: ShardScope | None = None
+) -> None:
     """Their settings, seats, reminders, the watchdog's copies of their messages, and every
-    message to or about them the outbox holds."""
+    message to or about them the outbox holds. A shard's process erases the seats,
+    reminders and messages of its own servers' games (the others' are left to their owners,
+    `erase_elsewhere`)."""
+    games = ""
+    if scope is not None:
+        games = f" AND game_id IN (SELECT g.id FROM games g WHERE {scope.guilds('g.guild_id')})"
+    sent = "" if scope is None else f" AND {scope.channels('outbox.channel_id')}"
     await conn.execute("DELETE FROM people WHERE user_id = ?", (user_id,))
-    await conn.execute("DELETE FROM seats WHERE user_id = ?", (user_id,))
-    await conn.execute("DELETE FROM reminders WHERE player = ?", (user_id,))
+    await conn.execute(f"DELETE FROM seats WHERE user_id = ?{games}", (user_id,))
+    await conn.execute(f"DELETE FROM reminders WHERE player = ?{games}", (user_id,))
     await conn.execute(
         "DELETE FROM seat_offers WHERE from_user = ? OR to_user = ?", (user_id, user_id)
     )
@@ -243,7 +255,15 @@ async def _erase_beside(conn: Any, user_id: str, names: set[str]) -> None:
         "AND chain != 'log' AND salt IS NULL)"
     )
     await conn.execute(
-        "DELETE FROM outbox WHERE user_id = ? OR instr(payload, ?) > 0", (user_id, user_id)
+        f"DELETE FROM outbox WHERE (user_id = ? OR instr(payload, ?) > 0){sent}",
+        (user_id, user_id),
     )
     for name in names:
-        await conn.execute("DELETE FROM outbox WHERE instr(payload, ?) > 0", (name,))
+        await conn.execute(f"DELETE FROM outbox WHERE instr(payload, ?) > 0{sent}", (name,))
+
+
+async def erase_elsewhere(db: Database, user_id: str, names: Sequence[str]) -> None:
+    """A player forgotten in a server of another shard: erase what this shard holds of them
+    (their seats, reminders and messages in its servers' games), in one fenced transaction."""
+    async with db.transaction() as conn:
+        await _erase_beside(conn, user_id, set(names), db.scope)

@@ -12,8 +12,6 @@ import threading
 from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
-import aiosqlite
-
 from engine.cardgame import CardState
 from engine.dice import DieFace
 from engine.game import (
@@ -37,6 +35,7 @@ from engine.review import (
 from engine.rules import Rules
 from engine.scoring import Scorecard
 from storage import audit, rolllog
+from storage.backends.base import Conn
 from storage.cardrecords import is_card_record
 from storage.db import Database
 from storage.model import StoredGame
@@ -139,7 +138,7 @@ __all__ = [
 ]
 
 
-async def hints_given(conn: aiosqlite.Connection, game_id: int) -> list[tuple[str, int, int, str]]:
+async def hints_given(conn: Conn, game_id: int) -> list[tuple[str, int, int, str]]:
     """Every hint of a game as (player id, turn, roll, dice shown), from its `Hint` rows."""
     found = []
     async for row in rolllog.rows_for_game(conn, game_id):

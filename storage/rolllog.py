@@ -17,14 +17,12 @@ import asyncio
 import hashlib
 import json
 import re
-import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-import aiosqlite
-
+from storage.backends.base import Conn, Reader
 from storage.db import Database, connect_readonly
 from storage.people import (
     commit_text,
@@ -322,6 +320,8 @@ async def read_head(db: Database, chain: str) -> tuple[int, str]:
 async def reserve_ids(db: Database, count: int) -> int:
     """The first of `count` new row ids, never handed out again (a failed write leaves a
     gap: ids order the log, each chain's `seq` proves it whole)."""
+    if db.scope is not None:  # several processes write: ids come in blocks of their own
+        await _shard_ids(db, count)
     if db.next_id is None:
         async with db.conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM log") as cursor:
             found = await cursor.fetchone()
@@ -330,6 +330,19 @@ async def reserve_ids(db: Database, count: int) -> int:
     first = db.next_id
     db.next_id += count
     return first
+
+
+async def _shard_ids(db: Database, count: int) -> None:
+    """A shard's connection takes a new block of ids when its block cannot hold `count` more
+    (ids within a write stay consecutive; what is left of a block is never used)."""
+    from storage.shards import ID_BLOCK, id_block
+
+    if db.next_id is not None and db.next_id + count <= db.ids_end:
+        return
+    db.next_id = await id_block(db.conn)
+    db.ids_end = db.next_id + ID_BLOCK
+    if count > ID_BLOCK:
+        raise ValueError(f"{count} rows in one write: more than a block of ids ({ID_BLOCK})")
 
 
 async def prepare(db: Database, entries: Sequence[LogEntry], inside: bool = False) -> list[LogRow]:
@@ -386,8 +399,8 @@ ROW_SELECT = (
 # A game's rows, oldest first: those the old global chain holds, then its own chain.
 _GAME_ROWS = (
     f"SELECT * FROM (SELECT 0 AS part, * FROM ({ROW_SELECT} WHERE chain = 'log' AND "
-    f"game_id = ?1) UNION ALL SELECT 1, * FROM ({ROW_SELECT} WHERE chain = 'g' || ?1)) "
-    "ORDER BY part, seq"
+    f"game_id = ?1) AS old UNION ALL SELECT 1, * FROM ({ROW_SELECT} WHERE chain = "
+    "'g' || CAST(?1 AS TEXT)) AS own) AS game_rows ORDER BY part, seq"
 )
 
 _SELECTED = ROW_SELECT.removeprefix("SELECT ").split(" FROM ")[0].split(", ")
@@ -477,10 +490,10 @@ class ChainReport:
 
 async def verify_chain(db: Database) -> ChainReport:
     """Walk every chain (see `verify_chain_file`) on its own connection, off the event loop."""
-    return await asyncio.to_thread(verify_chain_file, str(db.path))
+    return await asyncio.to_thread(verify_chain_file, db.where)
 
 
-def _reader(path: str | Path) -> sqlite3.Connection:
+def _reader(path: str | Path) -> Reader:
     return connect_readonly(path)
 
 
@@ -542,9 +555,7 @@ def _links(chain: str, seq: int, row_id: int, body: bytes, prev: bytes) -> bool:
     return body.startswith(head.encode() + prev + b'",')
 
 
-def _recorded_ends(
-    reader: sqlite3.Connection, ends: dict[str, tuple[int, bytes]]
-) -> ChainProblem | None:
+def _recorded_ends(reader: Reader, ends: dict[str, tuple[int, bytes]]) -> ChainProblem | None:
     """Each chain must end where the file recorded its end: the old chain at `log_head`, a
     game's at its `games` row, the others in `chains`."""
     recorded: dict[str, tuple[int, str]] = {}
@@ -587,7 +598,7 @@ def _labeller(chain: str) -> Callable[[int], str]:
     return lambda n: f"{chain}#{n}"
 
 
-def _unique_ids(reader: sqlite3.Connection, rows: int) -> ChainProblem | None:
+def _unique_ids(reader: Reader, rows: int) -> ChainProblem | None:
     found = reader.execute("SELECT count(DISTINCT id) FROM log").fetchone()
     if int(found[0]) != rows:
         dup = reader.execute(
@@ -620,7 +631,7 @@ class LogQuery:
 _PROBE = "(SELECT at FROM log WHERE id >= (lo + hi) / 2 ORDER BY id LIMIT 1)"
 _FIRST_AT = f"""(
     WITH RECURSIVE span(lo, hi) AS (
-        SELECT 1, (SELECT COALESCE(MAX(id), 0) + 1 FROM log)
+        SELECT CAST(1 AS BIGINT), (SELECT COALESCE(MAX(id), 0) + 1 FROM log)
         UNION ALL
         SELECT
             CASE WHEN {_PROBE} >= ? THEN lo ELSE (lo + hi) / 2 + 1 END,
@@ -687,11 +698,11 @@ async def query(db: Database, q: LogQuery) -> list[LogRow]:
     return await in_thread(db, lambda reader: query_sync(reader, q))
 
 
-def query_sync(reader: sqlite3.Connection, q: LogQuery) -> list[LogRow]:
+def query_sync(reader: Reader, q: LogQuery) -> list[LogRow]:
     return list(iter_query(reader, q))
 
 
-def iter_query(reader: sqlite3.Connection, q: LogQuery) -> Iterator[LogRow]:
+def iter_query(reader: Reader, q: LogQuery) -> Iterator[LogRow]:
     """`query_sync`, one row at a time: a count over 200,000 rows keeps none of them alive
     (and gives the collector nothing big to walk)."""
     sql, params = _query_sql(q)
@@ -699,7 +710,7 @@ def iter_query(reader: sqlite3.Connection, q: LogQuery) -> Iterator[LogRow]:
     return (names.shown(row_from_record(r)) for r in reader.execute(sql, params))
 
 
-def rows_for_game_sync(reader: sqlite3.Connection, game_id: int) -> list[LogRow]:
+def rows_for_game_sync(reader: Reader, game_id: int) -> list[LogRow]:
     """Every row of one game, oldest first."""
     names = _Names(reader)
     return [names.shown(row_from_record(r)) for r in reader.execute(_GAME_ROWS, (game_id,))]
@@ -717,7 +728,7 @@ def _person_name(found: Sequence[Any] | None, pseudo: str) -> str:
 class _Names:
     """Shows the people a row's text names (`@{pseudonym}`) by their latest names."""
 
-    def __init__(self, reader: sqlite3.Connection) -> None:
+    def __init__(self, reader: Reader) -> None:
         self.reader = reader
         self.known: dict[tuple[str, str], str] = {}
 
@@ -733,7 +744,7 @@ class _Names:
         return self.known[(guild, pseudo)]
 
 
-async def shown(conn: aiosqlite.Connection, row: LogRow) -> LogRow:
+async def shown(conn: Conn, row: LogRow) -> LogRow:
     """`row` with the people its text names shown by name (see `_Names`)."""
     if "@{" not in row.dice:
         return row
@@ -744,14 +755,14 @@ async def shown(conn: aiosqlite.Connection, row: LogRow) -> LogRow:
     return replace(row, dice=named(row.dice, lambda p: names.get(p, p)))
 
 
-async def in_thread(db: Database, work: Callable[[sqlite3.Connection], T]) -> T:
+async def in_thread(db: Database, work: Callable[[Reader], T]) -> T:
     """Run a read in a worker thread on its own read-only connection: neither the bot's
     connection (which every roll commits through) nor the event loop waits for it. WAL shows
     the reader every commit made before it starts. A moderator's report over 200,000 rows held
     every game up for seconds when it ran on the bot's connection."""
 
     def run() -> T:
-        reader = _reader(db.path)
+        reader = _reader(db.where)
         try:
             return work(reader)
         finally:
@@ -760,7 +771,7 @@ async def in_thread(db: Database, work: Callable[[sqlite3.Connection], T]) -> T:
     return await asyncio.to_thread(run)
 
 
-async def rows_for_game(conn: aiosqlite.Connection, game_id: int) -> AsyncIterator[LogRow]:
+async def rows_for_game(conn: Conn, game_id: int) -> AsyncIterator[LogRow]:
     """Every row of one game, oldest first, streamed."""
     async with conn.execute(_GAME_ROWS, (game_id,)) as cursor:
         records = await cursor.fetchall()
@@ -768,7 +779,7 @@ async def rows_for_game(conn: aiosqlite.Connection, game_id: int) -> AsyncIterat
         yield await shown(conn, row_from_record(record))
 
 
-async def get(conn: aiosqlite.Connection, row_id: int) -> LogRow | None:
+async def get(conn: Conn, row_id: int) -> LogRow | None:
     sql = f"{ROW_SELECT} WHERE id = ?"
     async with conn.execute(sql, (row_id,)) as cursor:
         record = await cursor.fetchone()

@@ -124,7 +124,7 @@ class SealKey:
             )
         return seed
 
-    def mismatch(self, db_path: Path, recorded: str) -> str:
+    def mismatch(self, db_path: Path | str, recorded: str) -> str:
         return (
             f"the seal key at {self.origin} (id {self.key_id}) is not the one {db_path} was "
             f"sealed with (id {recorded}). Use the right key file (see README, 'Verifiable "

@@ -11,13 +11,12 @@ import logging
 from dataclasses import replace
 from datetime import UTC
 
-import aiosqlite
-
 from engine import AnyAction, DiceSource, EndGame, Phase, Refusal, RulesError
 from engine.fairdice import SCHEME, HmacDice, bound_label, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
 from engine.kinds import CARD_GAMES, public_state, to_snapshot
 from storage import rolllog
+from storage.backends.base import Conn
 from storage.logrows import base_entry, derivation, plain_entry
 from storage.model import StoredGame, Where, Who, timestamp
 from storage.rolllog import LogEntry, LogRow
@@ -288,9 +287,7 @@ class Seeds:
                 await _link_message(conn, where, rows[-1])
             return rows[-1], result, [r for r in rows if r.action == Act.SEED_REVEAL]
 
-    async def _day_seed(
-        self, conn: aiosqlite.Connection, channel_id: str, day: str
-    ) -> tuple[bytes, str, int, str]:
+    async def _day_seed(self, conn: Conn, channel_id: str, day: str) -> tuple[bytes, str, int, str]:
         """A channel's seed of the day, its commitment, how many rolls it has made and the
         scheme it was committed under."""
         async with conn.execute(
@@ -306,15 +303,15 @@ class Seeds:
         return seed, commit, int(found[2]), scheme
 
     async def _rotate_channel_seed(
-        self, conn: aiosqlite.Connection, channel_id: str, day: str, base: LogEntry
+        self, conn: Conn, channel_id: str, day: str, base: LogEntry
     ) -> list[LogEntry]:
         """Make sure today's channel seed exists (committed in the log); reveal older ones."""
         entries = await self.reveal_days(conn, channel_id, day, base)
         seed = self.ctx.seeds()
         label = f"free/{channel_id}/{day}"
         created = await conn.execute(
-            "INSERT OR IGNORE INTO channel_seeds (channel_id, day, seed, commitment, scheme) "
-            "VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO channel_seeds (channel_id, day, seed, commitment, scheme) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             (channel_id, day, self._seal.seal(seed), commitment(seed, label), SCHEME),
         )
         if created.rowcount:
@@ -323,7 +320,7 @@ class Seeds:
         return entries
 
     async def reveal_days(
-        self, conn: aiosqlite.Connection, channel_id: str, day: str, base: LogEntry
+        self, conn: Conn, channel_id: str, day: str, base: LogEntry
     ) -> list[LogEntry]:
         """The rows revealing a channel's free-roll seeds of the days before `day` (and the
         days marked revealed)."""
@@ -352,7 +349,7 @@ class Seeds:
         return entries
 
 
-async def _seed_day(conn: aiosqlite.Connection, channel_id: str, today: str) -> str:
+async def _seed_day(conn: Conn, channel_id: str, today: str) -> str:
     """Which seed of the day a channel rolls from: `today`, or `today/2` (`/3`, ...) once an
     earlier seed of today was lost with the seal key (closed before its day ended)."""
     async with conn.execute(
@@ -365,12 +362,12 @@ async def _seed_day(conn: aiosqlite.Connection, channel_id: str, today: str) -> 
     return f"{today}/{closed + 1}" if closed else today
 
 
-async def _link_message(conn: aiosqlite.Connection, where: Where, row: LogRow) -> None:
+async def _link_message(conn: Conn, where: Where, row: LogRow) -> None:
     """Remember which message made a roll, for the watchdog."""
     if where.message_id is None:
         return
     await conn.execute(
-        "INSERT OR IGNORE INTO message_rolls (message_id, channel_id, content, log_id) "
-        "VALUES (?, ?, ?, ?)",
+        "INSERT INTO message_rolls (message_id, channel_id, content, log_id) "
+        "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
         (where.message_id, where.channel_id, where.content or row.dice, row.id),
     )

@@ -25,6 +25,7 @@ async def select(db: Database, game_id: int, version: int, mask: int) -> None:
     """Hold `mask` as this roll's selection (replacing any earlier roll's)."""
     async with db.writing() as conn:
         await conn.execute(
-            "INSERT OR REPLACE INTO dice_selections (game_id, version, mask) VALUES (?, ?, ?)",
+            "INSERT INTO dice_selections (game_id, version, mask) VALUES (?, ?, ?) "
+            "ON CONFLICT (game_id) DO UPDATE SET version = excluded.version, mask = excluded.mask",
             (game_id, version, mask),
         )

@@ -27,7 +27,7 @@ from typing import Any
 from engine import DiceSource, Leave
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
-from storage import played, privacy
+from storage import played, privacy, shards
 from storage.checkpoints import Checkpoints, Proof, check_posted
 from storage.clocks import Clocks
 from storage.custody import FreeDays, LostKey, LostReport
@@ -322,7 +322,10 @@ class GameService:
 
     async def next_due(self) -> datetime | None:
         """When the timekeeper must look next: a reminder or a free-roll day's end."""
-        due = [await self.deadlines.next_due(), await self.free_days.next_close()]
+        scope = self.ctx.db.scope
+        due = [await self.deadlines.next_due()]
+        if scope is None or scope.everything_else:  # free-roll days are shard 0's
+            due.append(await self.free_days.next_close())
         return min((d for d in due if d is not None), default=None)
 
     async def close_free_days(self) -> list[LogRow]:
@@ -383,6 +386,29 @@ class GameService:
 
     async def delivered(self, queued: Queued, error: str | None = None) -> None:
         await self.messages.delivered(queued, error)
+
+    async def shard_work(self) -> int:
+        """Do what other shards' processes left for this shard (a player's settings changed
+        in a direct message on shard 0, a player forgotten in another shard's server): then
+        mark it done. At least once: a process
+        that dies between the two leaves it for the next holder, and doing it again moves
+        nothing more. How many were done."""
+        scope = self.ctx.db.scope
+        if scope is None:
+            return 0
+        owed = await shards.owed_to(self.ctx.db.conn, scope)
+        for work in owed:
+            if work.kind == shards.PREFS_CHANGED:
+                shift = timedelta(seconds=float(work.body.get("shift", 0)))
+                await self.clocks.refresh_prefs(str(work.body["user"]), shift)
+            elif work.kind == shards.FORGET:
+                user = str(work.body["user"])
+                await privacy.erase_elsewhere(self.db, user, work.body.get("names", []))
+                self.clocks.forget_cached(user)
+        if owed:
+            async with self.ctx.db.transaction() as conn:
+                await shards.mark_done(conn, scope, owed)
+        return len(owed)
 
     async def outbox_lanes(self) -> list[Outgoing]:
         return await self.messages.lanes()

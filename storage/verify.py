@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -42,6 +41,7 @@ from engine.codec import SnapshotError
 from engine.fairdice import HmacDice, bound_label, commitment, draw, game_key
 from engine.kinds import DICE_GAMES, action_from_data, to_snapshot
 from storage import rolllog
+from storage.backends.base import Reader
 from storage.db import Database, connect_readonly
 from storage.families import action_entries, family_of
 from storage.logrows import base_entry, committed, move_of, with_move
@@ -116,7 +116,7 @@ def parse_head(text: str) -> Head | None:
 async def verify(db: Database, head: Head | None = None) -> VerifyReport:
     """Everything the file can prove, read beside the bot on its own connection in a worker
     thread (see `verify_file`)."""
-    return await asyncio.to_thread(verify_file, db.path, head)
+    return await asyncio.to_thread(verify_file, db.where, head)
 
 
 def verify_file(path: Path | str, head: Head | None = None) -> VerifyReport:
@@ -134,7 +134,7 @@ def verify_file(path: Path | str, head: Head | None = None) -> VerifyReport:
     return replace(report, chains=chain.chains)
 
 
-def _verify_contents(reader: sqlite3.Connection, head: Head | None, rows: int) -> VerifyReport:
+def _verify_contents(reader: Reader, head: Head | None, rows: int) -> VerifyReport:
     if head is not None:
         problem = check_head(reader, head)
         if problem is not None:
@@ -216,7 +216,7 @@ class _BadDay(Exception):
         self.label, self.reason = label, reason
 
 
-def check_head(reader: sqlite3.Connection, head: Head) -> ChainProblem | None:
+def check_head(reader: Reader, head: Head) -> ChainProblem | None:
     """The published head must still be in the file, with the published hash."""
     chain, seq, digest = head
     found = reader.execute(
@@ -241,7 +241,7 @@ class People:
     salts: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, reader: sqlite3.Connection) -> People:
+    def load(cls, reader: Reader) -> People:
         people = cls()
         for guild, user, pseudo, salt in reader.execute(
             "SELECT guild_id, user_id, pseudonym, salt FROM persons"
@@ -258,7 +258,7 @@ class People:
         return self.to_user.get(guild, {}).get(pseudo, pseudo)
 
 
-def _check_columns(reader: sqlite3.Connection, people: People) -> ChainProblem | None:
+def _check_columns(reader: Reader, people: People) -> ChainProblem | None:
     """Every readable value beside a body is the one the body stands for: the persons'
     pseudonyms are theirs, each row's user id gives its pseudonym, each name, message and
     reason opens the body's commitment with the row's salt. (Erased values are NULL.)"""
@@ -308,7 +308,7 @@ def _wrong_column(
 class _Audit:
     """What the walk over servers and games has found so far."""
 
-    reader: sqlite3.Connection
+    reader: Reader
     people: People
     checked: int = 0
     revealed: int = 0
@@ -367,7 +367,7 @@ class _Audit:
                 raise _Bad(f"row {row.head[:-48]} opened it, but the file has no such game", game)
 
 
-def _check_checkpoint(reader: sqlite3.Connection, row: LogRow, last: LogRow | None) -> None:
+def _check_checkpoint(reader: Reader, row: LogRow, last: LogRow | None) -> None:
     """A checkpoint's root is its leaves' tree hash, it follows the one before it, and every
     chain head it holds is still in the log with that hash (a row rewritten or cut off after
     it was taken no longer fits; with the checkpoint's posted head, nothing can hide it)."""
@@ -499,7 +499,7 @@ CHANNEL_ROWS = frozenset(
 SERVER_ROWS = frozenset({Act.OPENED, Act.CHECKPOINT, Act.FORGOTTEN, Act.SERVER_OPTION})
 
 
-def unattached(reader: sqlite3.Connection) -> ChainProblem | None:
+def unattached(reader: Reader) -> ChainProblem | None:
     """A row no chain's kind accounts for, or one that names another game than its chain's
     (written behind the bot's back)."""
     for chain, seq, action, game in reader.execute(
@@ -544,7 +544,7 @@ def _check_created(
 
 
 def _check_carried_over(
-    reader: sqlite3.Connection, game: StoredGame, game_row: Sequence[Any], rows: Sequence[LogRow]
+    reader: Reader, game: StoredGame, game_row: Sequence[Any], rows: Sequence[LogRow]
 ) -> None:
     """A game from before the chains: the games table's place and number are its old rows',
     its creator and time its first stored action's."""
@@ -580,7 +580,7 @@ def _check_pace(game_row: Sequence[Any], mine: Sequence[LogRow]) -> None:
 
 
 def _moves(
-    reader: sqlite3.Connection, game: StoredGame, mine: Sequence[LogRow], people: People
+    reader: Reader, game: StoredGame, mine: Sequence[LogRow], people: People
 ) -> list[tuple[int, str, dict[str, Any], list[int] | None]]:
     """Every action of the game in order, (seq, actor, action data, faces), players by their
     user ids where the file still knows them: the old table's up to `legacy_seq`, then the
@@ -787,7 +787,7 @@ def _revealed_seed(
     return seed
 
 
-def _last_old_row(reader: sqlite3.Connection) -> int:
+def _last_old_row(reader: Reader) -> int:
     """The last row an older release wrote (migration 10 marked the head when it upgraded
     the file): only rows up to it may carry an older release's turn labels."""
     found = reader.execute("SELECT last_id FROM upgraded WHERE release = '2026-11-21'")
@@ -881,7 +881,7 @@ _FREE_ROWS = (
 )
 
 
-def _verify_free_rolls(reader: sqlite3.Connection, seeds: dict[str, str]) -> tuple[int, int, int]:
+def _verify_free_rolls(reader: Reader, seeds: dict[str, str]) -> tuple[int, int, int]:
     """Each channel's free rolls of a day under their committed seed: committed before the
     first roll, events numbered 0, 1, 2, ... with no gap, as many as the day's count, each
     with its derivation, and once revealed, every face what the seed gives. Returns (days
@@ -914,7 +914,7 @@ def _verify_free_rolls(reader: sqlite3.Connection, seeds: dict[str, str]) -> tup
     return len(days.reveals), len(days.commits) - len(days.reveals) - lost, lost
 
 
-def _committed_games(reader: sqlite3.Connection) -> bool:
+def _committed_games(reader: Reader) -> bool:
     return reader.execute("SELECT 1 FROM games WHERE commitment IS NOT NULL").fetchone() is not None
 
 
@@ -999,7 +999,7 @@ def _check_free_faces(row: LogRow, label: str, info: dict[str, Any]) -> None:
             raise _BadDay(label, f"row {row.head[:-48]}: {die} cannot show {face}")
 
 
-def _check_free_draws(reader: sqlite3.Connection, label: str, key: bytes) -> None:
+def _check_free_draws(reader: Reader, label: str, key: bytes) -> None:
     channel = label.split("/")[1]
     query = rolllog.LogQuery(channel_id=channel, limit=1_000_000)
     for row in rolllog.iter_query(reader, query):

@@ -9,6 +9,7 @@ import random
 from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 import pytest
 from hypothesis import settings
@@ -26,6 +27,8 @@ IN_CI = bool(os.environ.get("CI"))
 def pytest_configure(config: pytest.Config) -> None:
     """Before hypothesis reads its options: the CI profile, or a seed for this run."""
     settings.load_profile("ci" if IN_CI else "dev")
+    config.addinivalue_line("markers", "backends: a storage contract test, run on each backend")
+    config.addinivalue_line("markers", "sqlite_only: a `backends` test that forges a SQLite file")
     # Reviews and hints anywhere in the tests use the full classic tables kept in pytest's
     # cache (tests/storage/review_games.py), never the user's own cache directory.
     cache = getattr(config, "cache", None)
@@ -73,9 +76,30 @@ class QueueDice:
         return self.faces.pop(0)
 
 
+BACKENDS = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked `backends` (the storage contract) runs once on each backend, unless it
+    is also marked `sqlite_only` (it forges the file with SQLite's own tools)."""
+    marked = metafunc.definition.get_closest_marker
+    if "db_path" in metafunc.fixturenames and marked("backends") and not marked("sqlite_only"):
+        metafunc.parametrize("db_path", BACKENDS, indirect=True)
+
+
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
-    return tmp_path / "rollkeeper.sqlite3"
+def db_path(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """The test's database: a SQLite file, or (a `backends` test's second run) a PostgreSQL
+    URI to a database of its own holding the schema and nothing else, its seal key file
+    (`<name>.key`, made on first open) in tmp_path."""
+    if getattr(request, "param", "sqlite") != "postgresql":
+        yield tmp_path / "rollkeeper.sqlite3"
+        return
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    monkeypatch.chdir(tmp_path)
+    yield cast(Path, cluster.contract_database())
 
 
 @pytest.fixture
@@ -111,6 +135,8 @@ def pg_cluster() -> Iterator[Cluster]:
 
 
 @pytest.fixture
-def pg_url(pg_cluster: Cluster) -> str:
-    """A URI to an empty PostgreSQL database of this test's own."""
-    return pg_cluster.create_database()
+def pg_url(pg_cluster: Cluster) -> Iterator[str]:
+    """A URI to an empty PostgreSQL database of this test's own (dropped after it)."""
+    url = pg_cluster.create_database()
+    yield url
+    pg_cluster.drop_database(url)

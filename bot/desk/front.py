@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -34,7 +33,7 @@ from bot.replies import CONTENT_MAX, Reply, clip, code, escape
 from engine import Refusal, RulesError
 from engine.numbers import LARGEST, read_number
 from engine.suggest import close_names
-from storage.db import StorageError, storage_refusal
+from storage.db import StorageError
 from storage.service import GameService
 
 log = logging.getLogger("rollkeeper.desk")
@@ -263,13 +262,13 @@ class Desk:
             names: dict[str, str] = {}
             hint = exc.hint
             if caller is not None:
-                with contextlib.suppress(Refusal, sqlite3.Error):
+                with contextlib.suppress(Refusal, *self.service.db.backend.errors):
                     game = await self.service.game_here(caller.where.channel_id)
                     names = {**(game.names if game else {}), caller.who.user_id: caller.who.name}
                 hint = await self.checked_hint(caller, exc.hint, exc.about_a_move)
             return [self.refusal(exc, names, hint)]
-        except sqlite3.Error as exc:  # a read that met a damaged or busy file
-            refusal = storage_refusal(exc)
+        except self.service.db.backend.errors as exc:  # a read that met a damaged or busy file
+            refusal = self.service.db.backend.refusal(exc)
             if refusal is None:
                 log.exception("command failed")
                 refusal = StorageError("Nothing was changed: the bot could not read its storage.")

@@ -54,7 +54,7 @@ async def test_mydata_lists_a_players_games_rows_and_the_salt_of_their_pseudonym
     )
     assert data["pseudonym"] == "p:" + mac.hexdigest()[:20]
     async with service.db.conn.execute(
-        "SELECT count(*) FROM log WHERE json_extract(body, '$.by') = ?", (data["pseudonym"],)
+        "SELECT count(*) FROM log WHERE actor = ?", (data["pseudonym"],)
     ) as cursor:
         assert await cursor.fetchone() == (len(data["rows"]),)
     # Bo's own file holds his join, none of Ann's rows.

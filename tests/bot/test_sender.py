@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
+import pytest
+
 from bot.config import Config
 from bot.desk import Caller, Desk
 from bot.replies import Reply, decode, encode
@@ -15,6 +17,8 @@ from bot.timekeeper import UndeliverableError
 from storage import outbox
 from storage.service import GameService, Outgoing, Where, Who
 from tests.conftest import QueueDice
+
+pytestmark = pytest.mark.backends
 
 ANN, BOB = Who("1", "Ann"), Who("2", "Bob")
 

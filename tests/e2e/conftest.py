@@ -173,10 +173,11 @@ def config() -> Config:
 
 
 @pytest.fixture
-async def table(tmp_path: Path, dice: QueueDice, config: Config) -> AsyncIterator[Table]:
+async def table(db_path: Path, dice: QueueDice, config: Config) -> AsyncIterator[Table]:
+    """The bot on the fake Discord, over the test's database (on PostgreSQL too in a test
+    marked `backends`)."""
     fake = FakeDiscord(PLAYERS)
     await fake.start()
-    db_path = tmp_path / "bot.sqlite3"
     clock = FakeClock()
     bot, task = await start_bot(fake, config, db_path, dice, clock)
     table = Table(fake, bot, dice, db_path, config, task, clock)

@@ -12,6 +12,14 @@ answered after 3 seconds or twice (404 code 10062, 400 code 40060), more than 5 
 seconds to one channel (429 with retry_after), a reply to a message that is gone unless
 `fail_if_not_exists` is false, and slash commands Discord would not register.
 
+Shards: `guilds` names several servers (each with its channels). A connection's IDENTIFY
+carries `[shard_id, shard_count]` ([0, 1] when absent) and gets READY and GUILD_CREATE for the
+servers of its shard only, `(guild_id >> 22) % shard_count`, then only their events; direct
+messages go to shard 0. Discord's closes are kept (and recorded in `refused`): 4005 for IDENTIFY
+twice on one connection, 4010 for a shard outside the count, a count other live sessions do not
+run or a shard another live connection has, 4011 when the servers outnumber
+`guilds_per_shard` per shard. A message's nonce with `enforce_nonce` posts it once.
+
 Time is the fake's own (`now`, in seconds), not the wall clock, so nothing here depends on how
 fast the machine is: each user action moves it on by `pace` seconds (5 by default: people take
 their time, and a fresh rate-limit window per action), or by what the test passes (`pace=0.1`
@@ -260,6 +268,10 @@ class FakeDiscord:
     commands: list[dict[str, Any]] = field(default_factory=list)
     pace: float = DEFAULT_PACE
     load: Load | None = None
+    # More servers than the one: each server's id and its channels (`GUILD` with `channels`
+    # when not given). Server ids decide their shard: (id >> 22) % shard_count.
+    guilds: dict[int, list[int]] | None = None
+    guilds_per_shard: int = 2500  # past this, Discord closes with 4011 (sharding required)
 
     @property
     def now(self) -> float:
@@ -307,6 +319,14 @@ class FakeDiscord:
         self.embed_total_max = (
             EMBED_TOTAL_MAX  # a test may make Discord stricter than the bot knows
         )
+        if self.guilds is None:
+            self.guilds = {GUILD: self.channels}
+        self._guild_of = {c: g for g, channels in self.guilds.items() for c in channels}
+        self.sessions: dict[web.WebSocketResponse, tuple[int, int]] = {}  # socket -> shard
+        self.identified: list[tuple[int, int]] = []  # every accepted IDENTIFY's shard, in order
+        self.sequences: dict[web.WebSocketResponse, int] = {}  # the last seq each socket got
+        self._nonces: dict[tuple[int, str], dict[str, Any]] = {}  # (channel, nonce) -> message
+        self.repeated: list[str] = []  # nonces of sends Discord dropped as repeats
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -419,21 +439,25 @@ class FakeDiscord:
             headers={"Content-Type": "application/json", **(headers or {})},
         )
 
+    def guild_of(self, channel_id: int | str) -> int:
+        """The server a channel belongs to."""
+        return self._guild_of.get(int(channel_id), GUILD)
+
     def _channel(self, channel_id: int) -> dict[str, Any]:
         return {
             "id": str(channel_id),
             "type": 0,
             "name": f"dice-{channel_id}",
-            "guild_id": str(GUILD),
+            "guild_id": str(self.guild_of(channel_id)),
             "position": 0,
             "permission_overwrites": [],
             "nsfw": False,
             "parent_id": None,
         }
 
-    def _guild(self) -> dict[str, Any]:
+    def _guild(self, guild: int = GUILD) -> dict[str, Any]:
         everyone = {
-            "id": str(GUILD),
+            "id": str(guild),
             "name": "@everyone",
             "permissions": str(BASIC),
             "position": 0,
@@ -457,12 +481,13 @@ class FakeDiscord:
             "position": 2,
             "permissions": str(BASIC | MANAGE_MESSAGES),
         }
+        assert self.guilds is not None
         return {
-            "id": str(GUILD),
-            "name": "Play by post",
+            "id": str(guild),
+            "name": "Play by post" if guild == GUILD else f"Play by post {guild}",
             "owner_id": "1",
             "roles": [everyone, mod, manager],
-            "channels": [self._channel(c) for c in self.channels],
+            "channels": [self._channel(c) for c in self.guilds[guild]],
             "members": [u.member() for u in [BOT, *self.users]],
             "member_count": len(self.users) + 1,
             "large": False,
@@ -491,7 +516,7 @@ class FakeDiscord:
         return {
             "id": str(self.snowflake()),
             "channel_id": str(channel),
-            "guild_id": str(GUILD),
+            "guild_id": str(self.guild_of(channel)),
             "author": author.payload(),
             "content": content,
             "timestamp": TIMESTAMP,
@@ -516,39 +541,106 @@ class FakeDiscord:
         await ws.prepare(request)
         self._sockets.append(ws)
         await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 45_000}}))
-        async for msg in ws:
-            if msg.type != WSMsgType.TEXT:
-                continue
-            data = json.loads(msg.data)
-            if data["op"] == 1:
-                await ws.send_str(json.dumps({"op": 11}))
-            elif data["op"] == 2:
-                self.intents = int(data["d"].get("intents", 0))
-                await self._dispatch_to(
-                    ws,
-                    "READY",
-                    {
-                        "v": 10,
-                        "user": BOT.payload(),
-                        "guilds": [{"id": str(GUILD), "unavailable": True}],
-                        "session_id": "fake-session",
-                        "shard": [0, 1],
-                        "resume_gateway_url": str(discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY),
-                        "application": {"id": str(APP_ID), "flags": 0},
-                    },
-                )
-                await self._dispatch_to(ws, "GUILD_CREATE", self._guild())
-                self._identified.set()
-        self._sockets.remove(ws)
+        try:
+            async for msg in ws:
+                if msg.type != WSMsgType.TEXT:
+                    continue
+                data = json.loads(msg.data)
+                if data["op"] == 1:
+                    await ws.send_str(json.dumps({"op": 11}))
+                elif data["op"] == 2:
+                    await self._identify(ws, data["d"])
+        finally:
+            self._sockets.remove(ws)
+            self.sessions.pop(ws, None)
         return ws
+
+    def _shard_problem(self, ws: web.WebSocketResponse, shard: Any) -> tuple[int, str] | None:
+        """What Discord closes the connection for at IDENTIFY: (close code, reason), or None."""
+        if ws in self.sessions:
+            return 4005, "Already authenticated: IDENTIFY sent twice on one connection"
+        valid = isinstance(shard, list) and len(shard) == 2
+        shard_id, count = (int(shard[0]), int(shard[1])) if valid else (-1, 0)
+        if not 0 <= shard_id < count:
+            return 4010, f"Invalid shard {shard}"
+        live = set(self.sessions.values())
+        if any(c != count for _, c in live):
+            return 4010, f"Invalid shard {shard}: other sessions run {live.pop()[1]} shards"
+        if (shard_id, count) in live:
+            return 4010, f"Invalid shard {shard}: shard {shard_id} is already identified"
+        assert self.guilds is not None
+        if len(self.guilds) > self.guilds_per_shard * count:
+            return 4011, f"Sharding required: {len(self.guilds)} servers on {count} shards"
+        return None
+
+    async def _identify(self, ws: web.WebSocketResponse, data: dict[str, Any]) -> None:
+        shard = data.get("shard", [0, 1])
+        problem = self._shard_problem(ws, shard)
+        if problem is not None:
+            code, reason = problem
+            self.refused.append(
+                {"route": "GATEWAY IDENTIFY", "status": code, "code": code, "message": reason}
+            )
+            await ws.close(code=code, message=reason.encode())
+            return
+        shard_id, count = int(shard[0]), int(shard[1])
+        self.sessions[ws] = (shard_id, count)
+        self.identified.append((shard_id, count))
+        self.intents = int(data.get("intents", 0))
+        assert self.guilds is not None
+        mine = [g for g in self.guilds if (g >> 22) % count == shard_id]
+        await self._dispatch_to(
+            ws,
+            "READY",
+            {
+                "v": 10,
+                "user": BOT.payload(),
+                "guilds": [{"id": str(g), "unavailable": True} for g in mine],
+                "session_id": f"fake-session-{self.snowflake()}",
+                "shard": [shard_id, count],
+                "resume_gateway_url": str(discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY),
+                "application": {"id": str(APP_ID), "flags": 0},
+            },
+        )
+        for guild in mine:
+            await self._dispatch_to(ws, "GUILD_CREATE", self._guild(guild))
+        self._identified.set()
+        async with self._changed:
+            self._changed.notify_all()
 
     async def _dispatch_to(self, ws: web.WebSocketResponse, event: str, data: Any) -> None:
         self._seq += 1
+        self.sequences[ws] = self._seq
         await ws.send_str(json.dumps({"op": 0, "t": event, "s": self._seq, "d": data}))
 
+    @staticmethod
+    def _routed_by(data: Any) -> int | None:
+        """The server whose shard an event goes to, as Discord routes it; 0 (so shard 0) for
+        a direct message; None (every connection) for an event of no server."""
+        guild = data.get("guild_id") if isinstance(data, dict) else None
+        if guild is None and isinstance(data, dict) and "channel_id" in data:
+            return 0  # a direct message
+        return None if guild is None else int(guild)
+
     async def dispatch(self, event: str, data: Any) -> None:
+        target = self._routed_by(data)
         for ws in list(self._sockets):
-            await self._dispatch_to(ws, event, data)
+            session = self.sessions.get(ws)
+            if session is None:
+                continue
+            shard_id, count = session
+            if target is None or (target >> 22) % count == shard_id:
+                await self._dispatch_to(ws, event, data)
+
+    async def shards_ready(self, shards: set[int], timeout: float = 20) -> None:
+        """Wait until a live connection has identified for each of `shards`."""
+
+        async def found() -> None:
+            async with self._changed:
+                while not shards <= {s for s, _ in self.sessions.values()}:
+                    await self._changed.wait()
+
+        await asyncio.wait_for(found(), timeout)
 
     # ---- REST --------------------------------------------------------------------------------
 
@@ -723,9 +815,10 @@ class FakeDiscord:
         reference = self._reference(body)
         nonce = body.get("nonce")
         if nonce and body.get("enforce_nonce"):  # Discord drops a repeat with the same nonce
-            for earlier in self.messages:
-                if earlier.get("nonce") == nonce and earlier["channel_id"] == str(channel):
-                    return self._json(earlier)
+            earlier = self._nonces.get((channel, str(nonce)))
+            if earlier is not None:
+                self.repeated.append(str(nonce))
+                return self._json(earlier)
         if self.hold_sends:  # not answered until `release`: the bot is killed waiting
             self.held.append(body)
             async with self._changed:
@@ -742,6 +835,8 @@ class FakeDiscord:
         if reference is not None:
             extra["message_reference"] = reference
         message = await self._record(channel, body, files, **extra)
+        if nonce:
+            self._nonces[(channel, str(nonce))] = message
         if recipient is not None:
             message.pop("guild_id", None)
         return self._json(message)
@@ -968,7 +1063,11 @@ class FakeDiscord:
         self.deleted.add(message["id"])
         await self.dispatch(
             "MESSAGE_DELETE",
-            {"id": message["id"], "channel_id": message["channel_id"], "guild_id": str(GUILD)},
+            {
+                "id": message["id"],
+                "channel_id": message["channel_id"],
+                "guild_id": str(self.guild_of(message["channel_id"])),
+            },
         )
 
     async def bulk_delete(self, messages: list[dict[str, Any]], pace: float | None = None) -> None:
@@ -980,7 +1079,7 @@ class FakeDiscord:
             {
                 "ids": [m["id"] for m in messages],
                 "channel_id": messages[0]["channel_id"],
-                "guild_id": str(GUILD),
+                "guild_id": str(self.guild_of(messages[0]["channel_id"])),
             },
         )
 
@@ -1002,7 +1101,7 @@ class FakeDiscord:
             "application_id": str(APP_ID),
             "type": kind,
             "data": data,
-            "guild_id": str(GUILD),
+            "guild_id": str(self.guild_of(channel)),
             "channel_id": str(channel),
             "channel": self._channel(channel),
             "member": user.member(),
@@ -1012,7 +1111,7 @@ class FakeDiscord:
             "locale": "en-US",
             "guild_locale": "en-US",
             "entitlements": [],
-            "authorizing_integration_owners": {"0": str(GUILD)},
+            "authorizing_integration_owners": {"0": str(self.guild_of(channel))},
             "context": 0,
             "attachment_size_limit": 8_000_000,
         }
@@ -1052,7 +1151,9 @@ class FakeDiscord:
         data = {"custom_id": custom_id, "component_type": 3, "values": [value]}
         return await self._interact(name, 3, data, message, pace=pace)
 
-    def _command_data(self, command: str, options: dict[str, Any]) -> dict[str, Any]:
+    def _command_data(
+        self, command: str, options: dict[str, Any], channel: int = CHANNEL
+    ) -> dict[str, Any]:
         registered = {c["name"]: c for c in self.commands}
         group, _, sub = command.partition(" ")
         opts = [
@@ -1079,7 +1180,7 @@ class FakeDiscord:
             "name": group,
             "type": 1,
             "options": opts,
-            "guild_id": str(GUILD),
+            "guild_id": str(self.guild_of(channel)),
         }
         if resolved:
             data["resolved"] = resolved
@@ -1094,7 +1195,7 @@ class FakeDiscord:
         **options: Any,
     ) -> str:
         """A slash command; `mod_void=...` style names are `/mod void`."""
-        data = self._command_data(command, options)
+        data = self._command_data(command, options, channel)
         return await self._interact(name, 2, data, channel=channel, pace=pace)
 
     async def slash_dm(self, name: str, command: str, **options: Any) -> str:

@@ -104,6 +104,7 @@ async def test_a_game_through_slash_commands(table: Table) -> None:
     assert refusal["flags"] & 64 and "There's no game in this channel" in refusal["content"]
 
 
+@pytest.mark.backends  # the bot on PostgreSQL too, across a restart
 async def test_a_turn_with_buttons_survives_a_restart(table: Table) -> None:
     fake = table.fake
     await table.send("Gypsy", "!new pyz order=join", expect="is in")

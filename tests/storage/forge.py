@@ -6,23 +6,48 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+from urllib.parse import urlsplit
 
 from storage import rolllog
+from storage.backends import is_url
+from storage.backends.postgres import PgReader
 
 Body = dict[str, Any]
 TRIGGERS = ("log_no_update", "log_no_delete", "game_actions_no_update", "game_actions_no_delete")
 
 
-def raw(path: Path) -> sqlite3.Connection:
-    """A connection behind the bot's back, with the append-only triggers dropped."""
+def raw(path: Path) -> Any:
+    """A connection behind the bot's back, with the append-only triggers dropped (on
+    PostgreSQL: every trigger off for this session, as a superuser can)."""
+    if is_url(str(path)):
+        return PgReader(str(path), {"session_replication_role": "replica"})
     conn = sqlite3.connect(path, isolation_level=None)
     for trigger in TRIGGERS:
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
     return conn
+
+
+def copy_of(path: Path, name: str) -> Path:
+    """A copy of the database under another name: a file beside it, or on PostgreSQL a new
+    database made from it (nobody may be connected to it meanwhile)."""
+    if not is_url(str(path)):
+        copy = path.with_name(f"{name}.sqlite3")
+        shutil.copy(path, copy)
+        return copy
+    parts = urlsplit(str(path))
+    source = parts.path.lstrip("/")
+    target = f"{source}_{name}".replace("-", "_").lower()[:63]
+    admin = PgReader(parts._replace(path="/postgres").geturl(), {})
+    try:
+        admin.simple(f'CREATE DATABASE "{target}" TEMPLATE "{source}"')
+    finally:
+        admin.close()
+    return cast(Path, parts._replace(path=f"/{target}").geturl())
 
 
 def bodies(conn: sqlite3.Connection, chain: str) -> list[Body]:

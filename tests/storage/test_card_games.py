@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine import EndGame, Join, Start
 from engine.cardgame import CardState, Declare, Exchange, Stage, Stay
 from engine.cards import DECK, rolls_for, show
@@ -20,6 +22,8 @@ from storage.rolllog import LogQuery, query
 from storage.service import GameService, Where, Who
 from tests.conftest import QueueDice
 from tests.storage.forge import Body, rewrite
+
+pytestmark = pytest.mark.backends
 
 WHERE = Where("g", "c")
 ANN, BO, CY = Who("1", "Ann"), Who("2", "Bo"), Who("3", "Cy")

@@ -20,6 +20,8 @@ from storage.service import GameService, Where, Who
 from tests.conftest import FakeClock
 from tests.storage.forge import bodies, raw, write_chain
 
+pytestmark = pytest.mark.backends
+
 HERE = Where("g", "c", message_id="m")
 ANN = Who("100000000000000001", "Ann")
 

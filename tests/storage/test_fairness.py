@@ -17,6 +17,7 @@ import pytest
 from engine import Roll, Score, Start, make_rules
 from engine.fairdice import HmacDice, commitment, draw, game_key, shuffle, verify_export
 from engine.freeroll import parse_free_roll
+from storage.backends.sqlite import SqliteConn
 from storage.db import Database
 from storage.fairness import Tally, chi2_sf, fairness_export, report, tally
 from storage.rolllog import LogQuery, query
@@ -230,7 +231,9 @@ async def test_a_moderators_report_does_not_wait_for_the_games_connection(
         release.wait(30)  # a safety net: the test releases it as soon as the report is in
         return 1
 
-    await fair.db.conn.create_function("hold", 0, hold)
+    conn = fair.db.conn
+    assert isinstance(conn, SqliteConn)
+    await conn.raw.create_function("hold", 0, hold)
     busy = asyncio.create_task(fair.db.conn.execute_fetchall("SELECT hold()"))
     await holding.wait()  # the games' connection is inside the statement now
     try:

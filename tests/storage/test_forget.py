@@ -7,20 +7,43 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from engine import Join, Roll, Score, Start, make_rules
 from storage.audit import export_record, verify_file
-from storage.db import Database
+from storage.backends import is_url
+from storage.db import Database, connect_readonly
 from storage.records import replay
 from storage.service import GameService, Where, Who
 from tests.conftest import FakeClock
+from tests.pgcluster import Cluster
+
+pytestmark = pytest.mark.backends
 
 DONE, OPEN = Where("g", "done"), Where("g", "open")
 ANN = Who("100000000000000001", "Ann")
 BOB = Who("100000000000000777", "Bobbington")
 
 
+def stored_bytes(db_path: Path, request: pytest.FixtureRequest) -> bytes:
+    """Every byte the database keeps: the SQLite file and its journals, or the files of the
+    PostgreSQL database's tables and indexes."""
+    if not is_url(str(db_path)):
+        return b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    reader = connect_readonly(db_path)
+    try:
+        (oid,) = reader.execute(
+            "SELECT oid FROM pg_database WHERE datname = current_database()"
+        ).fetchone()
+    finally:
+        reader.close()
+    folder = cluster.data / "base" / str(oid)
+    return b"".join(p.read_bytes() for p in folder.iterdir() if p.is_file())
+
+
 async def test_forget_leaves_no_byte_of_him_and_the_log_still_verifies(
-    db_path: Path, clock: FakeClock
+    db_path: Path, clock: FakeClock, request: pytest.FixtureRequest
 ) -> None:
     db = await Database.open(db_path)
     drawn = iter(bytes([n]) * 32 for n in range(1, 50))
@@ -44,7 +67,7 @@ async def test_forget_leaves_no_byte_of_him_and_the_log_still_verifies(
     await service.play(OPEN, ANN, Roll(ANN.user_id))  # the open game goes on without him
     await db.close()
 
-    everything = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
+    everything = stored_bytes(db_path, request)
     assert BOB.name.encode() not in everything
     assert BOB.user_id.encode() not in everything
     report = verify_file(db_path)

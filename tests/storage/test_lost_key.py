@@ -24,6 +24,8 @@ from storage.service import GameService, Where, Who
 from storage.vocabulary import Act
 from tests.conftest import FakeClock
 
+pytestmark = pytest.mark.backends
+
 ANN = Who("100000000000000001", "Ann")
 BO = Who("100000000000000002", "Bo")
 MOD = Who("100000000000000009", "Mod")

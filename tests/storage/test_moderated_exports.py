@@ -18,6 +18,8 @@ from storage.records import RecordError, header_line, replay
 from storage.service import GameService, Where, Who
 from tests.conftest import QueueDice
 
+pytestmark = pytest.mark.backends
+
 WHERE = Where("g", "c")
 ANN, BO, CY = Who("1", "Ann"), Who("2", "Bo"), Who("3", "Cy")
 MOD = Who("9", "Mod")

@@ -15,6 +15,8 @@ import pytest
 from engine import make_rules
 from storage.records import RecordError, replay
 
+pytestmark = pytest.mark.backends
+
 HEADER = {
     "format": "yahtzee-record/1",
     "variant": "painted",

@@ -25,6 +25,8 @@ from storage.service import (
 )
 from tests.conftest import FakeClock, QueueDice
 
+pytestmark = pytest.mark.backends
+
 HERE = Where("guild-1", "chan-1", message_id="m1", jump_url="https://discord.com/channels/g/c/m1")
 GYPSY = Who("100000000000000001", "Gypsy")
 SECOND = Who("100000000000000002", "Second")

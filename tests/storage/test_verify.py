@@ -8,7 +8,6 @@ import hashlib
 import hmac
 import json
 import re
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -21,7 +20,9 @@ from storage.audit import verify
 from storage.db import Database
 from storage.service import GameService, Where, Who
 from tests.conftest import QueueDice
-from tests.storage.forge import Body, encode, move, raw, rewrite
+from tests.storage.forge import Body, copy_of, encode, move, raw, rewrite
+
+pytestmark = pytest.mark.backends
 
 WHERE = Where("g", "c")
 ANN = Who("100000000000000001", "Ann")
@@ -58,8 +59,7 @@ async def verified(path: Path) -> tuple[int, str | None]:
 def tamper(path: Path, chain: str, seq: int, rehash: bool) -> Path:
     """A copy of the log with row `chain#seq`'s first face changed, as someone with the
     sqlite3 shell would: the body edited and, if `rehash`, its own hash recomputed to match."""
-    copy = path.with_name(f"tampered-{chain}-{seq}-{rehash}.sqlite3")
-    shutil.copy(path, copy)
+    copy = copy_of(path, f"tampered-{chain}-{seq}-{rehash}")
     conn = raw(copy)
     (body,) = conn.execute(
         "SELECT body FROM log WHERE chain = ? AND seq = ?", (chain, seq)

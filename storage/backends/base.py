@@ -1,0 +1,130 @@
+"""What every backend gives the rest of storage: one connection surface (`Conn`), one
+synchronous reader surface (`Reader`), and the `Backend` that opens, migrates, runs
+transactions, guards the one writer and says what went wrong.
+
+The SQL is written once, SQLite's way (`?` placeholders, `INSERT ... ON CONFLICT`, `RETURNING`):
+SQLite runs it as written, PostgreSQL translates it once per statement (storage/backends/
+postgres.py). A row is a tuple-like sequence of plain values (str, int, float, bytes, None) on
+both.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator, Generator, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from storage.backends.errors import StorageError
+
+Params = Sequence[Any] | Mapping[str, Any]
+
+
+class Cursor(Protocol):
+    """The result of one statement: its rows, and how many rows it changed."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    async def fetchone(self) -> Any: ...
+
+    async def fetchall(self) -> Iterable[Any]: ...
+
+    def __aiter__(self) -> AsyncIterator[Any]: ...
+
+
+class CursorCtx(Protocol):
+    """`await conn.execute(...)` or `async with conn.execute(...) as cursor`."""
+
+    def __await__(self) -> Generator[Any, None, Cursor]: ...
+
+    async def __aenter__(self) -> Cursor: ...
+
+    async def __aexit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> Any: ...
+
+
+class Conn(Protocol):
+    """One connection to the database, as every storage module uses it."""
+
+    def execute(self, sql: str, parameters: Params = ()) -> CursorCtx: ...
+
+    async def executemany(self, sql: str, parameters: Iterable[Params]) -> Any: ...
+
+    async def execute_fetchall(self, sql: str, parameters: Params = ()) -> Iterable[Any]: ...
+
+
+class SyncCursor(Protocol):
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def fetchmany(self, size: int = ...) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Reader(Protocol):
+    """A read-only connection for a worker thread (verify, exports, reports), with sqlite3's
+    surface: `reader.execute(sql, params).fetchall()`."""
+
+    def execute(self, sql: str, parameters: Params = ..., /) -> SyncCursor: ...
+
+    def close(self) -> None: ...
+
+
+class Backend(abc.ABC):
+    """One open database. `where` names it for an operator (a file, or a URI without its
+    password); `key_home` is the path whose `.key` sibling is the default seal key file."""
+
+    conn: Conn
+    where: str
+    key_home: Path
+    kind: str  # "sqlite" or "postgresql"
+    errors: tuple[type[BaseException], ...]  # the driver's errors, for `refusal`
+
+    @abc.abstractmethod
+    def problem(self, exc: BaseException) -> Exception | None:
+        """What an error met while opening means to the operator, one line (None: not the
+        driver's error)."""
+
+    @abc.abstractmethod
+    async def version(self) -> int:
+        """The schema version the database is at (0: new)."""
+
+    @abc.abstractmethod
+    async def is_empty(self) -> bool:
+        """No table at all (a new, empty database)."""
+
+    @abc.abstractmethod
+    def latest(self) -> int:
+        """The newest schema version this backend knows."""
+
+    @abc.abstractmethod
+    async def migrate(self, target: int) -> None:
+        """Apply this backend's migrations up to `target`, each in its own transaction."""
+
+    @abc.abstractmethod
+    async def begin(self) -> None: ...
+
+    @abc.abstractmethod
+    async def commit(self) -> None: ...
+
+    @abc.abstractmethod
+    async def rollback(self) -> None: ...
+
+    @abc.abstractmethod
+    async def close(self, failed: bool = False) -> None:
+        """Close, and let go of the writer guard."""
+
+    @abc.abstractmethod
+    def refusal(self, exc: BaseException) -> StorageError | None:
+        """The player's refusal for a write that failed for a storage reason (None: a bug)."""
+
+    @abc.abstractmethod
+    async def secure_delete(self, on: bool) -> None:
+        """Erased bytes are overwritten from now on (`on`), or no longer."""
+
+    @abc.abstractmethod
+    async def scrub(self, rebuild: bool) -> None:
+        """After an erasure: old copies of erased bytes gone from the journal (and, with
+        `rebuild`, from free space as well)."""

@@ -1,0 +1,581 @@
+"""PostgreSQL through asyncpg, named by a URI (`postgresql://USER@HOST/DB`, or
+`postgresql:///DB?host=SOCKETDIR` for a Unix socket).
+
+One connection per process, as on SQLite: statements from several coroutines take turns on it
+(a lock), so a write transaction and the reads beside it behave as they do on SQLite. The SQL
+is the project's one dialect (SQLite's, see base.py), translated once per statement and kept
+prepared: `?` and `?N` and `:name` become `$N`, and the few SQLite idioms the storage code uses
+become PostgreSQL's (`GLOB 'g*'`, `instr`, `COLLATE NOCASE`, `json_each`, `CAST(x AS BLOB)`).
+Parameters are given the type PostgreSQL deduced for them (a Discord id may come as an int for
+a text column), and results come back as tuples of plain values.
+
+One writer per database: a session advisory lock, held as long as the connection lives (the
+server lets go of it when the process dies, however it dies). Every append to a chain is also
+checked by the log's primary key (chain, seq): a second writer's row fails, never forks a
+chain. Durable commits: `synchronous_commit` is on unless durability is `normal`.
+
+The seal key is not beside a file here: it is `seal_key_file` from the config, or
+$ROLLKEEPER_SEAL_KEY, or else `<database name>.key` in the current folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import decimal
+import os
+import re
+import socket
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import asyncpg
+
+from storage.backends.base import Backend, CursorCtx, Params, Reader
+from storage.backends.errors import DatabaseFileError, Durability, ServerError, StorageError
+from storage.backends.pg_schema import MIGRATIONS
+
+T = TypeVar("T")
+
+EXIT_BAD_URI = 2  # the URI itself is wrong (as any unusable input)
+EXIT_NO_SERVER = 3  # no server answers there
+EXIT_REFUSED = 4  # the server refused the login or has no such database
+
+CONNECT_SECONDS = 5
+PREPARED_KEPT = 500  # statements kept prepared per connection (a few dozen in use)
+WRITER_LOCK = 0x726B5752  # 'rkWR': the one writer's advisory lock, per database
+
+_REWRITES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"\bGLOB '(\w*)\*'"), r"LIKE '\1%'"),
+    (re.compile(r"\bCAST\((\w+) AS BLOB\)"), r"convert_to(\1, 'UTF8')"),
+    (re.compile(r"\binstr\("), "strpos("),
+    (re.compile(r"([\w.]+) = (\?\d*) COLLATE NOCASE"), r"lower(\1) = lower(\2)"),
+    (re.compile(r"\bjson_each\(([\w.]+)\)"), r"jsonb_each_text(\1::jsonb)"),
+]
+_PLACEHOLDER = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|::|\?(\d*)|:([A-Za-z_]\w*)")
+
+
+def translate(sql: str) -> tuple[str, list[str] | None]:
+    """SQLite's statement in PostgreSQL's words, and the names of its `:name` parameters in
+    `$N` order (None when it takes them by position)."""
+    for pattern, replacement in _REWRITES:
+        sql = pattern.sub(replacement, sql)
+    names: list[str] = []
+    counter = 0
+
+    def place(match: re.Match[str]) -> str:
+        nonlocal counter
+        text = match.group(0)
+        if text.startswith(("'", '"')) or text == "::":
+            return text
+        if match.group(2) is not None:
+            name = match.group(2)
+            if name not in names:
+                names.append(name)
+            return f"${names.index(name) + 1}"
+        number = int(match.group(1)) if match.group(1) else counter + 1
+        counter = max(counter, number)
+        return f"${number}"
+
+    return _PLACEHOLDER.sub(place, sql), (names or None)
+
+
+def _to_text(value: Any) -> Any:
+    return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+
+
+def _to_int(value: Any) -> Any:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str) and value.lstrip("-").isdigit():
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _to_float(value: Any) -> Any:
+    return float(value) if isinstance(value, int) else value
+
+
+def _to_bytes(value: Any) -> Any:
+    return value.encode() if isinstance(value, str) else value
+
+
+_COERCE: dict[str, Callable[[Any], Any]] = {
+    "text": _to_text,
+    "varchar": _to_text,
+    "bpchar": _to_text,
+    "name": _to_text,
+    "int8": _to_int,
+    "int4": _to_int,
+    "int2": _to_int,
+    "float8": _to_float,
+    "float4": _to_float,
+    "numeric": _to_float,
+    "bytea": _to_bytes,
+}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+class _Prepared:
+    """One translated statement, prepared on the connection, with its parameters' coercions."""
+
+    def __init__(self, stmt: Any, names: list[str] | None) -> None:
+        self.stmt = stmt
+        self.names = names
+        self.coerce = [_COERCE.get(t.name) for t in stmt.get_parameters()]
+        self.numeric = any(a.type.name == "numeric" for a in stmt.get_attributes())
+
+    def args(self, params: Params) -> list[Any]:
+        if isinstance(params, dict):
+            assert self.names is not None, "named parameters for a positional statement"
+            values = [params[name] for name in self.names]
+        else:
+            values = list(params)
+        return [
+            v if f is None or v is None else f(v) for f, v in zip(self.coerce, values, strict=True)
+        ]
+
+    def rows(self, records: Iterable[Any]) -> list[tuple[Any, ...]]:
+        if self.numeric:
+            return [tuple(_plain(v) for v in r) for r in records]
+        return [tuple(r) for r in records]
+
+
+class PgCursor:
+    """A statement's result, fetched whole (as the SQLite code reads it: one small result)."""
+
+    def __init__(self, rows: list[tuple[Any, ...]], rowcount: int) -> None:
+        self._rows = rows
+        self._at = 0
+        self._count = rowcount
+
+    @property
+    def rowcount(self) -> int:
+        return self._count
+
+    @property
+    def lastrowid(self) -> int | None:
+        return None  # `INSERT ... RETURNING id` instead
+
+    def fetchone(self) -> Any:
+        if self._at >= len(self._rows):
+            return None
+        self._at += 1
+        return self._rows[self._at - 1]
+
+    def fetchall(self) -> list[Any]:
+        rest = self._rows[self._at :]
+        self._at = len(self._rows)
+        return rest
+
+    def fetchmany(self, size: int = 1) -> list[Any]:
+        part = self._rows[self._at : self._at + size]
+        self._at += len(part)
+        return part
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
+class _AsyncCursor:
+    def __init__(self, cursor: PgCursor) -> None:
+        self.cursor = cursor
+
+    @property
+    def rowcount(self) -> int:
+        return self.cursor.rowcount
+
+    async def fetchone(self) -> Any:
+        return self.cursor.fetchone()
+
+    async def fetchall(self) -> list[Any]:
+        return self.cursor.fetchall()
+
+    def __aiter__(self) -> _AsyncCursor:
+        return self
+
+    async def __anext__(self) -> Any:
+        row = self.cursor.fetchone()
+        if row is None:
+            raise StopAsyncIteration
+        return row
+
+
+class _Pending:
+    """`await conn.execute(...)` or `async with conn.execute(...) as cursor`."""
+
+    def __init__(self, run: Coroutine[Any, Any, PgCursor]) -> None:
+        self._run = run
+
+    async def _cursor(self) -> _AsyncCursor:
+        return _AsyncCursor(await self._run)
+
+    def __await__(self) -> Generator[Any, None, _AsyncCursor]:
+        return self._cursor().__await__()
+
+    async def __aenter__(self) -> _AsyncCursor:
+        return await self._cursor()
+
+    async def __aexit__(self, exc_type: Any, exc_val: Any, exc_tb: Any) -> None:
+        return None
+
+
+def _count(status: str | None) -> int:
+    """`UPDATE 3` -> 3, `INSERT 0 1` -> 1, `SELECT 2` -> 2."""
+    last = (status or "").rsplit(" ", 1)[-1]
+    return int(last) if last.isdigit() else -1
+
+
+class PgConn:
+    """asyncpg's connection behind the common surface (base.py)."""
+
+    def __init__(self, raw: asyncpg.Connection) -> None:
+        self.raw = raw
+        self._lock = asyncio.Lock()
+        self._prepared: dict[str, _Prepared] = {}
+
+    async def _prepare(self, sql: str) -> _Prepared:
+        found = self._prepared.get(sql)
+        if found is None:
+            text, names = translate(sql)
+            found = _Prepared(await self.raw.prepare(text), names)
+            if len(self._prepared) >= PREPARED_KEPT:  # the oldest goes (and is closed)
+                del self._prepared[next(iter(self._prepared))]
+            self._prepared[sql] = found
+        return found
+
+    async def run(self, sql: str, parameters: Params = ()) -> PgCursor:
+        async with self._lock:
+            prepared = await self._prepare(sql)
+            records = await prepared.stmt.fetch(*prepared.args(parameters))
+            return PgCursor(prepared.rows(records), _count(prepared.stmt.get_statusmsg()))
+
+    async def simple(self, sql: str) -> None:
+        """A statement of PostgreSQL's own, as it is (no translation, no parameters)."""
+        async with self._lock:
+            await self.raw.execute(sql)
+
+    def execute(self, sql: str, parameters: Params = ()) -> CursorCtx:
+        return _Pending(self.run(sql, parameters))
+
+    async def executemany(self, sql: str, parameters: Iterable[Params]) -> None:
+        async with self._lock:
+            prepared = await self._prepare(sql)
+            rows = [prepared.args(p) for p in parameters]
+            if rows:
+                await prepared.stmt.executemany(rows)
+
+    async def execute_fetchall(self, sql: str, parameters: Params = ()) -> list[Any]:
+        return (await self.run(sql, parameters)).fetchall()
+
+
+def shown_url(url: str) -> str:
+    """The URI without its password, for what an operator reads."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return parts._replace(netloc=netloc).geturl()
+
+
+def database_name(url: str) -> str:
+    """The database a URI names; a `ServerError` (exit 2) when it is not a usable URI."""
+    try:
+        parts = urlsplit(url)
+        query = parse_qs(parts.query, strict_parsing=False)
+        _ = parts.port  # a port that is not a number raises here
+    except ValueError as exc:
+        raise ServerError(
+            f"{shown_url(url)} is not a PostgreSQL URI ({exc})", EXIT_BAD_URI
+        ) from None
+    name = unquote(parts.path.lstrip("/")) or (query.get("dbname") or [""])[0]
+    if parts.scheme.lower() not in ("postgresql", "postgres") or not name or "/" in name:
+        raise ServerError(
+            f"{shown_url(url)} is not a PostgreSQL URI: write postgresql://USER@HOST/DATABASE "
+            "or postgresql:///DATABASE?host=/SOCKET/FOLDER",
+            EXIT_BAD_URI,
+        )
+    return name
+
+
+def _server_problem(url: str, exc: BaseException) -> ServerError | None:
+    """Why the server could not be used, in one line with its exit status (None: not a
+    connection problem)."""
+    shown = shown_url(url)
+    if isinstance(exc, asyncpg.InvalidCatalogNameError):
+        return ServerError(f"the server at {shown} has no such database ({exc})", EXIT_REFUSED)
+    refused = asyncpg.InvalidAuthorizationSpecificationError | asyncpg.InvalidPasswordError
+    if isinstance(exc, refused):
+        return ServerError(f"the server at {shown} refused the login ({exc})", EXIT_REFUSED)
+    if isinstance(exc, asyncpg.InsufficientPrivilegeError):
+        return ServerError(f"the server at {shown} refused access ({exc})", EXIT_REFUSED)
+    if isinstance(exc, OSError | asyncio.TimeoutError | asyncpg.CannotConnectNowError):
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        return ServerError(f"no PostgreSQL server answers at {shown} ({reason})", EXIT_NO_SERVER)
+    if isinstance(exc, asyncpg.ClientConfigurationError | ValueError):
+        return ServerError(f"{shown} is not a usable PostgreSQL URI ({exc})", EXIT_BAD_URI)
+    return None
+
+
+async def _connect(url: str, settings: dict[str, str]) -> asyncpg.Connection:
+    database_name(url)
+    try:
+        return await asyncpg.connect(
+            url, timeout=CONNECT_SECONDS, server_settings=settings, statement_cache_size=0
+        )
+    except Exception as exc:
+        problem = _server_problem(url, exc)
+        if problem is None:
+            if isinstance(exc, asyncpg.PostgresError):
+                raise ServerError(f"cannot use {shown_url(url)}: {exc}", EXIT_REFUSED) from None
+            raise
+        raise problem from None
+
+
+class PostgresBackend(Backend):
+    """A PostgreSQL database: `open(url, durability, writer=True)` to play (one such process
+    per database), `writer=False` to read beside it (audit tools; nothing can change)."""
+
+    kind = "postgresql"
+    errors = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
+
+    def __init__(self, raw: asyncpg.Connection, url: str) -> None:
+        self.raw = raw
+        self.pg = PgConn(raw)
+        self.conn = self.pg
+        self.url = url
+        self.where = shown_url(url)
+        self.key_home = Path(f"{database_name(url)}.postgresql")  # `<name>.key` here
+
+    @classmethod
+    async def open(
+        cls, url: str, durability: Durability, writer: bool, shared: bool = False
+    ) -> PostgresBackend:
+        """`shared`: one shard's connection (`run --shard-count`), one of several writers, each
+        fenced by its shard's lease (storage/shards.py): the shards share the writer guard, and
+        a writer that is not a shard's is refused while any runs (and the other way round)."""
+        who = f"rollkeeper pid {os.getpid()} on {socket.gethostname()}"[:63]
+        settings = {"application_name": who}
+        if writer:
+            settings["synchronous_commit"] = "on" if durability is Durability.FULL else "off"
+        else:
+            settings["default_transaction_read_only"] = "on"
+        raw = await _connect(url, settings)
+        backend = cls(raw, url)
+        if writer:
+            try:
+                await backend._take_writer_lock(shared)
+            except BaseException:
+                await raw.close()
+                raise
+        return backend
+
+    async def _take_writer_lock(self, shared: bool = False) -> None:
+        """The one writer's lock (`shared`: the shards' share of it). A holder that was a
+        process of this machine which no longer runs (killed: the server has not seen its
+        connection close yet) is ended and waited for; a live one is named."""
+        waited = 0.0
+        take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
+        while not await self.raw.fetchval(f"SELECT {take}($1)", WRITER_LOCK):
+            found = await self.raw.fetchrow(
+                "SELECT a.application_name, a.pid FROM pg_locks l JOIN pg_stat_activity a "
+                "USING (pid) WHERE l.locktype = 'advisory' AND l.objid = $1 AND l.granted AND "
+                "l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+                WRITER_LOCK,
+            )
+            holder = None if found is None else str(found[0])
+            if waited >= CONNECT_SECONDS or (holder is not None and not _gone(holder)):
+                self._held_by(holder, shared)
+            if holder is not None and found is not None:
+                with contextlib.suppress(asyncpg.PostgresError):
+                    await self.raw.execute("SELECT pg_terminate_backend($1)", found[1])
+            await asyncio.sleep(0.05)
+            waited += 0.05
+
+    def _held_by(self, holder: str | None, shared: bool = False) -> None:
+        if shared:
+            raise DatabaseFileError(
+                f"{self.where} is in use by a rollkeeper that is not sharded "
+                f"({holder or 'another process'}); stop it before starting shards"
+            )
+        raise DatabaseFileError(
+            f"{self.where} is in use by another rollkeeper ({holder or 'another process'}); "
+            "stop that one first (the read-only `rollkeeper audit` tools work beside it)"
+        )
+
+    def problem(self, exc: BaseException) -> Exception | None:
+        if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError | OSError):
+            return _server_problem(self.url, exc) or DatabaseFileError(
+                f"cannot use {self.where}: {exc}"
+            )
+        return None
+
+    async def close(self, failed: bool = False) -> None:
+        with contextlib.suppress(OSError, asyncpg.InterfaceError, asyncpg.PostgresError):
+            await asyncio.wait_for(self.raw.close(), CONNECT_SECONDS)
+        self.raw.terminate()
+
+    async def version(self) -> int:
+        async with self.pg._lock:
+            if await self.raw.fetchval("SELECT to_regclass('rollkeeper_schema')") is None:
+                return 0
+            found = await self.raw.fetchval("SELECT version FROM rollkeeper_schema")
+        return int(found or 0)
+
+    async def is_empty(self) -> bool:
+        async with self.pg._lock:
+            tables = await self.raw.fetchval(
+                "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"
+            )
+        return int(tables or 0) == 0
+
+    def latest(self) -> int:
+        return len(MIGRATIONS)
+
+    async def migrate(self, target: int) -> None:
+        current = await self.version()
+        async with self.pg._lock:
+            for number in range(current + 1, target + 1):
+                async with self.raw.transaction():
+                    if number == 1:
+                        await self.raw.execute(
+                            "CREATE TABLE rollkeeper_schema (only_row bigint PRIMARY KEY "
+                            "CHECK (only_row = 1), version bigint NOT NULL)"
+                        )
+                        await self.raw.execute("INSERT INTO rollkeeper_schema VALUES (1, 0)")
+                    for statement in MIGRATIONS[number - 1]:
+                        await self.raw.execute(statement)
+                    await self.raw.execute("UPDATE rollkeeper_schema SET version = $1", number)
+
+    async def begin(self) -> None:
+        await self.pg.simple("BEGIN")
+
+    async def commit(self) -> None:
+        await self.pg.simple("COMMIT")
+
+    async def rollback(self) -> None:
+        await self.pg.simple("ROLLBACK")
+
+    def refusal(self, exc: BaseException) -> StorageError | None:
+        return pg_refusal(exc)
+
+    async def secure_delete(self, on: bool) -> None:
+        return None  # PostgreSQL cannot overwrite freed bytes; `scrub` rewrites the tables
+
+    async def scrub(self, rebuild: bool) -> None:
+        """With `rebuild`, VACUUM FULL rewrites every table into new files (the old ones are
+        emptied at once), so no erased byte stays in a table; the write-ahead log (and any
+        archive of it) keeps them until the server recycles it. Without: a plain VACUUM."""
+        await self.pg.simple("VACUUM FULL" if rebuild else "VACUUM log, message_rolls")
+        if rebuild:
+            with contextlib.suppress(asyncpg.InsufficientPrivilegeError):
+                await self.pg.simple("CHECKPOINT")
+
+
+def _gone(holder: str) -> bool:
+    """`rollkeeper pid N on HOST` names a process of this machine that no longer runs."""
+    words = holder.split()
+    if len(words) != 5 or words[:2] != ["rollkeeper", "pid"] or words[4] != socket.gethostname():
+        return False
+    try:
+        os.kill(int(words[2]), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError):
+        return False
+    return False
+
+
+def pg_refusal(exc: BaseException) -> StorageError | None:
+    """The refusal a player reads for a write that failed for a storage reason (None: a bug)."""
+    if isinstance(exc, asyncpg.DiskFullError | asyncpg.OutOfMemoryError):
+        return StorageError(
+            "Nothing was recorded: the bot's storage is full. Tell a moderator; the command "
+            "will work again once there is space."
+        )
+    if isinstance(
+        exc,
+        asyncpg.SerializationError
+        | asyncpg.DeadlockDetectedError
+        | asyncpg.LockNotAvailableError
+        | asyncpg.UniqueViolationError,
+    ):
+        return StorageError(
+            "Nothing was recorded: another write to the same game came first. "
+            "Try again in a moment."
+        )
+    if isinstance(
+        exc,
+        OSError
+        | asyncpg.InterfaceError
+        | asyncpg.PostgresConnectionError
+        | asyncpg.CannotConnectNowError
+        | asyncpg.AdminShutdownError
+        | asyncpg.ReadOnlySQLTransactionError,
+    ):
+        return StorageError(
+            "Nothing was recorded: the bot could not reach its database. Tell a moderator; "
+            "the bot's log says why."
+        )
+    return None
+
+
+class PgReader:
+    """A read-only connection for a worker thread (verify, exports, reports): its own event
+    loop on a thread of its own, so it works from any thread, beside the bot's connection.
+    Everything it reads is one snapshot (a repeatable-read transaction). With `settings`
+    (tools and tests only): a connection that writes, each statement committed."""
+
+    def __init__(self, url: str, settings: dict[str, str] | None = None) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        try:
+            self._pg = self._call(self._open(url, settings))
+        except BaseException:
+            self._stop()
+            raise
+
+    async def _open(self, url: str, settings: dict[str, str] | None) -> PgConn:
+        if settings is not None:
+            return PgConn(await _connect(url, settings))
+        raw = await _connect(url, {"default_transaction_read_only": "on"})
+        await raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return PgConn(raw)
+
+    def simple(self, sql: str) -> None:
+        """A statement of PostgreSQL's own, as it is."""
+        self._call(self._pg.simple(sql))
+
+    def _call(self, work: Awaitable[T]) -> T:
+        async def run() -> T:
+            return await work
+
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result()
+
+    def execute(self, sql: str, parameters: Params = (), /) -> PgCursor:
+        return self._call(self._pg.run(sql, parameters))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._call(self._pg.raw.close(timeout=CONNECT_SECONDS))
+        self._stop()
+
+    def _stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+
+def connect_reader(url: str) -> Reader:
+    return PgReader(url)
