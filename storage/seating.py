@@ -110,7 +110,8 @@ class Seating:
         )
         async with self.ctx.db.transaction() as conn:
             await conn.execute(
-                "INSERT OR REPLACE INTO server_options (guild_id, name, value) VALUES (?, ?, ?)",
+                "INSERT INTO server_options (guild_id, name, value) VALUES (?, ?, ?) "
+                "ON CONFLICT (guild_id, name) DO UPDATE SET value = excluded.value",
                 (where.guild_id, name, value),
             )
             await rolllog.append(self.ctx.db, [entry])
@@ -161,8 +162,10 @@ class Seating:
             expires = self.ctx.clock() + timedelta(hours=OFFER_HOURS)
             async with self.ctx.db.transaction() as conn:
                 await conn.execute(
-                    "INSERT OR REPLACE INTO seat_offers (game_id, from_user, to_user, to_name, "
-                    "expires_at) VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO seat_offers (game_id, from_user, to_user, to_name, expires_at) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (game_id, from_user) DO UPDATE SET "
+                    "to_user = excluded.to_user, to_name = excluded.to_name, "
+                    "expires_at = excluded.expires_at",
                     (game.id, who.user_id, newcomer.user_id, newcomer.name, timestamp(expires)),
                 )
             return Offer(game, who.user_id, newcomer.user_id, newcomer.name, expires)

@@ -175,7 +175,7 @@ def _verify_contents(reader: Reader, head: Head | None, rows: int) -> VerifyRepo
     )
 
 
-def _check_server_options(reader: sqlite3.Connection) -> ChainProblem | None:
+def _check_server_options(reader: Reader) -> ChainProblem | None:
     """The server options the bot follows (`mod set undo off`) are the ones each server's
     chain last set, and only those: each is written with its `Server option` row."""
     chained: dict[tuple[str, str], tuple[str, str]] = {}
@@ -185,10 +185,7 @@ def _check_server_options(reader: sqlite3.Connection) -> ChainProblem | None:
         if row.action == Act.SERVER_OPTION:
             key = (row.guild_id, str(row.facts.get("option")))
             chained[key] = (str(row.facts.get("value")), f"{row.chain_name}#{row.seq}")
-    try:
-        found = reader.execute("SELECT guild_id, name, value FROM server_options").fetchall()
-    except sqlite3.OperationalError:  # a file from before server options: it has none
-        found = []
+    found = reader.execute("SELECT guild_id, name, value FROM server_options").fetchall()
     stored = {(str(g), str(n)): str(v) for g, n, v in found}
     for (guild, name), value in stored.items():
         last = chained.get((guild, name))

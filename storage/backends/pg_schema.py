@@ -421,4 +421,27 @@ MIGRATION_2 = [
 # Tables PostgreSQL has and SQLite has not (tests/storage/test_postgres.py leaves them out).
 POSTGRES_ONLY = ("shard_leases", "shard_work")
 
-MIGRATIONS: list[list[str]] = [MIGRATION_1, MIGRATION_2]
+# 3: SQLite's migration 13 (issue 27): server options, and seats offered to a substitute.
+MIGRATION_3 = [
+    """
+    CREATE TABLE server_options (
+        guild_id  text NOT NULL,
+        name      text NOT NULL,
+        value     text NOT NULL,
+        PRIMARY KEY (guild_id, name)
+    )
+    """,
+    """
+    CREATE TABLE seat_offers (
+        game_id     bigint NOT NULL REFERENCES games (id) ON DELETE CASCADE,
+        from_user   text NOT NULL,
+        to_user     text NOT NULL,
+        to_name     text NOT NULL,
+        expires_at  text NOT NULL,
+        PRIMARY KEY (game_id, from_user)
+    )
+    """,
+    "CREATE INDEX seat_offers_to ON seat_offers (to_user)",
+]
+
+MIGRATIONS: list[list[str]] = [MIGRATION_1, MIGRATION_2, MIGRATION_3]

@@ -72,6 +72,7 @@ async def test_the_substitute_and_the_undo_are_chained_and_verify(subbed: Path) 
     assert actions.count("Undo") == 1 and actions.count("Substitute") == 1
 
 
+@pytest.mark.backends
 async def test_the_record_names_who_played_each_turn(subbed: Path) -> None:
     db = await Database.open(subbed, migrate=False)
     try:
@@ -124,6 +125,7 @@ async def test_an_undo_forged_after_new_dice_is_caught(subbed: Path) -> None:
     assert problem is not None and "no score of yours to take back" in problem
 
 
+@pytest.mark.backends
 async def test_undo_is_refused_once_anyone_rolled(
     service: GameService, dice: QueueDice, clock: FakeClock
 ) -> None:
@@ -145,6 +147,7 @@ async def test_undo_is_refused_once_anyone_rolled(
         await service.undo(WHERE, BO)
 
 
+@pytest.mark.backends
 async def test_offers_are_accepted_withdrawn_or_expire(
     service: GameService, dice: QueueDice, clock: FakeClock
 ) -> None:
@@ -172,6 +175,7 @@ async def test_offers_are_accepted_withdrawn_or_expire(
     await turn(service, dice, CAT, "chance")
 
 
+@pytest.mark.backends
 async def test_a_card_seat_handed_over_verifies_and_exports(
     service: GameService, dice: QueueDice, db_path: Path
 ) -> None:
@@ -207,6 +211,7 @@ async def test_a_card_seat_handed_over_verifies_and_exports(
     assert isinstance(replay(lines).state, CardState)
 
 
+@pytest.mark.backends
 async def test_a_card_declaration_is_taken_back_until_the_next_move(
     service: GameService, dice: QueueDice, db_path: Path
 ) -> None:
@@ -255,6 +260,7 @@ async def test_a_card_declaration_is_taken_back_until_the_next_move(
     assert await verified(db_path) is None
 
 
+@pytest.mark.backends
 async def test_an_undo_buys_no_time(
     service: GameService, dice: QueueDice, clock: FakeClock
 ) -> None:
