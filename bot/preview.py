@@ -66,6 +66,8 @@ class PreviewService(GameService):
             "accept_seat",
             "undo",
             "set_server_option",
+            "index_log",
+            "set_checkpoint_channel",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -191,6 +193,12 @@ class PreviewService(GameService):
         raise Accepted
 
     async def forget(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def index_log(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def set_checkpoint_channel(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def game_to_review(self, where: Where, number: int | None) -> NoReturn:
