@@ -141,10 +141,9 @@ class RollkeeperBot(discord.Client):
         )
         self.sender = Sender(service, self.transport, self.sent)
         self.watchdog = Watchdog(self, service, self.config, self.transport)
-        if self.config.checkpoint_channel:
-            self.checkpoints = CheckpointWatch(
-                self, service, self.config, self.transport, self.watchdog
-            )
+        self.checkpoints = CheckpointWatch(
+            self, service, self.config, self.transport, self.watchdog
+        )
         if self.sync_commands:
             await self.tree.sync()
 

@@ -57,10 +57,19 @@ class CheckpointWatch:
             await asyncio.sleep(EVERY.total_seconds())
 
     async def compare(self) -> list[str]:
-        """Read the bot's recent checkpoint messages back and tell the moderators what the
-        database disagrees with; returns what was told."""
-        target = self.config.checkpoint_channel
-        if not target or not is_snowflake(target) or self.client.user is None:
+        """Read the bot's recent checkpoint messages back, in each channel servers post them
+        to, and tell the moderators what the database disagrees with; returns what was told."""
+        default = self.config.checkpoint_channel
+        places: dict[str, list[str]] = {}
+        for guild, target in (await self.service.checkpoint_channels(default)).items():
+            places.setdefault(target, []).append(guild)
+        told: list[str] = []
+        for target, guilds in sorted(places.items()):
+            told += await self._compare(target, guilds)
+        return told
+
+    async def _compare(self, target: str, guilds: list[str]) -> list[str]:
+        if not is_snowflake(target) or self.client.user is None:
             return []
         channel: Any = self.client.get_channel(int(target)) or await self.client.fetch_channel(
             int(target)
@@ -68,7 +77,7 @@ class CheckpointWatch:
         mine = self.client.user.id
         texts = [m.content async for m in channel.history(limit=READ_BACK) if m.author.id == mine]
         since = timestamp(self.service.clock() - WINDOW)
-        problems = await self.service.check_posted_checkpoints(texts, since)
+        problems = await self.service.check_posted_checkpoints(texts, since, guilds)
         if problems:
             await self._tell(channel, problems)
         return problems

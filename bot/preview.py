@@ -67,6 +67,8 @@ class PreviewService(GameService):
             "undo",
             "set_server_option",
             "shard_work",
+            "index_log",
+            "set_checkpoint_channel",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -195,6 +197,12 @@ class PreviewService(GameService):
         raise Accepted
 
     async def shard_work(self) -> NoReturn:
+        raise Accepted
+
+    async def index_log(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def set_checkpoint_channel(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def game_to_review(self, where: Where, number: int | None) -> NoReturn:

@@ -75,6 +75,7 @@ class Sender:
         self.service = service
         self.transport = transport
         self.changed = changed  # told after every message posted or refused (tests wait on it)
+        service.ctx.has_sender = True  # queued messages wake this, not the timekeeper
         self._lanes: dict[str, asyncio.Task[None]] = {}
         self._stop = asyncio.Event()
         self.wanted.set()  # at start-up: what was applied and not posted goes first

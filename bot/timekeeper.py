@@ -28,6 +28,7 @@ RETRY_WAIT = 30.0  # after a transient failure; a failing reminder waits longer 
 MAX_RETRY_WAIT = 3600.0
 BATCH = 200
 COALESCE = 0.25  # seconds: how long a wake-up waits for more work to gather
+INDEX_BATCH = 256  # rows written before a tick indexes who wrote them
 
 
 class UndeliverableError(Exception):
@@ -70,7 +71,7 @@ class Timekeeper:
         self.delivers = deliver
         self.herald = herald  # the words of the bot's own messages (bot/desk/herald.py)
         self.transport = transport
-        self.checkpoint_channel = checkpoint_channel  # where daily checkpoints are posted
+        self.checkpoint_channel = checkpoint_channel  # the default for daily checkpoints
         self.retention_days = retention_days  # free texts older than this are erased
         self._erased_on: str | None = None  # the UTC day retention last ran
         self._ticking = asyncio.Lock()  # one tick at a time: a message is sent once
@@ -87,10 +88,14 @@ class Timekeeper:
         scope = self.service.ctx.db.scope
         if scope is None or scope.everything_else:  # a shard's process: shard 0 does these
             await self._free_days(report)
-            await self._checkpoints(report)
             await self._retention(report)
+        await self._checkpoints(report)  # each process its own servers' (storage/checkpoints)
         if scope is not None:
             await self._shard_work(report)
+        try:  # who wrote which row, when the sender's marks have not (storage/rolllog.py)
+            await self.service.index_log(at_least=INDEX_BATCH)
+        except Exception as exc:  # a later tick (or the sender) does it
+            log.error("the roll log's index could not be brought up to date: %s", exc)
         failed: set[int] = set()
         while True:
             due = [r for r in await self.service.due_reminders(BATCH) if r.id not in failed]
@@ -150,12 +155,12 @@ class Timekeeper:
             report.fired.append(f"retention: {erased} text(s) erased")
 
     async def _checkpoints(self, report: TickReport) -> None:
-        """Once a UTC day, each server's checkpoint (where one is configured to be posted)."""
-        channel = self.checkpoint_channel
-        if not channel:
-            return
+        """Once a UTC day, each server's checkpoint, where one is to be posted (the server's
+        own channel, else the bot's)."""
         try:
-            made = await self.service.checkpoint_due(channel, self.herald.checkpoint)
+            made = await self.service.checkpoint_due(
+                self.checkpoint_channel, self.herald.checkpoint
+            )
         except Exception as exc:  # a checkpoint that cannot be made holds up no game
             log.error("the daily checkpoint could not be made: %s", exc, exc_info=exc)
             report.retry = True

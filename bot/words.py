@@ -96,16 +96,21 @@ def seat_name(game: StoredGame, player: str) -> str:
     return f"{game.name(seat.before[0][0])} ({later})"
 
 
+def game_head(outcome: Outcome) -> str | None:
+    """The game's chain head after `outcome` (`g17#52:<16 hex>`), None if it wrote no row."""
+    chain = f"g{outcome.game.id}"
+    mine = [r for r in outcome.rows if r.chain_name == chain]
+    return f"{chain}#{mine[-1].seq}:{mine[-1].hash[:16]}" if mine else None
+
+
 def log_head(outcome: Outcome) -> str:
     """The game's chain head as the game ends, posted where the file cannot reach: anyone who
     later rewrites the game's log and recomputes its chain no longer reaches this place and
     hash, and `rollkeeper audit verify --head g17#52:HASH` (or the standalone checker on the
     game's log export) says so."""
-    chain = f"g{outcome.game.id}"
-    mine = [r for r in outcome.rows if r.chain_name == chain]
-    if not mine:
+    head = game_head(outcome)
+    if head is None:
         return ""
-    head = f"{chain}#{mine[-1].seq}:{mine[-1].hash[:16]}"
     return f"\n-# 🔗 Game log head {head} (check: `rollkeeper audit verify --head {head}`)"
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from storage import rolllog
@@ -103,21 +103,19 @@ class Checkpoints:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
-    async def due(self, channel_id: str, announce: Announced | None = None) -> list[LogRow]:
-        """A checkpoint for every server whose chains moved since its last one, unless it has
-        one from today (UTC) already; written with `channel_id` (where it is posted) and its
-        message (`announce`) queued in the same transaction."""
+    async def due(
+        self, channels: Mapping[str, str], announce: Announced | None = None
+    ) -> list[LogRow]:
+        """A checkpoint for every server of `channels` (server -> where its checkpoint is
+        posted) whose chains moved since its last one, unless it has one from today (UTC)
+        already; written with its channel and its message (`announce`) queued in the same
+        transaction."""
         today = self.ctx.clock().date().isoformat()
-        async with self.ctx.db.conn.execute(
-            "SELECT DISTINCT guild_id FROM games UNION SELECT guild_id FROM chains "
-            "WHERE guild_id IS NOT NULL"
-        ) as cursor:
-            guilds = [str(g) for (g,) in await cursor.fetchall()]
-        scope = self.ctx.db.scope
-        if scope is not None:  # a shard's process: its own servers' checkpoints
-            guilds = [g for g in guilds if shard_of(g, scope.count) == scope.shard]
         made = []
-        for guild in sorted(guilds):
+        scope = self.ctx.db.scope
+        for guild, channel_id in sorted(channels.items()):
+            if scope is not None and shard_of(guild, scope.count) != scope.shard:
+                continue  # a shard's process makes its own servers' checkpoints
             last = await self.last(guild)
             if last is not None and last.at[:10] >= today:
                 continue
@@ -162,7 +160,11 @@ class Checkpoints:
             "number": number,
             "root": tree_root([leaf_hash(leaf) for leaf in leaves]).hex(),
             "leaves": [list(leaf) for leaf in leaves],
-            "through": max(int(m) for _, _, m in moved),
+            # The last id every row before which is in: a roll chained (its id taken) before
+            # and still being written is looked at again next time (storage/rolllog.py).
+            "through": min(
+                [max(int(m) for _, _, m in moved), *(i - 1 for i in self.ctx.db.unwritten)]
+            ),
             "prev": last.head if last is not None else None,
         }
         now = timestamp(self.ctx.clock())

@@ -136,6 +136,10 @@ async def _copy_table(reader: Reader, target: PostgresBackend, table: str) -> in
     if table == "chains":  # the log's trigger made them as it went: the source's stand
         insert += " ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash"
         insert += ", guild_id = excluded.guild_id, at = excluded.at"
+    if table == "log_actors":  # the log's trigger indexed each row as it was copied
+        insert += " ON CONFLICT DO NOTHING"
+    if table == "log_indexed":  # its one row, made by the migration
+        insert += " ON CONFLICT (only_row) DO UPDATE SET upto = excluded.upto"
     cursor = reader.execute(f"SELECT {columns} FROM {table}")
     count = 0
     while batch := cursor.fetchmany(BATCH):

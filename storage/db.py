@@ -107,6 +107,9 @@ class Database:
         # The next row id to hand out (ids are reserved as rows are chained; a failed write
         # leaves a gap, never a reuse). None until first read.
         self.next_id: int | None = None
+        # The first ids of rows chained outside a write transaction and not yet written or
+        # dropped: who wrote them is not indexed past them (storage/rolllog.py).
+        self.unwritten: set[int] = set()
         # Pseudonyms by (guild, user), as committed (storage/people.py).
         self.pseudonyms: dict[tuple[str, str], str] = {}
         self.names: dict[tuple[str, str], str] = {}  # and their display names, as stored

@@ -604,10 +604,10 @@ MIGRATION_12 = [
     "DROP INDEX outbox_pending",
 ]
 
-# 15 (issue 27): server options a moderator sets (`mod set undo off`, `mod set leaderboard
+# 13 (issue 27): server options a moderator sets (`mod set undo off`, `mod set leaderboard
 # on`), and seats offered to another person (`sub me <player>`) until they accept, the offer is
 # withdrawn or it expires.
-MIGRATION_15 = [
+MIGRATION_13 = [
     """
     CREATE TABLE server_options (
         guild_id  TEXT NOT NULL,
@@ -629,6 +629,108 @@ MIGRATION_15 = [
     "CREATE INDEX seat_offers_to ON seat_offers (to_user)",
 ]
 
+# 14: a roll writes fewer pages (4 at most, from 7). The log was keyed by (chain, seq): rows of
+# ~1 KB from some 20 interleaved chains split a leaf, and rebalanced its neighbours and parent,
+# every few rolls (about 4 pages a row). Now rows lie in the order they are written (`id` is
+# the rowid: a roll fills the last leaf) and a small index finds a chain's rows (`log_by_id`
+# was the rowid's twin). Who wrote which row (`log_actors`) is indexed behind the writes, a
+# batch at a time (storage/rolllog.py, `index_actors`): rows after `log_indexed.upto` are
+# found by reading them. The table is rebuilt under its own name, bodies and hashes copied
+# byte for byte (`legacy_alter_table`: the rename must not re-check the apply trigger, which
+# names `log`).
+MIGRATION_14 = [
+    "PRAGMA legacy_alter_table = ON",
+    f"""
+    CREATE TABLE log_13 (
+        id           INTEGER PRIMARY KEY,
+        chain        TEXT NOT NULL,
+        seq          INTEGER NOT NULL,
+        body         TEXT NOT NULL,
+        hash         TEXT NOT NULL,
+        salt         TEXT,
+        user_id      TEXT,
+        user_name    TEXT,
+        message_id   TEXT,
+        jump_url     TEXT,
+        reason       TEXT,
+        sealed       TEXT,
+        at           TEXT GENERATED ALWAYS AS ({_either("at", 1)}) VIRTUAL,
+        guild_id     TEXT GENERATED ALWAYS AS ({_either("guild", 2)}) VIRTUAL,
+        channel_id   TEXT GENERATED ALWAYS AS ({_either("channel", 3)}) VIRTUAL,
+        actor        TEXT GENERATED ALWAYS AS ({_either("by", 6)}) VIRTUAL,
+        game_id      INTEGER GENERATED ALWAYS AS ({_either("game", 8)}) VIRTUAL,
+        game_number  INTEGER GENERATED ALWAYS AS ({_either("number", 9)}) VIRTUAL,
+        game_seq     INTEGER GENERATED ALWAYS AS ({_either("game_seq", 10)}) VIRTUAL,
+        variant      TEXT GENERATED ALWAYS AS ({_either("variant", 11)}) VIRTUAL,
+        turn_label   TEXT GENERATED ALWAYS AS ({_either("turn", 12)}) VIRTUAL,
+        action       TEXT GENERATED ALWAYS AS ({_either("action", 13)}) VIRTUAL,
+        dice         TEXT GENERATED ALWAYS AS ({_either("dice", 14)}) VIRTUAL,
+        results      TEXT GENERATED ALWAYS AS ({_either("results", 15)}) VIRTUAL,
+        randomness   TEXT GENERATED ALWAYS AS ({_either("randomness", 16)}) VIRTUAL,
+        corrects     INTEGER GENERATED ALWAYS AS ({_either("corrects", 17)}) VIRTUAL
+    )
+    """,
+    """
+    INSERT INTO log_13 (id, chain, seq, body, hash, salt, user_id, user_name, message_id,
+                        jump_url, reason, sealed)
+    SELECT id, chain, seq, body, hash, salt, user_id, user_name, message_id, jump_url, reason,
+           sealed
+    FROM log ORDER BY id
+    """,
+    "DROP TABLE log",
+    "ALTER TABLE log_13 RENAME TO log",
+    "PRAGMA legacy_alter_table = OFF",
+    "CREATE UNIQUE INDEX log_by_chain ON log (chain, seq)",
+    "CREATE INDEX log_old_by_game ON log (game_id, id) WHERE chain = 'log'",
+    "CREATE INDEX log_old_by_channel ON log (channel_id, id) WHERE chain = 'log'",
+    "CREATE INDEX log_old_by_guild ON log (guild_id, id) WHERE chain = 'log'",
+    "CREATE INDEX log_old_by_name ON log (user_name COLLATE NOCASE, id) WHERE chain = 'log'",
+    """
+    CREATE TABLE log_actors (
+        actor  TEXT NOT NULL,
+        id     INTEGER NOT NULL,
+        PRIMARY KEY (actor, id)
+    ) WITHOUT ROWID
+    """,
+    "INSERT INTO log_actors (actor, id) SELECT actor, id FROM log ORDER BY actor, id",
+    """
+    CREATE TABLE log_indexed (
+        only_row  INTEGER PRIMARY KEY CHECK (only_row = 1),
+        upto      INTEGER NOT NULL
+    )
+    """,
+    "INSERT INTO log_indexed (only_row, upto) SELECT 1, COALESCE(MAX(id), 0) FROM log",
+    """
+    CREATE TRIGGER log_no_delete BEFORE DELETE ON log
+    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
+    """,
+    """
+    CREATE TRIGGER log_no_update BEFORE UPDATE ON log
+    WHEN NEW.chain IS NOT OLD.chain OR NEW.seq IS NOT OLD.seq OR NEW.id IS NOT OLD.id
+      OR NEW.body IS NOT OLD.body OR NEW.hash IS NOT OLD.hash
+      OR (NEW.salt IS NOT NULL AND NEW.salt IS NOT OLD.salt)
+      OR (NEW.user_id IS NOT NULL AND NEW.user_id IS NOT OLD.user_id)
+      OR (NEW.user_name IS NOT NULL AND NEW.user_name IS NOT OLD.user_name)
+      OR (NEW.message_id IS NOT NULL AND NEW.message_id IS NOT OLD.message_id)
+      OR (NEW.jump_url IS NOT NULL AND NEW.jump_url IS NOT OLD.jump_url)
+      OR (NEW.reason IS NOT NULL AND NEW.reason IS NOT OLD.reason)
+      OR (NEW.sealed IS NOT NULL AND NEW.sealed IS NOT OLD.sealed)
+    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
+    """,
+    """
+    CREATE TRIGGER log_heads AFTER INSERT ON log
+    BEGIN
+        UPDATE games SET head_seq = NEW.seq, head_hash = NEW.hash
+        WHERE NEW.chain GLOB 'g[0-9]*' AND id = CAST(substr(NEW.chain, 2) AS INTEGER);
+        INSERT INTO chains (chain, seq, hash, guild_id, at)
+        SELECT NEW.chain, NEW.seq, NEW.hash, NEW.guild_id, NEW.at
+        WHERE NEW.chain NOT GLOB 'g[0-9]*' AND NEW.chain != 'log'
+        ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
+                                          at = excluded.at;
+    END
+    """,
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -642,5 +744,6 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_10,
     MIGRATION_11,
     MIGRATION_12,
-    MIGRATION_15,
+    MIGRATION_13,
+    MIGRATION_14,
 ]

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from storage import rolllog
 from storage.backends.base import Conn
 from storage.db import Database
 from storage.model import Outgoing, Queued, timestamp
@@ -74,22 +75,23 @@ class Outbox:
         column, value = ("channel_id", lane.channel_id) if lane.channel_id else (
             "user_id", lane.user_id
         )  # fmt: skip
-        async with self.ctx.db.conn.execute(
+        rows = await self.ctx.db.conn.execute_fetchall(  # one trip to the database's thread
             f"SELECT id, channel_id, user_id, payload FROM outbox WHERE {column} = ? "
             # `state != 'sent'` lets SQLite use the channel's index (migration 11)
             "AND state != 'sent' AND state = 'pending' AND id > ? ORDER BY id LIMIT ?",
             (value, after, limit),
-        ) as cursor:
-            rows = await cursor.fetchall()
+        )
         return [_queued(r) for r in rows]
 
     async def posted(self, ids: Sequence[int]) -> None:
-        """Mark messages sent, many in one transaction (the sender's batches)."""
+        """Mark messages sent, many in one transaction (the sender's batches); the rows
+        written meanwhile are indexed by who wrote them in the same commit."""
         async with self.ctx.db.transaction() as conn:
             await conn.executemany(
                 "UPDATE outbox SET state = 'sent', done_at = ? WHERE id = ?",
                 [(timestamp(self.ctx.clock()), i) for i in ids],
             )
+            await rolllog.index_actors(self.ctx.db)
 
     async def delivered(self, queued: Queued, error: str | None = None) -> None:
         """Mark a message sent (or failed for good, with why)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import secrets
 from collections.abc import Iterable
 
@@ -41,8 +42,35 @@ def commit_text(salt: str, field: str, value: str) -> str:
     return hashlib.sha256(f"rk-text/1|{field}|{salt}|{value}".encode()).hexdigest()[:32]
 
 
+_SALTS = 512  # row salts drawn from the OS at a time
+
+
+class _SaltPool:
+    """Row salts from the OS's random source, a few KB at a time: one system call (which
+    lets go of the interpreter, and may wait to get it back from the database's thread) per
+    512 rows, not per row. Each byte is used once; a forked process starts a pool of its own."""
+
+    def __init__(self) -> None:
+        self._bytes = b""
+        self._at = 0
+
+    def take(self) -> str:
+        if self._at + 8 > len(self._bytes):
+            self._bytes, self._at = secrets.token_bytes(8 * _SALTS), 0
+        self._at += 8
+        return self._bytes[self._at - 8 : self._at].hex()
+
+    def forget(self) -> None:
+        self._bytes, self._at = b"", 0
+
+
+_pool = _SaltPool()
+os.register_at_fork(after_in_child=_pool.forget)
+
+
 def row_salt() -> str:
-    return secrets.token_hex(8)
+    """A row's salt: 8 random bytes (hex)."""
+    return _pool.take()
 
 
 def short(pseudo: str) -> str:

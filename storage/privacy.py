@@ -21,6 +21,8 @@ from storage.shards import ShardScope
 from storage.store import Context
 from storage.vocabulary import Act
 
+_THEIRS = " UNION ".join(rolllog.actor_ids(":actor"))  # the ids of the rows `:actor` wrote
+
 FORMAT = "rk-mydata/1"
 HOW_TO_CHECK = (
     "HMAC-SHA256(key = bytes.fromhex(salt), message = 'rk-person/1|<server id>|<user id>') "
@@ -42,10 +44,10 @@ async def my_data(ctx: Context, guild_id: str, user_id: str) -> dict[str, Any]:
         "SELECT tz, quiet, dm, away_until FROM people WHERE user_id = ?", (user_id,)
     ) as cursor:
         prefs = await cursor.fetchone()
-    actors = [a for a in (pseudonym, user_id) if a]
-    marks = ",".join("?" * len(actors))
-    sql = f"{rolllog.ROW_SELECT} WHERE actor IN ({marks}) AND guild_id = ? ORDER BY id"
-    async with conn.execute(sql, (*actors, guild_id)) as cursor:
+    actors = {f"a{n}": a for n, a in enumerate(a for a in (pseudonym, user_id) if a)}
+    theirs = " UNION ".join(rolllog.actor_ids(",".join(f":{k}" for k in actors)))
+    sql = f"{rolllog.ROW_SELECT} WHERE id IN ({theirs}) AND guild_id = :guild ORDER BY id"
+    async with conn.execute(sql, {**actors, "guild": guild_id}) as cursor:
         rows = [rolllog.row_from_record(r) for r in await cursor.fetchall()]
     games = sorted({r.game_id for r in rows if r.game_id is not None})
     return {
@@ -157,7 +159,8 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
         raise LookupError(f"nobody with id {user_id} ever played in this server")
     pseudo = str(found[0])
     async with db.conn.execute(
-        "SELECT DISTINCT user_name FROM log WHERE actor = ? AND user_name IS NOT NULL", (pseudo,)
+        f"SELECT DISTINCT user_name FROM log WHERE id IN ({_THEIRS}) AND user_name IS NOT NULL",
+        {"actor": pseudo},
     ) as cursor:
         names = {str(n) for (n,) in await cursor.fetchall()} | ({str(found[1])} - {"None"})
     await db.backend.secure_delete(True)
@@ -222,13 +225,13 @@ async def _erase_rows(conn: Any, pseudo: str, names: set[str]) -> int:
     moves made for them, which carry their name."""
     erased = await conn.execute(
         "UPDATE log SET user_id = NULL, user_name = NULL, message_id = NULL, jump_url = NULL, "
-        "reason = NULL, salt = NULL WHERE actor = ? AND chain != 'log'",
-        (pseudo,),
+        f"reason = NULL, salt = NULL WHERE id IN ({_THEIRS}) AND chain != 'log'",
+        {"actor": pseudo},
     )
     for name in names:
         await conn.execute(
-            "UPDATE log SET user_name = NULL WHERE actor = 'rollkeeper' AND user_name = ?",
-            (played_for_name(name),),
+            f"UPDATE log SET user_name = NULL WHERE id IN ({_THEIRS}) AND user_name = :name",
+            {"actor": BOT.user_id, "name": played_for_name(name)},
         )
     return int(erased.rowcount or 0)
 

@@ -134,22 +134,26 @@ class Road:
             # Chained after the game's chain as it is now, and the messages rendered, outside
             # the write lock; if another write moved the chain meanwhile, again. (Only the
             # lock's holder may set the remembered heads: a read out here can be overtaken.)
-            rows = tuple(self._hide(done, await rolllog.prepare(db, done.entries)))
-            outcome = Outcome(done.game, done.events, rows, done.hushed)  # type: ignore[arg-type]
-            outgoing = announce(outcome) if announce is not None else []
-            turn = (done.players, done.clock_json, fired, outgoing)
-            commit = build_commit(game, done.game, where, done.now, rows, turn, snapshot)
-            async with db.writing() as conn:
-                if not await rolllog.unmoved(db, rows):
-                    continue
-                await conn.execute(commit.statement, commit.parameters)
-                rolllog.stage(db, rows)
+            prepared = await rolllog.prepare(db, done.entries)
+            try:
+                rows = tuple(self._hide(done, prepared))
+                outcome = Outcome(done.game, done.events, rows, done.hushed)  # type: ignore[arg-type]
+                outgoing = announce(outcome) if announce is not None else []
+                turn = (done.players, done.clock_json, fired, outgoing)
+                commit = build_commit(game, done.game, where, done.now, rows, turn, snapshot)
+                async with db.writing() as conn:
+                    if not await rolllog.unmoved(db, rows):
+                        continue
+                    await conn.execute(commit.statement, commit.parameters)
+                    rolllog.stage(db, rows)
+            finally:
+                rolllog.release(db, prepared)
             break
         self.store.remember(done.game)
         if outgoing:
             self.ctx.owed.update((o.channel_id, o.user_id) for o in outgoing)
             self.ctx.sending.set()
-        if outgoing or (
+        if (outgoing and not self.ctx.has_sender) or (
             done.game.clock is not None and self.clocks.due_before_wake(done.clock_json)
         ):
             self.ctx.wakeup.set()

@@ -18,7 +18,7 @@ import hashlib
 import json
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -184,26 +184,26 @@ def named(text: str, name: Callable[[str], str]) -> str:
     return _TOKEN.sub(lambda m: name(m[1]), text)
 
 
-def body_of(row: LogRow, who: Mapping[str, str]) -> str:
-    """The hashed body of a row: `who` maps each user id it names to a pseudonym."""
-    salt = row.salt or ""
+def body_of(row: Mapping[str, Any], who: Mapping[str, str]) -> str:
+    """The hashed body of a row, from its fields by name (a `LogEntry`'s, its `chain`, `id`,
+    `seq`, `prev_hash` and `salt`): `who` maps each user id it names to a pseudonym."""
+    salt = row["salt"] or ""
     message = None
-    if row.message_id is not None:
-        message = commit_text(salt, "msg", f"{row.message_id}\n{row.jump_url or ''}")
-    data = json.loads(row.data) if row.data else None
+    if row["message_id"] is not None:
+        message = commit_text(salt, "msg", f"{row['message_id']}\n{row['jump_url'] or ''}")
+    data = json.loads(row["data"]) if row["data"] else None
+    user, name, reason = row["user_id"], row["user_name"], row["reason"]
     values = (
-        FORMAT, row.chain_name, row.seq, row.id, row.prev_hash, row.at, row.guild_id,
-        row.channel_id, who.get(row.user_id, row.user_id),
-        commit_text(salt, "name", row.user_name) if row.user_name else None, message,
-        row.game_id, row.game_number, row.game_seq, row.variant, row.turn_label, row.action,
-        named(row.dice, lambda u: mention(who.get(u, u))), json.loads(row.results),
-        row.randomness, row.corrects,
-        commit_text(salt, "reason", row.reason) if row.reason is not None else None,
+        FORMAT, row["chain"], row["seq"], row["id"], row["prev_hash"], row["at"],
+        row["guild_id"], row["channel_id"], who.get(user, user),
+        commit_text(salt, "name", name) if name else None, message,
+        row["game_id"], row["game_number"], row["game_seq"], row["variant"], row["turn_label"],
+        row["action"], named(row["dice"], lambda u: mention(who.get(u, u))),
+        json.loads(row["results"]), row["randomness"], row["corrects"],
+        commit_text(salt, "reason", reason) if reason is not None else None,
         pseudonymous(data, who),
     )  # fmt: skip
-    return (
-        "{" + ",".join(f'"{k}":{_compact(v)}' for k, v in zip(BODY_KEYS, values, strict=True)) + "}"
-    )
+    return _compact(dict(zip(BODY_KEYS, values, strict=True)))
 
 
 # The keys of structured facts that name one person (a substitute's `newcomer` too).
@@ -266,14 +266,13 @@ def chain_rows(
     for number, entry in enumerate(entries, start=first_id):
         chain = entry.chain_name
         seq, prev = tips.get(chain, (0, GENESIS))
-        values = {name: getattr(entry, name) for name in _ENTRY_FIELDS}
-        values["chain"] = chain
-        row = LogRow(**values, id=number, prev_hash=prev, seq=seq + 1, salt=row_salt())
-        body = body_of(row, who)
+        values: dict[str, Any] = {name: getattr(entry, name) for name in _ENTRY_FIELDS}
+        values.update(chain=chain, id=number, seq=seq + 1, prev_hash=prev, salt=row_salt())
+        body = body_of(values, who)
         digest = hashlib.sha256(body.encode()).hexdigest()
+        values["dice"] = named(entry.dice, lambda u: names.get(u, u))
         actor = who.get(entry.user_id, entry.user_id)
-        dice = named(entry.dice, lambda u: names.get(u, u))
-        rows.append(replace(row, hash=digest, body=body, actor=actor, dice=dice))
+        rows.append(LogRow(**values, hash=digest, actor=actor, body=body))
         tips[chain] = (seq + 1, digest)
     return rows
 
@@ -317,9 +316,10 @@ async def read_head(db: Database, chain: str) -> tuple[int, str]:
     return (int(found[0]), str(found[1])) if found else (0, GENESIS)
 
 
-async def reserve_ids(db: Database, count: int) -> int:
+async def reserve_ids(db: Database, count: int, inside: bool = False) -> int:
     """The first of `count` new row ids, never handed out again (a failed write leaves a
-    gap: ids order the log, each chain's `seq` proves it whole)."""
+    gap: ids order the log, each chain's `seq` proves it whole). Ids taken outside a write
+    transaction are `unwritten` until their write is done or dropped (`release`)."""
     if db.scope is not None:  # several processes write: ids come in blocks of their own
         await _shard_ids(db, count)
     if db.next_id is None:
@@ -329,6 +329,8 @@ async def reserve_ids(db: Database, count: int) -> int:
             db.next_id = int(found[0]) if found else 1
     first = db.next_id
     db.next_id += count
+    if not inside:
+        db.unwritten.add(first)
     return first
 
 
@@ -345,10 +347,17 @@ async def _shard_ids(db: Database, count: int) -> None:
         raise ValueError(f"{count} rows in one write: more than a block of ids ({ID_BLOCK})")
 
 
+def release(db: Database, rows: Sequence[LogRow]) -> None:
+    """The ids `prepare` took for `rows` (outside a transaction) are written or dropped."""
+    if rows:
+        db.unwritten.discard(rows[0].id)
+
+
 async def prepare(db: Database, entries: Sequence[LogEntry], inside: bool = False) -> list[LogRow]:
     """`entries` chained after the heads as known now, ready to write: the caller checks
-    under the write lock that the heads have not moved (`unmoved`) and stages them.
-    `inside`: the caller holds a write transaction (a new person is written in it)."""
+    under the write lock that the heads have not moved (`unmoved`) and stages them, then
+    `release`s them. `inside`: the caller holds a write transaction (a new person is written
+    in it)."""
     if not entries:
         return []
     by_guild: dict[str, set[str]] = {}
@@ -364,9 +373,37 @@ async def prepare(db: Database, entries: Sequence[LogEntry], inside: bool = Fals
         who.update(await pseudonyms(db, guild, users, inside))
         await remember_names(db, guild, names.get(guild, {}), inside)
     tips = await heads(db, {e.chain_name for e in entries})
-    shown = {u: n for (g, u), n in db.names.items() if g in by_guild}
-    first = await reserve_ids(db, len(entries))
-    return chain_rows(tips, first, entries, who, shown)
+    shown = {u: db.names[g, u] for g, us in by_guild.items() for u in us if (g, u) in db.names}
+    first = await reserve_ids(db, len(entries), inside)
+    try:
+        return chain_rows(tips, first, entries, who, shown)
+    except BaseException:
+        db.unwritten.discard(first)
+        raise
+
+
+async def unindexed(db: Database) -> int:
+    """How many rows past `log_indexed.upto` (at most): their writers are not indexed yet."""
+    found = await db.conn.execute_fetchall(
+        "SELECT (SELECT COALESCE(MAX(id), 0) FROM log) - upto FROM log_indexed"
+    )
+    return int(next(iter(found))[0])
+
+
+async def index_actors(db: Database) -> int:
+    """Bring `log_actors` (who wrote which row) up to the rows written so far, but for any
+    whose write is still under way: call inside a write transaction. Returns how many rows
+    it indexed. A roll writes no index page for its writer: a batch does, now and then."""
+    done = await db.conn.execute(
+        "INSERT INTO log_actors (actor, id) SELECT actor, id FROM log "
+        "WHERE id > (SELECT upto FROM log_indexed) AND actor IS NOT NULL "
+        "ORDER BY actor, id ON CONFLICT DO NOTHING"
+    )
+    below = min(db.unwritten) - 1 if db.unwritten else 1 << 62  # ids before any unwritten
+    found = await db.conn.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM log")
+    upto = min(int(next(iter(found))[0]), below)
+    await db.conn.execute("UPDATE log_indexed SET upto = ? WHERE upto < ?", (upto, upto))
+    return int(done.rowcount or 0)
 
 
 async def unmoved(db: Database, rows: Sequence[LogRow]) -> bool:
@@ -498,32 +535,28 @@ def _reader(path: str | Path) -> Reader:
 
 
 def verify_chain_file(path: str) -> ChainReport:
-    """Every chain, row by row in its order: each stored body hashes to its row's hash and
-    begins with the row's own place (format, chain, seq, id) and the previous row's hash;
-    sequence numbers run 1, 2, 3, ... with none missing; each chain ends where its recorded
-    end says (a truncated tail is caught); no row id is used twice. The old global chain
-    (`log`) is checked as it was written: ids 1, 2, 3, ..., the previous hash at the end."""
+    """Every chain, row by row, reading the log once in the order it was written: each stored
+    body hashes to its row's hash and begins with the row's own place (format, chain, seq, id)
+    and the previous row's hash; sequence numbers run 1, 2, 3, ... with none missing, in the
+    order of the ids; each chain ends where its recorded end says (a truncated tail is
+    caught); no row id is used twice. The old global chain (`log`) is checked as it was
+    written: ids 1, 2, 3, ..., the previous hash at the end."""
     reader = _reader(path)
     try:
         walk = reader.execute(
-            "SELECT chain, seq, id, CAST(body AS BLOB), CAST(hash AS BLOB) FROM log "
-            "ORDER BY chain, seq"
+            "SELECT chain, seq, id, CAST(body AS BLOB), CAST(hash AS BLOB) FROM log ORDER BY id"
         )
-        ends: dict[str, tuple[int, bytes]] = {}
-        count = 0
-        chain, expected, before = "", 1, GENESIS.encode()
-        sha256 = hashlib.sha256
+        tips: dict[str, tuple[int, bytes]] = {}  # each chain's last (seq, hash) so far
+        count, last_id = 0, None
+        sha256, genesis = hashlib.sha256, (0, GENESIS.encode())
         while records := walk.fetchmany(50_000):
             for name, seq, row_id, body, digest in records:
-                if name != chain:
-                    if chain:
-                        ends[chain] = (expected - 1, before)
-                    chain, expected, before = name, 1, GENESIS.encode()
-                where = row_id if name == LEGACY_CHAIN else f"{name}#{expected}"
-                if seq != expected:
-                    return ChainReport(
-                        count, ChainProblem(where, f"is missing (the next row is {name}#{seq})")
-                    )
+                done, before = tips.get(name, genesis)
+                where = row_id if name == LEGACY_CHAIN else f"{name}#{done + 1}"
+                if row_id == last_id:
+                    return ChainReport(count, ChainProblem(row_id, "its id is used by two rows"))
+                if seq != done + 1:
+                    return ChainReport(count, _out_of_place(reader, where, name, done + 1, seq))
                 if sha256(body).hexdigest().encode() != digest:
                     return ChainReport(
                         count, ChainProblem(where, "its content does not match its hash (edited)")
@@ -537,15 +570,25 @@ def verify_chain_file(path: str) -> ChainReport:
                             "its body names another place (one of the two was rewritten)",
                         ),
                     )
-                before = digest
-                expected += 1
+                tips[name] = (seq, digest)
+                last_id = row_id
                 count += 1
-        if chain:
-            ends[chain] = (expected - 1, before)
-        problem = _recorded_ends(reader, ends) or _unique_ids(reader, count)
+        problem = _recorded_ends(reader, tips)
     finally:
         reader.close()
-    return ChainReport(count, problem, len(ends))
+    return ChainReport(count, problem, len(tips))
+
+
+def _out_of_place(
+    reader: Reader, where: int | str, chain: str, expected: int, seq: int
+) -> ChainProblem:
+    """Row `chain#expected` was due before `chain#seq`: missing, or written after it."""
+    later = reader.execute(
+        "SELECT id FROM log WHERE chain = ? AND seq = ?", (chain, expected)
+    ).fetchone()
+    if later is None:
+        return ChainProblem(where, f"is missing (the next row is {chain}#{seq})")
+    return ChainProblem(where, f"was written after {chain}#{seq} (its id {later[0]} is later)")
 
 
 def _links(chain: str, seq: int, row_id: int, body: bytes, prev: bytes) -> bool:
@@ -598,16 +641,6 @@ def _labeller(chain: str) -> Callable[[int], str]:
     return lambda n: f"{chain}#{n}"
 
 
-def _unique_ids(reader: Reader, rows: int) -> ChainProblem | None:
-    found = reader.execute("SELECT count(DISTINCT id) FROM log").fetchone()
-    if int(found[0]) != rows:
-        dup = reader.execute(
-            "SELECT id FROM log GROUP BY id HAVING count(*) > 1 ORDER BY id LIMIT 1"
-        ).fetchone()
-        return ChainProblem(int(dup[0]) if dup else 0, "its id is used by two rows")
-    return None
-
-
 @dataclass(frozen=True, slots=True)
 class LogQuery:
     """Filters for `audit log`; all optional, combined with AND."""
@@ -624,72 +657,93 @@ class LogQuery:
 
 # The first row id stamped at or after a time (one past the last row if none): a bisection
 # over the ids, which grow with time (a failed write leaves a gap: the probe takes the first id
-# at or after the middle), so some 2 log2(rows) index reads and no time index to keep up at
-# every roll. A row is stamped just before it waits for the write lock, so two rows written
+# at or after the middle), so some 2 log2(rows) reads of the rowid and no time index to keep up
+# at every roll. A row is stamped just before it waits for the write lock, so two rows written
 # within milliseconds of each other may be stamped out of order: a range's bound can fall on
 # either side of such a pair.
 _PROBE = "(SELECT at FROM log WHERE id >= (lo + hi) / 2 ORDER BY id LIMIT 1)"
-_FIRST_AT = f"""(
+
+
+def _first_at(param: str) -> str:
+    return f"""(
     WITH RECURSIVE span(lo, hi) AS (
         SELECT CAST(1 AS BIGINT), (SELECT COALESCE(MAX(id), 0) + 1 FROM log)
         UNION ALL
         SELECT
-            CASE WHEN {_PROBE} >= ? THEN lo ELSE (lo + hi) / 2 + 1 END,
-            CASE WHEN {_PROBE} >= ? THEN (lo + hi) / 2 ELSE hi END
+            CASE WHEN {_PROBE} >= :{param} THEN lo ELSE (lo + hi) / 2 + 1 END,
+            CASE WHEN {_PROBE} >= :{param} THEN (lo + hi) / 2 ELSE hi END
         FROM span WHERE lo < hi
     )
     SELECT lo FROM span WHERE lo >= hi
 )"""
 
 
-def _query_sql(q: LogQuery) -> tuple[str, list[object]]:
+def actor_ids(actors: str, also: str = "") -> list[str]:
+    """The queries (to join with UNION) of the ids of the rows whose body names one of
+    `actors` (SQL: a list or a subquery): `log_actors` up to `log_indexed.upto`, the rows
+    after it read. `also`: more conditions on the ids (`AND id < :before`)."""
+    return [
+        f"SELECT id FROM log_actors WHERE actor IN ({actors}){also}",
+        f"SELECT id FROM log WHERE id > (SELECT upto FROM log_indexed){also} "
+        f"AND actor IN ({actors})",
+    ]
+
+
+def _query_sql(q: LogQuery) -> tuple[str, dict[str, object]]:
     """Newest first, at most `q.limit` rows (page back with `before_id`).
 
     A game's rows are its chain (and, for games older than the chains, the old chain's rows
     that name it); a channel's are its chain and its games'; a person's are found by their
     pseudonyms (and, in the old chain, their id or name). Ids grow with time, so a date range
-    becomes an id range.
+    becomes an id range. Each of these is a set of ids read from an index alone (within the
+    range); only the rows shown are read, newest first.
     """
-    where: list[str] = []
-    params: list[object] = []
+    params: dict[str, object] = asdict(q)
+    bounds = ""
+    if q.since is not None:
+        bounds += f" AND id >= {_first_at('since')}"
+    if q.until is not None:
+        bounds += f" AND id < {_first_at('until')}"
+    if q.before_id is not None:
+        bounds += " AND id < :before_id"
+    sets: list[list[str]] = []
     if q.game_id is not None:
-        where.append("(chain = 'g' || ? OR (chain = 'log' AND game_id = ?))")
-        params.extend([q.game_id, q.game_id])
+        sets.append(
+            [
+                f"SELECT id FROM log WHERE chain = 'g' || :game_id{bounds}",
+                f"SELECT id FROM log WHERE chain = 'log' AND game_id = :game_id{bounds}",
+            ]
+        )
     if q.user is not None:
         if q.user.isascii() and q.user.isdigit() and len(q.user) >= 15:  # a Discord user id
-            where.append(
-                "actor IN (SELECT pseudonym FROM persons WHERE user_id = ? UNION SELECT ?)"
-            )
+            actors = "SELECT pseudonym FROM persons WHERE user_id = :user UNION SELECT :user"
+            sets.append(actor_ids(actors, bounds))
         else:
-            where.append(
-                "(actor IN (SELECT pseudonym FROM persons WHERE name = ? COLLATE NOCASE) OR "
-                "(chain = 'log' AND user_name = ? COLLATE NOCASE))"
-            )
-        params.extend([q.user, q.user])
+            actors = "SELECT pseudonym FROM persons WHERE name = :user COLLATE NOCASE"
+            old = "SELECT id FROM log WHERE chain = 'log' AND user_name = :user COLLATE NOCASE"
+            sets.append([*actor_ids(actors, bounds), old + bounds])
     if q.channel_id is not None:
-        where.append(
-            "(chain = 'c' || ? OR chain IN (SELECT 'g' || id FROM games WHERE channel_id = ?) "
-            "OR (chain = 'log' AND channel_id = ?))"
+        sets.append(
+            [
+                f"SELECT id FROM log WHERE chain = 'c' || :channel_id{bounds}",
+                "SELECT id FROM log WHERE chain IN "
+                f"(SELECT 'g' || id FROM games WHERE channel_id = :channel_id){bounds}",
+                f"SELECT id FROM log WHERE chain = 'log' AND channel_id = :channel_id{bounds}",
+            ]
         )
-        params.extend([q.channel_id] * 3)
+    where = [f"id IN ({' UNION '.join(branches)})" for branches in sets]
+    if len(sets) == 1 and (q.guild_id is None or q.game_id is not None):
+        # One set alone (a game's rows are all in its server): its newest ids are the rows.
+        newest = f"SELECT id FROM ({' UNION '.join(sets[0])}) AS ids ORDER BY id DESC LIMIT :limit"
+        where = [f"id IN ({newest})"]
     if q.guild_id is not None:
-        where.append("guild_id = ?")
-        params.append(q.guild_id)
-    if q.since is not None:
-        where.append(f"id >= {_FIRST_AT}")
-        params.extend([q.since, q.since])
-    if q.until is not None:
-        where.append(f"id < {_FIRST_AT}")
-        params.extend([q.until, q.until])
-    if q.before_id is not None:
-        where.append("id < ?")
-        params.append(q.before_id)
+        where.append("guild_id = :guild_id")
+    if not sets and bounds:
+        where.append(bounds.removeprefix(" AND "))
     sql = ROW_SELECT
     if where:
         sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY id DESC LIMIT ?"
-    params.append(q.limit)
-    return sql, params
+    return sql + " ORDER BY id DESC LIMIT :limit", params
 
 
 async def query(db: Database, q: LogQuery) -> list[LogRow]:

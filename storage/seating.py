@@ -52,6 +52,12 @@ SERVER_OPTIONS = {
             "off",
             "`leaderboard` ranks this server's players over their finished dice games",
         ),
+        ServerOption(
+            "heads",
+            ("off", "on"),
+            "off",
+            "every roll message's footer shows its game's log head, for `audit verify --head`",
+        ),
     )
 }
 

@@ -27,7 +27,7 @@ from typing import Any
 from engine import DiceSource, Leave
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
-from storage import played, privacy, shards
+from storage import played, privacy, rolllog, servers, shards
 from storage.checkpoints import Checkpoints, Proof, check_posted
 from storage.clocks import Clocks
 from storage.custody import FreeDays, LostKey, LostReport
@@ -332,16 +332,38 @@ class GameService:
         return await self.free_days.close()
 
     async def checkpoint_due(
-        self, channel_id: str, announce: Callable[[LogRow], list[Outgoing]] | None = None
+        self,
+        channel_id: str | None,
+        announce: Callable[[LogRow], list[Outgoing]] | None = None,
     ) -> list[LogRow]:
-        return await self.checkpoints.due(channel_id, announce)
+        """Each server's daily checkpoint, posted where the server says (`mod checkpoints`),
+        else in `channel_id` (the bot-wide one; None: only servers with their own)."""
+        channels = await servers.checkpoint_channels(self.ctx, channel_id)
+        return await self.checkpoints.due(channels, announce)
 
-    async def check_posted_checkpoints(self, texts: Sequence[str], since: str) -> list[str]:
-        """Posted checkpoint messages against the database (storage/checkpoints.py)."""
-        async with self.db.conn.execute(
-            "SELECT DISTINCT guild_id FROM chains WHERE chain GLOB 's*'"
-        ) as cursor:
-            guilds = [str(g) for (g,) in await cursor.fetchall()]
+    async def checkpoint_channels(self, default: str | None) -> dict[str, str]:
+        """Where each server's checkpoints are posted (server -> channel)."""
+        return await servers.checkpoint_channels(self.ctx, default)
+
+    async def own_checkpoint_channel(self, guild_id: str) -> str | None:
+        """The channel a server's moderators chose for its checkpoints (None: the bot's)."""
+        return await servers.own_channel(self.ctx, guild_id)
+
+    async def set_checkpoint_channel(self, where: Where, who: Who, channel: str | None) -> None:
+        """A moderator's choice of checkpoint channel (None: the bot's), a server option."""
+        value = channel or servers.DEFAULT
+        await self.seating.set_option(where, who, servers.CHECKPOINTS, value)
+
+    async def check_posted_checkpoints(
+        self, texts: Sequence[str], since: str, guilds: Sequence[str] | None = None
+    ) -> list[str]:
+        """Posted checkpoint messages against the database (storage/checkpoints.py): those of
+        `guilds` (default: every server with a chain)."""
+        if guilds is None:
+            async with self.db.conn.execute(
+                "SELECT DISTINCT guild_id FROM chains WHERE chain GLOB 's*'"
+            ) as cursor:
+                guilds = [str(g) for (g,) in await cursor.fetchall()]
         return await check_posted(self.ctx, texts, guilds, since)
 
     async def forget(self, guild_id: str, user_id: str) -> privacy.Forgotten:
@@ -421,6 +443,14 @@ class GameService:
 
     async def undelivered(self, channel_id: str) -> list[Queued]:
         return await self.messages.undelivered(channel_id)
+
+    async def index_log(self, at_least: int = 1) -> int:
+        """Index who wrote the rows written since the last batch, when there are `at_least`
+        of them (storage/rolllog.py, `index_actors`); the sender's marks do it too."""
+        if await rolllog.unindexed(self.db) < at_least:
+            return 0
+        async with self.db.transaction():
+            return await rolllog.index_actors(self.db)
 
     async def resend(self, channel_id: str) -> int:
         return await self.messages.resend(channel_id)

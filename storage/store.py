@@ -55,6 +55,8 @@ class Context:
     # The lanes (channel, user) messages were queued for since the sender last looked; empty
     # with `sending` set: look at every lane.
     owed: set[tuple[str | None, str | None]] = field(default_factory=set)
+    # A sender posts the outbox (bot/sender.py): queued messages wake it, not the timekeeper.
+    has_sender: bool = False
 
 
 GAME_SELECT = (

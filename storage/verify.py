@@ -266,7 +266,7 @@ def _check_columns(reader: Reader, people: People) -> ChainProblem | None:
             )
     rows = reader.execute(
         "SELECT chain, seq, body, salt, user_id, user_name, message_id, jump_url, reason "
-        "FROM log WHERE chain != 'log' ORDER BY chain, seq"
+        "FROM log WHERE chain != 'log' ORDER BY id"
     )
     for chain, seq, body, salt, user, name, message, jump, reason in rows:
         values = json.loads(body)
@@ -500,7 +500,7 @@ def unattached(reader: Reader) -> ChainProblem | None:
     """A row no chain's kind accounts for, or one that names another game than its chain's
     (written behind the bot's back)."""
     for chain, seq, action, game in reader.execute(
-        "SELECT chain, seq, action, game_id FROM log WHERE chain != 'log' ORDER BY chain, seq"
+        "SELECT chain, seq, action, game_id FROM log WHERE chain != 'log' ORDER BY id"
     ):
         kind = str(chain)[0]
         allowed = {"g": GAME_ROWS, "c": CHANNEL_ROWS, "s": SERVER_ROWS}.get(kind, frozenset())

@@ -28,6 +28,7 @@ from bot.desk.pacing import Pacing
 from bot.desk.play import Play
 from bot.desk.review import Reviews
 from bot.desk.seats import Seats
+from bot.desk.servers import Servers
 from bot.desk.standings import Standings
 from bot.desk.views import Views
 from engine import PRESETS
@@ -219,7 +220,7 @@ MODERATION = (
         "set",
         Seats,
         Seats.mod_set,
-        slash="Server options: undo (on by default), leaderboard (off by default)",
+        slash="Server options: undo (on by default), leaderboard, heads (off by default)",
         args=(
             Arg(
                 "option",
@@ -245,6 +246,21 @@ MODERATION = (
         line=_hands_line,
         personal=True,
         slow=True,
+        moderators=True,
+    ),
+    Command(
+        "checkpoints",
+        Servers,
+        Servers.checkpoints,
+        slash="Where this server's daily checkpoint of the roll log is posted",
+        args=(
+            Arg(
+                "where",
+                "here, a #channel, or default (the bot's); empty: where it is now",
+                required=False,
+                default="",
+            ),
+        ),
         moderators=True,
     ),
 )
@@ -739,9 +755,11 @@ COMMANDS = CommandTable(
             "`mod void <roll-id> <reason>`, `mod skip <reason>`, `mod kick <player> <reason>`, "
             "`mod sub @old @new [reason]` (hand a seat to a substitute), "
             "`mod end <reason>`, `mod resend` (post what Discord refused), "
-            "`mod set undo|leaderboard on|off` (server options), "
+            "`mod set undo|leaderboard|heads on|off` (server options; heads: the game's log head "
+            "under every roll), "
             "`mod deadline <time|off> [wait|autoplay|skip] <reason>`, "
-            "`mod hands [round]` (card games: a finished round's deck and hands).",
+            "`mod hands [round]` (card games: a finished round's deck and hands), "
+            "`mod checkpoints [here|#channel|default]` (where the daily checkpoint goes).",
             slash="Moderator tools",
             members="Moderator commands",
             commands=MODERATION,

@@ -40,6 +40,7 @@ class Context:
         # Discord: an action's channel messages are queued in the outbox with it, and the
         # sender posts them (the console prints what it is answered instead).
         self.outbox = outbox
+        self._heads: dict[str, bool] = {}  # servers whose roll footers show the log head
 
     def presenter(self, game: StoredGame | AnyState | AnyRules) -> Presenter:
         """The presenter of a game's family."""
@@ -47,8 +48,10 @@ class Context:
         return self.presenters[kind_of(thing).family]
 
     def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
-        """What the engine did, as messages, in the game family's words."""
-        return self.presenter(outcome.game).describe(outcome, caller)
+        """What the engine did, as messages, in the game family's words (roll footers show
+        the game's log head where the server asked for it: `mod set heads on`)."""
+        heads = self._heads.get(outcome.game.guild_id, False)
+        return self.presenter(outcome.game).describe(outcome, caller, heads)
 
     def describe_for_bot(self, outcome: Outcome) -> list[Reply]:
         """The messages for what the bot did by itself (a deadline's policy)."""
@@ -63,6 +66,8 @@ class Context:
         words). With the outbox on, the channel messages that announce it are queued in the
         same statement as the action, and come back marked `queued` (the sender posts them;
         the answer to the command does not)."""
+        guild = caller.where.guild_id  # the server's `heads` option (kept in memory once read)
+        self._heads[guild] = await self.service.server_option(guild, "heads") == "on"
         words = tell or (lambda outcome: self.describe(outcome, caller))
         if await self.service.server_option(caller.where.guild_id, "undo") == "off":
             words = _without_undo(words)

@@ -26,6 +26,7 @@ from bot.desk.pacing import Pacing
 from bot.desk.play import Play
 from bot.desk.review import Reviews
 from bot.desk.seats import Seats
+from bot.desk.servers import Servers
 from bot.desk.standings import Standings
 from bot.desk.views import Views
 from bot.preview import Accepted, PreviewService
@@ -93,6 +94,7 @@ class Desk:
         self.reviews = Reviews(context)
         self.seats = Seats(context)
         self.standings = Standings(context, self.reviews)
+        self.servers = Servers(context)
         self.herald = Herald(context)  # what the bot says by itself (the service's Herald)
         self._rooms: dict[type, object] = {
             type(room): room
@@ -108,6 +110,7 @@ class Desk:
                 self.reviews,
                 self.seats,
                 self.standings,
+                self.servers,
             )
         }
         self._previewer: Desk | None = None  # the desk that previews hints (bot/preview.py)

@@ -68,8 +68,9 @@ class Presenter(ABC):
         """The embeds' colour for a game with these rules."""
 
     @abstractmethod
-    def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
-        """What the engine did, as messages (hidden cards only ever to their player)."""
+    def describe(self, outcome: Outcome, caller: Caller, heads: bool = False) -> list[Reply]:
+        """What the engine did, as messages (hidden cards only ever to their player); with
+        `heads` (a server's `mod set heads on`), each roll's footer shows the game's log head."""
 
     @abstractmethod
     def status(self, game: StoredGame, fields: tuple[Field, ...]) -> Reply:

@@ -102,7 +102,7 @@ class CardPresenter(Presenter):
 
     # ---- a move in words ---------------------------------------------------------------------
 
-    def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
+    def describe(self, outcome: Outcome, caller: Caller, heads: bool = False) -> list[Reply]:
         story = Story(outcome, caller, self.prefix, numbered_turns=False)
         game = story.game
         state = card_state(game)

@@ -39,6 +39,7 @@ from bot.words import (
     PIPS,
     final_scores,
     finished_note,
+    game_head,
     game_over_headline,
     lobby_closed,
     log_head,
@@ -180,11 +181,12 @@ class DicePresenter(Presenter):
 
     # ---- a move in words ---------------------------------------------------------------------
 
-    def describe(self, outcome: Outcome, caller: Caller) -> list[Reply]:
+    def describe(self, outcome: Outcome, caller: Caller, heads: bool = False) -> list[Reply]:
         """Turn what the engine did into messages, in the forum's words."""
         story = Story(outcome, caller, self.prefix)
         game = story.game
         roll_rows = [r for r in story.outcome.rows if r.action in ROLL_NAMES]
+        head = game_head(story.outcome) if heads else None
         for event in story.outcome.events:
             if story.seating(event):
                 continue
@@ -193,7 +195,7 @@ class DicePresenter(Presenter):
                     story.turn(self._turn_started(story.outcome, player, turn))
                 case DiceRolled():
                     row = roll_rows.pop(0) if roll_rows else None
-                    story.add(self.roll_reply(game, event, row))
+                    story.add(self.roll_reply(game, event, row, head))
                 case Scored(player, _, placement):
                     self._scored(story, player, placement)
                 case RollVoided(player, _, roll, _, again):
@@ -256,9 +258,12 @@ class DicePresenter(Presenter):
         )
         return Reply(text=clip(text, CONTENT_MAX), controls=controls(game, 0))
 
-    def roll_reply(self, game: StoredGame, event: DiceRolled, row: LogRow | None) -> Reply:
-        """A roll in the forum's words with its moderation fields, the dice and the scoring
-        options, and (for the player still to move) the buttons."""
+    def roll_reply(
+        self, game: StoredGame, event: DiceRolled, row: LogRow | None, head: str | None = None
+    ) -> Reply:
+        """A roll in the forum's words with its moderation fields (and the game's log `head`
+        after it, where the server shows heads), the dice and the scoring options, and (for
+        the player still to move) the buttons."""
         state = dice_state(game)
         name = game.name(event.player)
         named = ",".join(d.die for d in event.rolled)
@@ -270,6 +275,7 @@ class DicePresenter(Presenter):
         action = ROLL_NAMES[event.roll - 1]
         label = game.turn_label(event.turn)
         ref = f" · Roll #{row.id}" if row else ""
+        ref += f" · Head {head}" if head else ""
         text += (
             f"\n-# Character: {name} · Action: {action} · Dice Roll: {named} · "
             f"Game Turn: {label}{ref}"

@@ -444,4 +444,40 @@ MIGRATION_3 = [
     "CREATE INDEX seat_offers_to ON seat_offers (to_user)",
 ]
 
-MIGRATIONS: list[list[str]] = [MIGRATION_1, MIGRATION_2, MIGRATION_3]
+# 4: SQLite's migration 14 (issue 22): who wrote which row in a table of its own, `log_actors`,
+# in place of the index on the log. SQLite fills it in batches behind the writes, up to
+# `log_indexed.upto` (storage/rolllog.index_actors); here a trigger fills it as each row is
+# written, since several shard processes write the log with ids from blocks of their own and
+# no one process knows which lower ids are still being written. The batch then finds nothing
+# left to do, and the readers' "rows past upto" are only the ones since the last batch.
+MIGRATION_4 = [
+    """
+    CREATE TABLE log_actors (
+        actor  text NOT NULL,
+        id     bigint NOT NULL,
+        PRIMARY KEY (actor, id)
+    )
+    """,
+    "INSERT INTO log_actors (actor, id) SELECT actor, id FROM log WHERE actor IS NOT NULL",
+    """
+    CREATE TABLE log_indexed (
+        only_row  integer PRIMARY KEY CHECK (only_row = 1),
+        upto      bigint NOT NULL
+    )
+    """,
+    "INSERT INTO log_indexed (only_row, upto) SELECT 1, COALESCE(MAX(id), 0) FROM log",
+    """
+    CREATE FUNCTION rk_log_actor() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF NEW.actor IS NOT NULL THEN
+            INSERT INTO log_actors (actor, id) VALUES (NEW.actor, NEW.id)
+            ON CONFLICT DO NOTHING;
+        END IF;
+        RETURN NULL;
+    END $$
+    """,
+    "CREATE TRIGGER log_actor AFTER INSERT ON log FOR EACH ROW EXECUTE FUNCTION rk_log_actor()",
+    "DROP INDEX log_by_actor",
+]
+
+MIGRATIONS: list[list[str]] = [MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4]

@@ -52,7 +52,7 @@ _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bGLOB '(\w*)\*'"), r"LIKE '\1%'"),
     (re.compile(r"\bCAST\((\w+) AS BLOB\)"), r"convert_to(\1, 'UTF8')"),
     (re.compile(r"\binstr\("), "strpos("),
-    (re.compile(r"([\w.]+) = (\?\d*) COLLATE NOCASE"), r"lower(\1) = lower(\2)"),
+    (re.compile(r"([\w.]+) = (\?\d*|:\w+) COLLATE NOCASE"), r"lower(\1) = lower(\2)"),
     (re.compile(r"\bjson_each\(([\w.]+)\)"), r"jsonb_each_text(\1::jsonb)"),
 ]
 _PLACEHOLDER = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|::|\?(\d*)|:([A-Za-z_]\w*)")

@@ -125,6 +125,7 @@ async def build_log(path: Path, rows: int, games: int, users: int) -> None:
             heads[row.chain_name] = (row.seq, row.hash)
         async with db.transaction():
             await conn.executemany(INSERT, [stored(r) for r in chained])
+            await rolllog.index_actors(db)  # as the bot's batches do, behind the rolls
     await db.close()
 
 

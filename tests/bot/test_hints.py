@@ -370,6 +370,8 @@ def test_a_preview_can_change_nothing() -> None:
         "player_named",
         "proof",
         "check_posted_checkpoints",
+        "checkpoint_channels",
+        "own_checkpoint_channel",
         "my_data",
         "server_option",
     }

@@ -88,7 +88,8 @@ async def test_void_reads_the_roll_id_and_needs_a_reason(desk: Desk, dice: Queue
 
 async def test_unknown_moderator_commands_list_the_real_ones(desk: Desk) -> None:
     reply = await refusal(desk, MOD, "mod vanish now")
-    names = "log, verify, export, void, skip, kick, forget, end, resend, deadline, sub, set, hands."
+    names = "log, verify, export, void, skip, kick, forget, end, resend, deadline, sub, set, "
+    names += "hands, checkpoints."
     assert f"Moderator commands: {names}" in reply.text
 
 

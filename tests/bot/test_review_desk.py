@@ -221,9 +221,8 @@ async def test_a_hint_is_the_best_move_logged_verified_and_marked(
     deleted = tamper(db_path, lambda rows: [b for b in rows if b is not last_hint(rows)])
     assert "hint(s) came before action" in str(verify_file(deleted).problem)
 
-    def double(rows: list[Body]) -> list[Body]:
-        at = rows.index(last_hint(rows))
-        return [*rows[: at + 1], {**rows[at], "id": 9999}, *rows[at + 1 :]]
+    def double(rows: list[Body]) -> list[Body]:  # a copy, after every row (ids grow)
+        return [*rows, {**last_hint(rows), "id": 9999}]
 
     assert "a hint row was removed or added" in str(verify_file(tamper(db_path, double)).problem)
 

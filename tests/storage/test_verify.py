@@ -89,11 +89,18 @@ LINK = (
 @pytest.mark.parametrize(
     ("chain", "seq", "rehash", "problem", "checked"),
     [
-        # The free rolls' channel chain (`cc`) is walked before the game's (`g1`).
-        ("g1", 5, False, "roll log row g1#5: its content does not match its hash (edited)", 30),
-        ("cc", 20, False, "roll log row cc#20: its content does not match its hash (edited)", 19),
+        # The log is walked in the order it was written: the game's rows and the server's
+        # (the game's first four rows and the server's come before g1#5), then the free rolls.
+        ("g1", 5, False, "roll log row g1#5: its content does not match its hash (edited)", 5),
+        (
+            "cc",
+            20,
+            False,
+            "roll log row cc#20: its content does not match its hash (edited)",
+            ROWS - FREE + 19,
+        ),
         # A free roll rewritten with its own hash recomputed: the next row's link tells.
-        ("cc", 15, True, "roll log row cc#16: " + LINK.format("cc#15"), 15),
+        ("cc", 15, True, "roll log row cc#16: " + LINK.format("cc#15"), ROWS - FREE + 15),
         # The last row: only the chain's recorded end can tell.
         (
             "cc",
@@ -167,6 +174,21 @@ async def test_a_row_added_past_the_recorded_end_is_named(log_file: Path) -> Non
     )
 
 
+async def test_rows_of_a_chain_out_of_the_order_they_were_written_are_named(
+    log_file: Path,
+) -> None:
+    """Ids grow with time: two free rolls swapped (each taking the other's id, the chain
+    re-linked and rehashed) put a later row first, which the walk in written order names."""
+
+    def swap(rows: list[Body], conn: sqlite3.Connection) -> list[Body]:
+        rows[4]["id"], rows[5]["id"] = rows[5]["id"], rows[4]["id"]
+        return rows
+
+    rewrite(log_file, "cc", swap)
+    _, problem = await verified(log_file)
+    assert problem is not None and problem.startswith("roll log row cc#5: was written after cc#6")
+
+
 async def test_a_move_rewritten_in_place_is_named(log_file: Path) -> None:
     """A score moved to another box in its move, the body's hash recomputed and the chain
     re-linked: the replay gives another game than the rows and the snapshot say."""
@@ -203,4 +225,22 @@ async def test_a_rewritten_deck_reveal_is_caught_even_with_the_chain_rehashed(
     problem = (await verified(db_path))[1] or ""
     assert re.match(
         r"game 1: row g1#\d+:\w+ \(Deck reveal\) is not what action 4 did: its dice", problem
+    )
+
+
+async def test_a_checkpoint_channel_moved_behind_the_bots_back_is_named(
+    service: GameService, db_path: Path
+) -> None:
+    """Where a server's checkpoints go is a chained server option: the table moved to another
+    channel without a row (to post checkpoints where nobody looks) no longer says what the
+    chain set."""
+    await service.set_checkpoint_channel(WHERE, ANN, "2001")
+    await service.db.close()
+    assert await verified(db_path) == (1, None)
+    conn = raw(db_path)
+    conn.execute("UPDATE server_options SET value = '6666' WHERE name = 'checkpoints'")
+    conn.close()
+    assert await verified(db_path) == (
+        1,
+        "roll log row sg#1: set checkpoints=2001, but the server has 6666",
     )
