@@ -711,7 +711,9 @@ def _query_sql(q: LogQuery) -> tuple[str, dict[str, object]]:
         sets.append(
             [
                 f"SELECT id FROM log WHERE chain = 'g' || :game_id{bounds}",
-                f"SELECT id FROM log WHERE chain = 'log' AND game_id = :game_id{bounds}",
+                # As an integer where it is one: PostgreSQL gives :game_id one type (text, from ||).
+                "SELECT id FROM log WHERE chain = 'log' "
+                f"AND game_id = CAST(:game_id AS INTEGER){bounds}",
             ]
         )
     if q.user is not None:
