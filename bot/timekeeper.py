@@ -94,6 +94,7 @@ class Timekeeper:
                 report.fired.append(f"free rolls: {len(revealed)} day seed(s) revealed")
         await self._checkpoints(report)
         await self._retention(report)
+        await self._followers(report)
         failed: set[int] = set()
         while True:
             due = [r for r in await self.service.due_reminders(BATCH) if r.id not in failed]
@@ -115,6 +116,17 @@ class Timekeeper:
             self.service.ctx.owed.add((None, None))
             self.service.ctx.sending.set()
         return report
+
+    async def _followers(self, report: TickReport) -> None:
+        """Each follower whose batch is due: the turns finished since, by direct message."""
+        try:
+            told = await self.service.follow_due(self.herald.follow_news)
+        except Exception as exc:  # followers' news that cannot go now hold up no game
+            log.error("followers' news could not be sent: %s", exc, exc_info=exc)
+            report.retry = True
+            return
+        if told:
+            report.fired.append(f"followers: {told} told")
 
     async def _retention(self, report: TickReport) -> None:
         """Once a UTC day, erase the free texts older than `retention_days` (if set)."""

@@ -146,6 +146,7 @@ class Road:
                 rolllog.stage(db, rows)
             break
         self.store.remember(done.game)
+        self.ctx.moved(done.game.id)
         if outgoing:
             self.ctx.owed.update((o.channel_id, o.user_id) for o in outgoing)
             self.ctx.sending.set()

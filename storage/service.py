@@ -28,6 +28,7 @@ from engine import DiceSource, Leave
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
 from storage import played, privacy
+from storage.boards import Boards, Render
 from storage.checkpoints import Checkpoints, Proof, check_posted
 from storage.clocks import Clocks
 from storage.custody import FreeDays, LostKey, LostReport
@@ -117,6 +118,8 @@ class GameService:
         self.free_days = FreeDays(ctx, self.store, self.seeding)
         self.lost_key = LostKey(ctx, self.store, self.table, self.free_days)
         self.checkpoints = Checkpoints(ctx)
+        self.boards = Boards(ctx, self.store)
+        self.follow_every = timedelta(minutes=10)  # a follower's batches: at most one this often
 
     # What every part shares, as callers (and tests) set it.
 
@@ -286,8 +289,13 @@ class GameService:
         return await self.clocks.set_pace(where, moderator, pace, reason)
 
     async def next_due(self) -> datetime | None:
-        """When the timekeeper must look next: a reminder or a free-roll day's end."""
-        due = [await self.deadlines.next_due(), await self.free_days.next_close()]
+        """When the timekeeper must look next: a reminder, a free-roll day's end or a
+        follower's batch."""
+        due = [
+            await self.deadlines.next_due(),
+            await self.free_days.next_close(),
+            await self.boards.next_batch(self.follow_every),
+        ]
         return min((d for d in due if d is not None), default=None)
 
     async def close_free_days(self) -> list[LogRow]:
@@ -321,6 +329,8 @@ class GameService:
             return await privacy.forget_person(self.ctx, guild_id, user_id, len(channels))
         finally:
             self.store.evict_all()
+            for game in await self.games_in(guild_id, limit=200):  # boards name them no more
+                self.ctx.moved(game.id)
 
     async def erase_old_texts(self, days: int) -> int:
         return await privacy.erase_old_texts(self.ctx, days)
@@ -333,6 +343,9 @@ class GameService:
 
     async def declare_key_lost(self, key_file: Path | None = None) -> LostReport:
         return await self.lost_key.declare(key_file)
+
+    async def follow_due(self, render: Render) -> int:
+        return await self.boards.follow_due(self.follow_every, render)
 
     async def due_reminders(self, limit: int = 200) -> list[DueReminder]:
         return await self.deadlines.due_reminders(limit)

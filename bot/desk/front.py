@@ -14,6 +14,7 @@ from typing import Any
 
 from bot.caller import DIRECT, Caller, UsageError, readable
 from bot.config import Config
+from bot.desk.board import Following
 from bot.desk.cards import Cards
 from bot.desk.commands import COMMANDS
 from bot.desk.context import Context
@@ -90,6 +91,7 @@ class Desk:
         self.fairness = Fairness(context)
         self.cards = Cards(context)
         self.reviews = Reviews(context)
+        self.following = Following(context)
         self.herald = Herald(context)  # what the bot says by itself (the service's Herald)
         self._rooms: dict[type, object] = {
             type(room): room
@@ -103,6 +105,7 @@ class Desk:
                 self.fairness,
                 self.cards,
                 self.reviews,
+                self.following,
             )
         }
         self._previewer: Desk | None = None  # the desk that previews hints (bot/preview.py)
