@@ -37,6 +37,7 @@ class BoardRow:
     shown: int  # the game version the message shows (-1: never posted)
     pinned: bool
     repost: bool  # a `board` asked for it at the bottom of the channel
+    posts: int = 0  # board messages posted for the game so far (each new one's nonce)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,7 @@ class Boards:
 
     async def row(self, game_id: int) -> BoardRow | None:
         async with self.ctx.db.conn.execute(
-            "SELECT game_id, channel_id, message_id, shown, pinned, repost FROM boards "
+            "SELECT game_id, channel_id, message_id, shown, pinned, repost, posts FROM boards "
             "WHERE game_id = ?",
             (game_id,),
         ) as cursor:
@@ -84,7 +85,13 @@ class Boards:
         if found is None:
             return None
         return BoardRow(
-            int(found[0]), str(found[1]), found[2], int(found[3]), bool(found[4]), bool(found[5])
+            int(found[0]),
+            str(found[1]),
+            found[2],
+            int(found[3]),
+            bool(found[4]),
+            bool(found[5]),
+            int(found[6]),
         )
 
     async def behind(self) -> list[int]:
