@@ -72,6 +72,7 @@ class BoardKeeper:
         self._stop = asyncio.Event()
         self.edits = 0
         self.posts = 0
+        self.grace = 2.0  # seconds a stop lets the boards in flight finish
 
     @property
     def wanted(self) -> asyncio.Event:
@@ -185,7 +186,7 @@ class BoardKeeper:
         the next start."""
         running = [t for t in self._games.values() if not t.done()]
         if running:
-            await asyncio.wait(running, timeout=2.0)
+            await asyncio.wait(running, timeout=self.grace)
         self._stop.set()
         self.wanted.set()
         for t in (*running, task):

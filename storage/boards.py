@@ -173,6 +173,12 @@ class Boards:
                 f"SELECT ?, id, version FROM games WHERE {where}",
                 (user_id, *args),
             )
+            # The answer to `follow` is their last message: the first batch comes a batch's
+            # time after it (never a message per move).
+            await conn.execute(
+                "INSERT OR IGNORE INTO follow_sent (user_id, sent_at) VALUES (?, ?)",
+                (user_id, timestamp(self.ctx.clock())),
+            )
         return True
 
     async def unfollow(self, user_id: str, guild_id: str, target: str | None) -> int:

@@ -526,6 +526,7 @@ COMMANDS = CommandTable(
                 ),
             ),
             aliases=("watch", "spectate"),
+            personal=True,
         ),
         Command(
             "unfollow",
@@ -536,6 +537,7 @@ COMMANDS = CommandTable(
             slash="Stop following a game or a player",
             args=(Arg("what", "A game (game 3), a player, or all"),),
             aliases=("unwatch",),
+            personal=True,
         ),
         Command(
             "games",

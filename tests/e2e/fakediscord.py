@@ -310,6 +310,7 @@ class FakeDiscord:
         self.pins: dict[int, list[str]] = {}  # channel -> pinned message ids, oldest first
         self.hold_edits = False  # edits wait unanswered until `release_edits` (coalescing)
         self._edits_released = asyncio.Event()
+        self._apply_held = True
         self.edits_held = 0
         self.embed_total_max = (
             EMBED_TOTAL_MAX  # a test may make Discord stricter than the bot knows
@@ -775,6 +776,8 @@ class FakeDiscord:
         if self.hold_edits:  # answered at `release_edits`: more moves arrive meanwhile
             self.edits_held += 1
             await self._edits_released.wait()
+            if not self._apply_held:  # it never reached Discord
+                raise Refusal(503, 0, "Service unavailable")
         self._rate(int(message["channel_id"]), self._edited)
         async with self._changed:
             message.update(  # what is sent as null is cleared, as Discord stores it
@@ -789,8 +792,10 @@ class FakeDiscord:
             self._changed.notify_all()
         return self._json({k: v for k, v in message.items() if not k.startswith("_")})
 
-    def release_edits(self) -> None:
+    def release_edits(self, apply: bool = True) -> None:
+        """Answer the held edits: `apply` makes them (else they are lost, a 503)."""
         self.hold_edits = False
+        self._apply_held = apply
         self._edits_released.set()
 
     def _existing(self, message_id: str) -> dict[str, Any]:
