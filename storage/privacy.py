@@ -253,11 +253,9 @@ async def _erase_follows(conn: Any, guild_id: str, user_id: str) -> None:
         "DELETE FROM follows WHERE guild_id = ? AND (user_id = ? OR player_id = ?)",
         (guild_id, user_id, user_id),
     )
-    for table in ("follow_seen", "follow_sent"):
+    for table in ("follow_seen", "follow_sent"):  # of anyone who follows nothing now
         await conn.execute(
-            f"DELETE FROM {table} WHERE user_id = ? AND user_id NOT IN "
-            "(SELECT user_id FROM follows)",
-            (user_id,),
+            f"DELETE FROM {table} WHERE user_id NOT IN (SELECT user_id FROM follows)"
         )
 
 
