@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import Config
+from engine.cards import DECK, rolls_for
 from tests.conftest import FakeClock, QueueDice
 from tests.e2e.conftest import PLAYERS, Table, start_bot, stop_bot
-from tests.e2e.fakediscord import CHANNEL, OTHER_CHANNEL, FakeDiscord, text_of
+from tests.e2e.fakediscord import CHANNEL, OTHER_CHANNEL, FakeDiscord, custom_ids, text_of
 
 THIRD_CHANNEL = 2_002
 CHANNELS = (CHANNEL, OTHER_CHANNEL, THIRD_CHANNEL)
@@ -290,3 +291,22 @@ async def test_heads_up_when_the_player_before_you_starts(tmp_path: Path) -> Non
         await keeper.tick()
         await table.idle()
         assert len([m for m in fake.dms_to("Second") if "You're next" in text_of(m)]) == 1
+
+
+async def test_a_card_deal_message_is_shorter_beside_a_live_board(tmp_path: Path) -> None:
+    """The deal's turn message carried the table as an embed; beside a live board it says the
+    pile's top card and the stock in one line (what a player decides on), the rest on the
+    board."""
+    deal: dict[bool, dict[str, Any]] = {}
+    for live in (False, True):
+        async with three_channels(tmp_path, live_board=live) as table:
+            await table.send("Gypsy", "!new card variant=mini order=join", "is in")
+            await table.send("Second", "!join", "joined")
+            table.dice.push(rolls_for(DECK, DECK))
+            answers = await table.send("Gypsy", "!start", "your turn")
+            deal[live] = next(m for m in answers if "your turn" in text_of(m))
+    before, after = deal[False], deal[True]
+    assert len(before["embeds"]) == 1 and "Discard pile:" in text_of(before)
+    assert after["embeds"] == [] and "Discard pile: " in after["content"]
+    assert custom_ids(after) == custom_ids(before)  # the same buttons
+    assert len(text_of(after).splitlines()) < len(text_of(before).splitlines())
