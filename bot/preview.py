@@ -60,6 +60,10 @@ class PreviewService(GameService):
             "checkpoint_due",
             "erase_old_texts",
             "forget",
+            "follow_due",
+            "ask_board",
+            "follow",
+            "unfollow",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -185,6 +189,18 @@ class PreviewService(GameService):
         raise Accepted
 
     async def forget(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def follow_due(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def ask_board(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def follow(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def unfollow(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def game_to_review(self, where: Where, number: int | None) -> NoReturn:

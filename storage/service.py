@@ -28,7 +28,7 @@ from engine import DiceSource, Leave
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
 from storage import played, privacy
-from storage.boards import Boards, Render
+from storage.boards import Boards, Followed, Render
 from storage.checkpoints import Checkpoints, Proof, check_posted
 from storage.clocks import Clocks
 from storage.custody import FreeDays, LostKey, LostReport
@@ -344,8 +344,27 @@ class GameService:
     async def declare_key_lost(self, key_file: Path | None = None) -> LostReport:
         return await self.lost_key.declare(key_file)
 
+    # ---- live boards and followers (storage/boards.py) ------------------------------------
+
     async def follow_due(self, render: Render) -> int:
         return await self.boards.follow_due(self.follow_every, render)
+
+    async def ask_board(self, game: StoredGame) -> None:
+        await self.boards.ask_repost(game)
+
+    async def board_rows(self, game_id: int) -> list[LogRow]:
+        return await self.boards.last_rows(game_id)
+
+    async def follow(
+        self, user_id: str, guild_id: str, game: StoredGame | None, player_id: str | None
+    ) -> bool:
+        return await self.boards.follow(user_id, guild_id, game, player_id)
+
+    async def unfollow(self, user_id: str, guild_id: str, target: str | None) -> int:
+        return await self.boards.unfollow(user_id, guild_id, target)
+
+    async def follows_of(self, user_id: str, guild_id: str) -> list[Followed]:
+        return await self.boards.follows_of(user_id, guild_id)
 
     async def due_reminders(self, limit: int = 200) -> list[DueReminder]:
         return await self.deadlines.due_reminders(limit)

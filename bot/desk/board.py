@@ -12,7 +12,7 @@ from datetime import datetime
 from bot.caller import DIRECT, Caller, UsageError
 from bot.desk.context import Context, read_game
 from bot.replies import CONTENT_MAX, Field, Reply, clip, encode, escape, is_snowflake
-from bot.words import channel_ref, shown_game, time_left
+from bot.words import channel_ref, shown_game
 from engine import Phase, RulesError
 from storage.boards import News
 from storage.rolllog import LogRow
@@ -75,8 +75,10 @@ def board_reply(context: Context, game: StoredGame, rows: Sequence[LogRow], now:
     lines = []
     clock = game.clock
     if clock is not None and game.state.phase is Phase.PLAYING and clock.due_at is not None:
+        # Discord counts it down in each reader's time (`in 2 days`); the board is edited only
+        # when the game moves, so no "2d left" of its own that would go stale.
         due = int(clock.due_at.timestamp())
-        lines.append(f"⏳ {shown.name(clock.player)}: {time_left(clock, now)} (due <t:{due}:R>)")
+        lines.append(f"⏳ {shown.name(clock.player)}: due <t:{due}:R>")
     elif game.state.phase is Phase.PLAYING:
         lines.append("No turn deadline.")
     fields: tuple[Field, ...] = (Field("Turn clock", "\n".join(lines)),) if lines else ()
@@ -151,10 +153,10 @@ class Following:
             raise RulesError(
                 f"{game.title} has not started: its board is posted when it does.", hint="status"
             )
-        if self.context.outbox and not game.state.is_over:
-            await self.service.boards.ask_repost(game)
+        if self.context.outbox and self.context.config.live_board and not game.state.is_over:
+            await self.service.ask_board(game)
             return [Reply(text="📌 The board is on its way to the bottom.", queued=True)]
-        rows = await self.service.boards.last_rows(game.id)
+        rows = await self.service.board_rows(game.id)
         return [board_reply(self.context, game, rows, self.service.clock())]
 
     async def follow(self, caller: Caller, what: str = "") -> list[Reply]:
@@ -162,7 +164,7 @@ class Following:
         self._in_a_server(caller, "follow game 3")
         game, player, shown = await self._target(caller, what, "follow")
         who, where = caller.who.user_id, caller.where.guild_id
-        fresh = await self.service.boards.follow(who, where, game, player)
+        fresh = await self.service.follow(who, where, game, player)
         every = int(self.service.follow_every.total_seconds() // 60)
         if not fresh:
             return [Reply(text=f"You already follow {shown}. `{self._cmd('follow')}` lists all.")]
@@ -179,11 +181,11 @@ class Following:
         self._in_a_server(caller, "unfollow all")
         who, where = caller.who.user_id, caller.where.guild_id
         if what.strip().lower() in ("all", "everything"):
-            count = await self.service.boards.unfollow(who, where, None)
+            count = await self.service.unfollow(who, where, None)
             return [Reply(text=f"You follow nothing here any more ({count} stopped).")]
         game, player, shown = await self._target(caller, what, "unfollow")
         target = f"game {game.number}" if game is not None else f"player {player}"
-        if not await self.service.boards.unfollow(who, where, target):
+        if not await self.service.unfollow(who, where, target):
             raise UsageError(f"You don't follow {shown}.", hint="follow")
         return [Reply(text=f"You no longer follow {shown}.")]
 
@@ -212,7 +214,7 @@ class Following:
         return None, found[0], f"{escape(found[1])}'s games"
 
     async def _listing(self, caller: Caller, command: str) -> str:
-        follows = await self.service.boards.follows_of(caller.who.user_id, caller.where.guild_id)
+        follows = await self.service.follows_of(caller.who.user_id, caller.where.guild_id)
         said = ", ".join(
             f.target if f.game_id is not None else f"<@{f.player_id}>" for f in follows
         )

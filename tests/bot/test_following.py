@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from datetime import timedelta
 
 from bot.desk import Caller
 from engine.cards import show
@@ -90,6 +91,7 @@ async def test_the_console_prints_the_board(room: Room) -> None:
     assert embed.title.startswith("📌 Live board · Cards Game 1")
     fields = {f.name: f.value for f in embed.fields}
     assert fields["Last action"] == "Ann: stay"
-    assert fields["Turn clock"].startswith("⏳ Bo: 1h left (due <t:")
+    due = int((room.clock() + timedelta(hours=1)).timestamp())
+    assert fields["Turn clock"] == f"⏳ Bo: due <t:{due}:R>"
     assert "▶ Bo: 0" in fields["Players"] and "Ann: 0 (stayed)" in fields["Players"]
     assert board.card_buttons is None and not board.queued  # read only; printed here

@@ -371,6 +371,8 @@ def test_a_preview_can_change_nothing() -> None:
         "proof",
         "check_posted_checkpoints",
         "my_data",
+        "board_rows",
+        "follows_of",
     }
     public = {
         name

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -99,13 +100,14 @@ async def test_three_games_one_live_board_each_and_no_more_messages_per_turn(
             if channel == CHANNEL:  # whose turn, the standings, the last action
                 assert "Gypsy to play, Yahtzee Game 1 Turn 2" in shown
                 assert "▶ Gypsy: 15 (turn 2/13)\nSecond: 15 (turn 2/13)" in shown
-                assert "Gypsy: 2d left (due <t:" in shown  # the turn clock
+                due = int((table.clock() + timedelta(hours=48)).timestamp())
+                assert f"Turn clock\n⏳ Gypsy: due <t:{due}:R>" in shown  # counts down
                 assert "Last action\nSecond scored 15 in chance (total 15)" in shown
             else:
                 assert "Second to play" in shown
                 assert f"Gypsy: {points} (turn 2/13)\n▶ Second: 0 (turn 1/13)" in shown
                 assert f"Last action\nGypsy scored {points} in {box} (total {points})" in shown
-                assert "Second: 2d left (due <t:" in shown
+                assert "⏳ Second: due <t:" in shown
             assert table.fake.pins[channel] == [board["id"]]  # pinned: the bot may
             # Edited in place: never more edits than moves (a roll and a score a turn).
             assert 1 <= len(board.get("_edits", [])) <= (4 if channel == CHANNEL else 2)
@@ -309,4 +311,6 @@ async def test_a_card_deal_message_is_shorter_beside_a_live_board(tmp_path: Path
     assert len(before["embeds"]) == 1 and "Discard pile:" in text_of(before)
     assert after["embeds"] == [] and "Discard pile: " in after["content"]
     assert custom_ids(after) == custom_ids(before)  # the same buttons
-    assert len(text_of(after).splitlines()) < len(text_of(before).splitlines())
+    lines = [len(text_of(m).splitlines()) for m in (before, after)]
+    print(f"a card deal's turn message: {lines[0]} lines without a board, {lines[1]} beside one")
+    assert lines[1] < lines[0]
