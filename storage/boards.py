@@ -95,10 +95,12 @@ class Boards:
         )
 
     async def behind(self) -> list[int]:
-        """At start-up: every game in play, and every board behind its game or asked to move."""
+        """At start-up: every board behind its game or asked to move, and every game in play
+        without one (started before boards were kept, or before its board was posted)."""
         async with self.ctx.db.conn.execute(
             "SELECT g.id FROM games g LEFT JOIN boards b ON b.game_id = g.id "
-            "WHERE g.phase = 'playing' OR b.shown < g.version OR b.repost = 1 ORDER BY g.id"
+            "WHERE (g.phase = 'playing' AND b.game_id IS NULL) OR b.shown < g.version "
+            "OR b.repost = 1 ORDER BY g.id"
         ) as cursor:
             return [int(r[0]) for r in await cursor.fetchall()]
 

@@ -95,3 +95,19 @@ async def test_the_console_prints_the_board(room: Room) -> None:
     assert fields["Turn clock"] == f"⏳ Bo: due <t:{due}:R>"
     assert "▶ Bo: 0" in fields["Players"] and "Ann: 0 (stayed)" in fields["Players"]
     assert board.card_buttons is None and not board.queued  # read only; printed here
+
+
+async def test_following_a_player_follows_their_games(room: Room) -> None:
+    desk = room.desk
+    (unknown,) = await desk.text_command(Caller(WHERE, DEE), "follow Zed")
+    assert unknown.refusal and unknown.text.startswith("Name a game (`game 3`) or a player")
+    await three_at_the_table(room, "")
+    (answer,) = await desk.text_command(Caller(WHERE, DEE), "follow Ann")
+    assert answer.text.startswith("👁 You follow Ann's games")
+    (again,) = await desk.text_command(Caller(WHERE, DEE), "follow <@101>")
+    assert again.text.startswith("You already follow <@101>'s games")
+    await room.say(ANN, "stay")
+    room.clock.advance(minutes=10)
+    await room.keeper.tick()
+    (batch,) = [t for t in dms(room, DEE) if "games you follow" in t]
+    assert "**Cards Game 1** (<#2000>)\nRound 1 · Ann: stay\n-# Now: Bo to play." in batch
