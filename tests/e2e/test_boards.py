@@ -314,3 +314,16 @@ async def test_a_card_deal_message_is_shorter_beside_a_live_board(tmp_path: Path
     lines = [len(text_of(m).splitlines()) for m in (before, after)]
     print(f"a card deal's turn message: {lines[0]} lines without a board, {lines[1]} beside one")
     assert lines[1] < lines[0]
+
+
+async def test_a_channel_whose_50_pins_are_taken_keeps_its_board_unpinned(tmp_path: Path) -> None:
+    async with three_channels(tmp_path) as table:
+        fake = table.fake
+        fake.pins[CHANNEL] = [str(n) for n in range(50)]  # the channel's pins are all taken
+        await open_game(table, CHANNEL)
+        await play_turn(table, "Gypsy", "chance", CHANNEL)
+        (board,) = boards(table, CHANNEL)
+        assert "Second to play" in text_of(board) and board["id"] not in fake.pins[CHANNEL]
+        (full,) = fake.refused  # Discord said no once; the board works the same
+        assert (full["status"], full["code"]) == (400, 30003)
+        fake.refused.clear()
