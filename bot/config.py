@@ -147,6 +147,10 @@ class Config(BaseModel):
     refusal_seconds: Annotated[float, Field(ge=0, le=3600)] = 60
     token_file: Path | None = None
     message_content: bool = True
+    live_board: bool = True  # one board message per game, edited as it moves (bot/boards.py)
+    follow_minutes: Annotated[int, Field(ge=1, le=1440)] = (
+        10  # a follower's batch at most this often
+    )
     defaults: dict[str, dict[str, str | int | bool]] = Field(default_factory=dict)
     console: ConsoleConfig = Field(default_factory=ConsoleConfig)
     turns: TurnsConfig = Field(default_factory=TurnsConfig)

@@ -13,7 +13,7 @@ import re
 import signal
 import sys
 import threading
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TextIO
 
@@ -122,6 +122,7 @@ async def run_console(
     if notice is not None:
         print(f"rollkeeper: {notice}", file=sys.stderr)
     service = GameService(db)
+    service.follow_every = timedelta(minutes=config.follow_minutes)
     desk = Desk(service, config)
     console = Console(desk, config, stdout)
     keeper = Timekeeper(

@@ -16,7 +16,7 @@ import sys
 import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ import aiohttp
 import discord
 from discord import app_commands
 
+from bot.boards import BoardKeeper
 from bot.caller import DIRECT, Caller, readable
 from bot.config import Config
 from bot.cooldown import Cooldown
@@ -82,6 +83,8 @@ class RollkeeperBot(discord.Client):
         self._timekeeping: asyncio.Task[None] | None = None
         self.sender: Sender | None = None
         self._sending: asyncio.Task[None] | None = None
+        self.boards: BoardKeeper | None = None
+        self._boarding: asyncio.Task[None] | None = None
         self.checkpoints: CheckpointWatch | None = None
         self._watching: asyncio.Task[None] | None = None
         self.ack_within = ACK_WITHIN
@@ -139,7 +142,10 @@ class RollkeeperBot(discord.Client):
             checkpoint_channel=self.config.checkpoint_channel,
             retention_days=self.config.retention_days,
         )
+        service.follow_every = timedelta(minutes=self.config.follow_minutes)
         self.sender = Sender(service, self.transport, self.sent)
+        if self.config.live_board:
+            self.boards = BoardKeeper(self._desk.context, self.transport, self.sender, self.sent)
         self.watchdog = Watchdog(self, service, self.config, self.transport)
         self.checkpoints = CheckpointWatch(
             self, service, self.config, self.transport, self.watchdog
@@ -156,6 +162,8 @@ class RollkeeperBot(discord.Client):
         now, once."""
         if self._sending is None and self.sender is not None:
             self._sending = asyncio.create_task(self.sender.run(), name="sender")
+        if self._boarding is None and self.boards is not None:
+            self._boarding = asyncio.create_task(self.boards.run(), name="boards")
         if self._watching is None and self.checkpoints is not None:
             self._watching = asyncio.create_task(self.checkpoints.run(), name="checkpoints")
         if self._timekeeping is None and self.timekeeper is not None:
@@ -179,6 +187,9 @@ class RollkeeperBot(discord.Client):
         if self._timekeeping is not None and self.timekeeper is not None:
             await self.timekeeper.stop(self._timekeeping)
             self._timekeeping = None
+        if self._boarding is not None and self.boards is not None:
+            await self.boards.stop(self._boarding)  # a board behind catches up at the next start
+            self._boarding = None
         if self._sending is not None and self.sender is not None:
             await self.sender.stop(self._sending)  # what is left goes at the next start
             self._sending = None

@@ -16,6 +16,7 @@ from typing import Any
 
 import discord
 
+from bot.boards import BoardGoneError
 from bot.config import Config
 from bot.cooldown import Cooldown
 from bot.discord_buttons import cards_view, controls_view, roll_view, with_commands
@@ -170,6 +171,53 @@ class Transport:
                 await self.send(send, piece)
         except (discord.Forbidden, discord.NotFound) as exc:
             raise UndeliverableError(exc.text or str(exc)) from None
+
+    # ---- live boards (bot/boards.py) ---------------------------------------------------------
+
+    async def _board_channel(self, channel_id: str) -> Any:
+        if not is_snowflake(channel_id):
+            raise UndeliverableError(f"not a Discord channel: {channel_id}")
+        found = int(channel_id)
+        return self.client.get_channel(found) or await self.client.fetch_channel(found)
+
+    async def post_board(self, channel_id: str, reply: Reply, nonce: str) -> str:
+        """A board message (one message: a board fits one embed), with a nonce Discord uses
+        to give back the same message when a retry repeats it."""
+        channel = await self._board_channel(channel_id)
+        sent = await self.send(lambda r: channel.send(nonce=nonce, **message_kwargs(r)), reply)
+        return str(sent.id)
+
+    async def edit_board(self, channel_id: str, message_id: str, reply: Reply) -> None:
+        channel = await self._board_channel(channel_id)
+        message = channel.get_partial_message(int(message_id))
+        try:
+            await self.send(lambda r: message.edit(**_editing(r)), reply)
+        except discord.NotFound:
+            raise BoardGoneError(message_id) from None
+
+    async def drop_board(self, channel_id: str, message_id: str) -> None:
+        channel = await self._board_channel(channel_id)
+        with contextlib.suppress(discord.NotFound):
+            await channel.get_partial_message(int(message_id)).delete()
+
+    async def pin_board(self, channel_id: str, message_id: str, pin: bool) -> bool:
+        """Pin (or unpin) where the bot has the permission; a channel whose 50 pins are
+        taken keeps the board unpinned."""
+        channel = await self._board_channel(channel_id)
+        me = getattr(getattr(channel, "guild", None), "me", None)
+        if me is None or not channel.permissions_for(me).manage_messages:
+            return False
+        message = channel.get_partial_message(int(message_id))
+        try:
+            await (message.pin() if pin else message.unpin())
+        except discord.NotFound:
+            return False
+        except discord.HTTPException as exc:
+            if exc.status == 429:
+                raise
+            log.warning("board %s not %spinned: %s", message_id, "" if pin else "un", exc.text)
+            return not pin
+        return pin
 
     # ---- typed commands ----------------------------------------------------------------------
 

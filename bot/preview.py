@@ -69,6 +69,10 @@ class PreviewService(GameService):
             "shard_work",
             "index_log",
             "set_checkpoint_channel",
+            "follow_due",
+            "ask_board",
+            "follow",
+            "unfollow",
             # reads that lead to minutes of work (a review, a hint's values): checked only
             "game_to_review",
             "games_played",
@@ -203,6 +207,18 @@ class PreviewService(GameService):
         raise Accepted
 
     async def set_checkpoint_channel(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def follow_due(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def ask_board(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def follow(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise Accepted
+
+    async def unfollow(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted
 
     async def game_to_review(self, where: Where, number: int | None) -> NoReturn:

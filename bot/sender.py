@@ -225,6 +225,19 @@ class Sender:
         self.failed += 1
         self.changed()
 
+    async def quiet(self, channel_id: str) -> None:
+        """Return once the channel's messages owed are posted (a live board goes after the
+        messages of the moves it shows: bot/boards.py)."""
+        key = f"c{channel_id}"
+        while not self._stop.is_set():
+            task = self._lanes.get(key)
+            if task is not None and not task.done():
+                await asyncio.wait({task})
+            elif (channel_id, None) in self.service.ctx.owed or key in self._again:
+                await asyncio.sleep(0.01)  # queued: the sender has not taken it yet
+            else:
+                return
+
     def busy(self) -> bool:
         """A lane is still posting, messages were queued that no lane has taken yet, or some
         posted are not marked sent yet."""

@@ -89,6 +89,7 @@ class Timekeeper:
         if scope is None or scope.everything_else:  # a shard's process: shard 0 does these
             await self._free_days(report)
             await self._retention(report)
+            await self._followers(report)  # one batch of DMs each (DMs are shard 0's)
         await self._checkpoints(report)  # each process its own servers' (storage/checkpoints)
         if scope is not None:
             await self._shard_work(report)
@@ -138,6 +139,17 @@ class Timekeeper:
             return
         if done:
             report.fired.append(f"shard work: {done} item(s)")
+
+    async def _followers(self, report: TickReport) -> None:
+        """Each follower whose batch is due: the turns finished since, by direct message."""
+        try:
+            told = await self.service.follow_due(self.herald.follow_news)
+        except Exception as exc:  # followers' news that cannot go now hold up no game
+            log.error("followers' news could not be sent: %s", exc, exc_info=exc)
+            report.retry = True
+            return
+        if told:
+            report.fired.append(f"followers: {told} told")
 
     async def _retention(self, report: TickReport) -> None:
         """Once a UTC day, erase the free texts older than `retention_days` (if set)."""

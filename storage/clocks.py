@@ -13,12 +13,23 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from engine import Phase, ScoreUndone, SeatHandedOver, TurnStarted
-from engine.kinds import AnyEvent
-from engine.timing import DEADLINE, TURN_PING
+from engine.kinds import AnyEvent, AnyState
+from engine.timing import DEADLINE, TURN_PING, Reminder
+from engine.turnorder import up_next, waits_only_on
 from storage import rolllog, shards
 from storage.logrows import base_entry, pace_facts
 from storage.model import StoredGame, Where, Who, timestamp
-from storage.pace import Pace, Prefs, TurnClock, clock_data, parse_moment, plan, prefs_from_row
+from storage.pace import (
+    HEADS_UP,
+    ONLY_YOU,
+    Pace,
+    Prefs,
+    TurnClock,
+    clock_data,
+    parse_moment,
+    plan,
+    prefs_from_row,
+)
 from storage.store import Context, GameStore
 from storage.vocabulary import Act
 
@@ -50,7 +61,7 @@ class Clocks:
             self._people.move_to_end(user_id)
             return cached
         async with self.ctx.db.conn.execute(
-            "SELECT tz, quiet, dm, away_until FROM people WHERE user_id = ?", (user_id,)
+            "SELECT tz, quiet, dm, away_until, heads_up FROM people WHERE user_id = ?", (user_id,)
         ) as cursor:
             row = await cursor.fetchone()
         prefs = prefs_from_row(user_id, row)
@@ -93,9 +104,22 @@ class Clocks:
             player, new.version, start, start + deadline if deadline else None, misses
         )
         ping_now = not prefs.is_quiet(moment)
-        reminders = plan(clock, new.pace, prefs, ping_now)
+        reminders = plan(clock, new.pace, prefs, ping_now) + await self.notices(state, moment)
         data = clock_data(clock, reminders, timestamp)
         return json.dumps(data), clock, (() if ping_now else (player,))
+
+    async def notices(self, state: AnyState, moment: datetime) -> tuple[Reminder, ...]:
+        """The heads-up notices a turn that starts now owes (fired at once by the timekeeper):
+        "you're next" to the player after this one, "waiting only on you" to this one, each
+        only for a player who turned heads-up on."""
+        found = []
+        following = up_next(state)
+        if following is not None and (await self.prefs(following)).heads_up:
+            found.append(Reminder(HEADS_UP, moment))
+        alone = waits_only_on(state)
+        if alone is not None and (await self.prefs(alone)).heads_up:
+            found.append(Reminder(ONLY_YOU, moment))
+        return tuple(found)
 
     def due_before_wake(self, clock_json: str | None) -> bool:
         """Does a new turn's first reminder fall before the timekeeper means to look again?
@@ -119,15 +143,17 @@ class Clocks:
         shift = now_back - was_back
         async with self.ctx.db.transaction() as conn:
             await conn.execute(
-                "INSERT INTO people (user_id, tz, quiet, dm, away_until) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (user_id) DO UPDATE SET tz = excluded.tz, quiet = excluded.quiet, "
-                "dm = excluded.dm, away_until = excluded.away_until",
+                "INSERT INTO people (user_id, tz, quiet, dm, away_until, heads_up) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET tz = excluded.tz, "
+                "quiet = excluded.quiet, dm = excluded.dm, away_until = excluded.away_until, "
+                "heads_up = excluded.heads_up",
                 (
                     prefs.user_id,
                     prefs.tz,
                     str(prefs.quiet) if prefs.quiet else None,
                     int(prefs.dm),
                     timestamp(prefs.away_until) if prefs.away_until else None,
+                    int(prefs.heads_up),
                 ),
             )
             if self.ctx.db.scope is not None:  # the player's games on other shards
@@ -192,6 +218,7 @@ class Clocks:
                 await rolllog.append(self.ctx.db, [entry])
             updated = replace(game, pace=pace)
             self.store.remember(updated)
+            self.ctx.moved(game.id)
             clock = game.clock
             if clock is not None:
                 due = clock.started_at + pace.deadline if pace.deadline else None
@@ -254,4 +281,5 @@ class Clocks:
             )
         updated = replace(game, clock=clock)
         self.store.remember(updated)
+        self.ctx.moved(game.id)
         return updated

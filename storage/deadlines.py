@@ -12,12 +12,13 @@ from datetime import datetime, timedelta
 from engine import AnyAction, Kick, Skip
 from engine.kinds import ends_turn, next_action
 from engine.timing import ESCALATION, REMINDER_KINDS, WAIT, allowed_time, wait_interval
+from engine.turnorder import up_next, waits_only_on
 from storage import rolllog
 from storage.clocks import Clocks
 from storage.logrows import base_entry
 from storage.model import BOT, DueReminder, Herald, StoredGame, Where, timestamp
 from storage.outbox import queue
-from storage.pace import Policy, Prefs, TurnClock, parse_moment
+from storage.pace import HEADS_UP, NOTICES, Policy, Prefs, TurnClock, parse_moment
 from storage.road import Road
 from storage.store import Context, GameStore
 from storage.vocabulary import Act
@@ -92,6 +93,8 @@ class Deadlines:
                 await self._settle(due, "skipped", "its seal key is missing")
                 return "skipped: its seal key is missing"
             now = self.ctx.clock()
+            if due.kind in NOTICES:
+                return await self._notice(game, clock, due, now, herald)
             prefs = await self.clocks.prefs(due.player)
             if due.kind in REMINDER_KINDS:
                 return await self._remind(game, clock, due, prefs, now, herald)
@@ -100,6 +103,25 @@ class Deadlines:
             if game.pace.policy is Policy.SKIP:
                 return await self._skip_missed(game, clock, due, herald)
             return await self._autoplay(game, due, herald)
+
+    async def _notice(
+        self, game: StoredGame, clock: TurnClock, due: DueReminder, now: datetime, herald: Herald
+    ) -> str:
+        """A heads-up notice, to whom it is for (the player up next, or the one the table
+        waits on), when they still want it and are neither away nor in their quiet hours."""
+        reader = up_next(game.state) if due.kind == HEADS_UP else waits_only_on(game.state)
+        prefs = await self.clocks.prefs(reader) if reader is not None else None
+        if prefs is None or not prefs.heads_up or prefs.away(now) or prefs.is_quiet(now):
+            await self._settle(due, "skipped", "nobody wants it now")
+            return "skipped: not wanted now"
+        outgoing = herald.reminder(game, clock, due.kind, prefs, now)
+        async with self.ctx.db.transaction() as conn:
+            await conn.execute(
+                "UPDATE reminders SET state = 'sent', done_at = ? WHERE id = ?",
+                (timestamp(now), due.id),
+            )
+            await queue(conn, outgoing, now)
+        return "sent"
 
     async def _remind(
         self,

@@ -731,6 +731,49 @@ MIGRATION_14 = [
     """,
 ]
 
+# 15 (issue 27: the live board, heads-up pings, followers): each game's board message (where it
+# is, the game version it last showed, whether it is pinned, and whether a `board` asked for it
+# to be posted again at the bottom); a player's heads-up setting; who follows which game or
+# player, how far each follower was told each game they follow (its version: the summaries owed
+# are read from the game's log rows after it) and when their last batch went out.
+MIGRATION_15 = [
+    """
+    CREATE TABLE boards (
+        game_id     INTEGER PRIMARY KEY REFERENCES games (id),
+        channel_id  TEXT NOT NULL,
+        message_id  TEXT,
+        shown       INTEGER NOT NULL DEFAULT -1,
+        pinned      INTEGER NOT NULL DEFAULT 0,
+        repost      INTEGER NOT NULL DEFAULT 0,
+        posts       INTEGER NOT NULL DEFAULT 0
+    )
+    """,
+    "ALTER TABLE people ADD COLUMN heads_up INTEGER NOT NULL DEFAULT 0",
+    """
+    CREATE TABLE follows (
+        user_id     TEXT NOT NULL,
+        guild_id    TEXT NOT NULL,
+        target      TEXT NOT NULL,
+        game_id     INTEGER REFERENCES games (id),
+        player_id   TEXT,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (user_id, guild_id, target),
+        CHECK ((game_id IS NULL) != (player_id IS NULL))
+    ) WITHOUT ROWID
+    """,
+    "CREATE INDEX follows_by_game ON follows (game_id) WHERE game_id IS NOT NULL",
+    "CREATE INDEX follows_by_player ON follows (player_id) WHERE player_id IS NOT NULL",
+    """
+    CREATE TABLE follow_seen (
+        user_id     TEXT NOT NULL,
+        game_id     INTEGER NOT NULL REFERENCES games (id),
+        version     INTEGER NOT NULL,
+        PRIMARY KEY (user_id, game_id)
+    ) WITHOUT ROWID
+    """,
+    "CREATE TABLE follow_sent (user_id TEXT PRIMARY KEY, sent_at TEXT NOT NULL) WITHOUT ROWID",
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -746,4 +789,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_12,
     MIGRATION_13,
     MIGRATION_14,
+    MIGRATION_15,
 ]

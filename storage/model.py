@@ -4,10 +4,10 @@ the log rows and the audit."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from engine.fairdice import SCHEME_1, bound_label
 from engine.kinds import AnyEvent, AnyState
@@ -149,3 +149,7 @@ class Herald(Protocol):
     def policy(self, outcome: Outcome) -> list[Outgoing]: ...
 
     def checkpoint(self, row: LogRow) -> list[Outgoing]: ...
+
+    def follow_news(self, user_id: str, news: Sequence[Any]) -> list[Outgoing]:
+        """A follower's batch of turn summaries (`storage.boards.News`), as direct messages."""
+        ...

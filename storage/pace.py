@@ -107,6 +107,7 @@ class Prefs:
     quiet: QuietHours | None = None
     dm: bool = False
     away_until: datetime | None = None
+    heads_up: bool = False  # "you're next" and "waiting only on you" (off by default)
 
     @property
     def zone(self) -> ZoneInfo:
@@ -140,6 +141,14 @@ class TurnClock:
     def shifted(self, by: timedelta) -> TurnClock:
         due = None if self.due_at is None else self.due_at + by
         return replace(self, started_at=self.started_at + by, due_at=due)
+
+
+# Heads-up notices (a player's `headsup on`), planned as reminders of the turn that starts, due
+# at once: "you're next" to the player after the one whose turn began; "waiting only on you" to
+# the one player left to act in a phase the others have finished.
+HEADS_UP = "heads_up"
+ONLY_YOU = "only_you"
+NOTICES = frozenset({HEADS_UP, ONLY_YOU})
 
 
 def plan(clock: TurnClock, pace: Pace, prefs: Prefs, ping_now: bool) -> tuple[Reminder, ...]:
@@ -185,11 +194,12 @@ def clock_from_row(row: Any) -> TurnClock | None:
 def prefs_from_row(user_id: str, row: Any | None) -> Prefs:
     if row is None:
         return Prefs(user_id)
-    tz, quiet, dm, away = row
+    tz, quiet, dm, away, *more = row
     return Prefs(
         user_id,
         tz,
         QuietHours.parse(quiet) if quiet else None,
         bool(dm),
         parse_moment(away) if away else None,
+        bool(more[0]) if more else False,
     )

@@ -41,7 +41,7 @@ async def my_data(ctx: Context, guild_id: str, user_id: str) -> dict[str, Any]:
         person = await cursor.fetchone()
     pseudonym = str(person[0]) if person else None
     async with conn.execute(
-        "SELECT tz, quiet, dm, away_until FROM people WHERE user_id = ?", (user_id,)
+        "SELECT tz, quiet, dm, away_until, heads_up FROM people WHERE user_id = ?", (user_id,)
     ) as cursor:
         prefs = await cursor.fetchone()
     actors = {f"a{n}": a for n, a in enumerate(a for a in (pseudonym, user_id) if a)}
@@ -61,11 +61,27 @@ async def my_data(ctx: Context, guild_id: str, user_id: str) -> dict[str, Any]:
         "names_seen": sorted({r.user_name for r in rows if r.user_name}),
         "settings": None
         if prefs is None
-        else {"tz": prefs[0], "quiet": prefs[1], "dm": bool(prefs[2]), "away_until": prefs[3]},
+        else {
+            "tz": prefs[0],
+            "quiet": prefs[1],
+            "dm": bool(prefs[2]),
+            "away_until": prefs[3],
+            "heads_up": bool(prefs[4]),
+        },
+        "follows": await _follows(ctx, guild_id, user_id),
         "games": await _games(ctx, guild_id, games),
         "rows": [_row(r) for r in rows],
         "messages_owed": await _owed(ctx, user_id),
     }
+
+
+async def _follows(ctx: Context, guild_id: str, user_id: str) -> list[str]:
+    """What they follow in the server (`game <id>`, `player <id>`)."""
+    async with ctx.db.conn.execute(
+        "SELECT target FROM follows WHERE guild_id = ? AND user_id = ? ORDER BY created_at",
+        (guild_id, user_id),
+    ) as cursor:
+        return [str(t) for (t,) in await cursor.fetchall()]
 
 
 async def _games(ctx: Context, guild_id: str, ids: list[int]) -> list[dict[str, Any]]:
@@ -171,6 +187,7 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
             await _erase_beside(conn, user_id, names, db.scope)
             if db.scope is not None:  # the other shards erase what they hold of them
                 await shards.post_forget_work(conn, db.scope, user_id, sorted(names))
+            await _erase_follows(conn, guild_id, user_id)
             await conn.execute(
                 "DELETE FROM persons WHERE guild_id = ? AND user_id = ?", (guild_id, user_id)
             )
@@ -234,6 +251,19 @@ async def _erase_rows(conn: Any, pseudo: str, names: set[str]) -> int:
             {"actor": BOT.user_id, "name": played_for_name(name)},
         )
     return int(erased.rowcount or 0)
+
+
+async def _erase_follows(conn: Any, guild_id: str, user_id: str) -> None:
+    """Their follows in the server, and every follow naming them (a follower of the player);
+    what they were told and when (issue 27's followers)."""
+    await conn.execute(
+        "DELETE FROM follows WHERE guild_id = ? AND (user_id = ? OR player_id = ?)",
+        (guild_id, user_id, user_id),
+    )
+    for table in ("follow_seen", "follow_sent"):  # of anyone who follows nothing now
+        await conn.execute(
+            f"DELETE FROM {table} WHERE user_id NOT IN (SELECT user_id FROM follows)"
+        )
 
 
 async def _erase_beside(

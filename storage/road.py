@@ -150,6 +150,7 @@ class Road:
                 rolllog.release(db, prepared)
             break
         self.store.remember(done.game)
+        self.ctx.moved(done.game.id)
         if outgoing:
             self.ctx.owed.update((o.channel_id, o.user_id) for o in outgoing)
             self.ctx.sending.set()

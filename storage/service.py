@@ -28,6 +28,7 @@ from engine import DiceSource, Leave
 from engine.freeroll import FreeRoll, FreeRollResult
 from engine.kinds import AnyAction, AnyRules
 from storage import played, privacy, rolllog, servers, shards
+from storage.boards import Boards, Followed, Render
 from storage.checkpoints import Checkpoints, Proof, check_posted
 from storage.clocks import Clocks
 from storage.custody import FreeDays, LostKey, LostReport
@@ -119,6 +120,8 @@ class GameService:
         self.lost_key = LostKey(ctx, self.store, self.table, self.free_days)
         self.checkpoints = Checkpoints(ctx)
         self.seating = Seating(ctx, self.store, self.road)
+        self.boards = Boards(ctx, self.store)
+        self.follow_every = timedelta(minutes=10)  # a follower's batches: at most one this often
 
     # What every part shares, as callers (and tests) set it.
 
@@ -321,11 +324,13 @@ class GameService:
         return await self.clocks.set_pace(where, moderator, pace, reason)
 
     async def next_due(self) -> datetime | None:
-        """When the timekeeper must look next: a reminder or a free-roll day's end."""
+        """When the timekeeper must look next: a reminder, a free-roll day's end or a
+        follower's batch."""
         scope = self.ctx.db.scope
         due = [await self.deadlines.next_due()]
-        if scope is None or scope.everything_else:  # free-roll days are shard 0's
+        if scope is None or scope.everything_else:  # free-roll days and followers: shard 0's
             due.append(await self.free_days.next_close())
+            due.append(await self.boards.next_batch(self.follow_every))
         return min((d for d in due if d is not None), default=None)
 
     async def close_free_days(self) -> list[LogRow]:
@@ -381,6 +386,8 @@ class GameService:
             return await privacy.forget_person(self.ctx, guild_id, user_id, len(channels))
         finally:
             self.store.evict_all()
+            for game in await self.games_in(guild_id, limit=200):  # boards name them no more
+                self.ctx.moved(game.id)
 
     async def erase_old_texts(self, days: int) -> int:
         return await privacy.erase_old_texts(self.ctx, days)
@@ -393,6 +400,28 @@ class GameService:
 
     async def declare_key_lost(self, key_file: Path | None = None) -> LostReport:
         return await self.lost_key.declare(key_file)
+
+    # ---- live boards and followers (storage/boards.py) ------------------------------------
+
+    async def follow_due(self, render: Render) -> int:
+        return await self.boards.follow_due(self.follow_every, render)
+
+    async def ask_board(self, game: StoredGame) -> None:
+        await self.boards.ask_repost(game)
+
+    async def board_rows(self, game_id: int) -> list[LogRow]:
+        return await self.boards.last_rows(game_id)
+
+    async def follow(
+        self, user_id: str, guild_id: str, game: StoredGame | None, player_id: str | None
+    ) -> bool:
+        return await self.boards.follow(user_id, guild_id, game, player_id)
+
+    async def unfollow(self, user_id: str, guild_id: str, target: str | None) -> int:
+        return await self.boards.unfollow(user_id, guild_id, target)
+
+    async def follows_of(self, user_id: str, guild_id: str) -> list[Followed]:
+        return await self.boards.follows_of(user_id, guild_id)
 
     async def due_reminders(self, limit: int = 200) -> list[DueReminder]:
         return await self.deadlines.due_reminders(limit)

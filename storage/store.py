@@ -57,6 +57,15 @@ class Context:
     owed: set[tuple[str | None, str | None]] = field(default_factory=set)
     # A sender posts the outbox (bot/sender.py): queued messages wake it, not the timekeeper.
     has_sender: bool = False
+    # The games that moved since the board keeper last looked (bot/boards.py); `boarding` wakes it.
+    boards_owed: set[int] = field(default_factory=set)
+    boarding: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def moved(self, game_id: int) -> None:
+        """The game moved (an action, a deadline changed, a player away or forgotten): its
+        live board is owed the game's latest state. Every change a player could see calls it."""
+        self.boards_owed.add(game_id)
+        self.boarding.set()
 
 
 GAME_SELECT = (

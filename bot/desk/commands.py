@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from bot.desk.board import Following
 from bot.desk.cards import Cards
 from bot.desk.declare import Arg, ArgKind, Command, CommandTable, Group
 from bot.desk.fairness import Fairness
@@ -600,6 +601,45 @@ COMMANDS = CommandTable(
             aliases=("stat",),
         ),
         Command(
+            "board",
+            Following,
+            Following.board,
+            usage="board",
+            summary="The game's live board (whose turn, the time left, the standings, the "
+            "last action), brought to the bottom of the channel.",
+            slash="Bring the game's live board to the bottom of the channel",
+        ),
+        Command(
+            "follow",
+            Following,
+            Following.follow,
+            usage="follow game <N> | <player>",
+            summary="Each finished turn of a game, or of a player's games, by direct message "
+            "(batched: one message for all you follow). You can't play in it.",
+            slash="Follow a game or a player: each finished turn by direct message",
+            args=(
+                Arg(
+                    "what",
+                    "A game (game 3) or a player (a mention or name); empty: what you follow",
+                    required=False,
+                    default="",
+                ),
+            ),
+            aliases=("watch", "spectate"),
+            personal=True,
+        ),
+        Command(
+            "unfollow",
+            Following,
+            Following.unfollow,
+            usage="unfollow game <N> | <player> | all",
+            summary="Stop following a game, a player, or `all`.",
+            slash="Stop following a game or a player",
+            args=(Arg("what", "A game (game 3), a player, or all"),),
+            aliases=("unwatch",),
+            personal=True,
+        ),
+        Command(
             "games",
             Views,
             Views.games,
@@ -686,6 +726,25 @@ COMMANDS = CommandTable(
                     choices=("on", "off"),
                 ),
             ),
+            personal=True,
+        ),
+        Command(
+            "headsup",
+            Pacing,
+            Pacing.headsup,
+            usage="headsup on|off",
+            summary='"You\'re next" by direct message when the player before you starts, '
+            'and "waiting only on you" (off by default).',
+            dm=True,
+            slash="A direct message when you're next (off by default)",
+            args=(
+                Arg(
+                    "setting",
+                    "on: tell me when I'm next and when the table waits on me; off: don't",
+                    choices=("on", "off"),
+                ),
+            ),
+            aliases=("heads-up", "next"),
             personal=True,
         ),
         Command(

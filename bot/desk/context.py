@@ -37,6 +37,7 @@ class Context:
         self.presenters = presenters(prefix, service.clock)
         for presenter in self.presenters.values():
             presenter.command = self.command
+            presenter.live_board = outbox and config.live_board
         # Discord: an action's channel messages are queued in the outbox with it, and the
         # sender posts them (the console prints what it is answered instead).
         self.outbox = outbox

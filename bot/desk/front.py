@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.caller import DIRECT, Caller, UsageError, readable
 from bot.config import Config
+from bot.desk.board import Following
 from bot.desk.cards import Cards
 from bot.desk.commands import COMMANDS
 from bot.desk.context import Context
@@ -95,6 +96,7 @@ class Desk:
         self.seats = Seats(context)
         self.standings = Standings(context, self.reviews)
         self.servers = Servers(context)
+        self.following = Following(context)
         self.herald = Herald(context)  # what the bot says by itself (the service's Herald)
         self._rooms: dict[type, object] = {
             type(room): room
@@ -111,6 +113,7 @@ class Desk:
                 self.seats,
                 self.standings,
                 self.servers,
+                self.following,
             )
         }
         self._previewer: Desk | None = None  # the desk that previews hints (bot/preview.py)

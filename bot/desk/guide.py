@@ -16,6 +16,7 @@ ROOM_TITLES = {
     "Lobby": "Tables",
     "Play": "Dice",
     "Views": "Look",
+    "Following": "Look",
     "Fairness": "Fairness",
     "Reviews": "Reviews and hints",
     "Cards": "Card game",

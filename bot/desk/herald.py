@@ -4,15 +4,18 @@ deadline's policy did. The messages go through the outbox (see bot/timekeeper.py
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
+from bot.desk.board import follow_batch
 from bot.desk.context import Context
 from bot.replies import CONTENT_MAX, Reply, clip, code, encode, escape, is_snowflake
 from bot.words import channel_ref, jump_link, mention, plural, shown_game, time_left
 from engine.timing import HALF_TIME, NEAR_END, TURN_DM, TURN_PING, format_duration
 from storage.logrows import played_for
-from storage.pace import Policy, Prefs, TurnClock
+from storage.pace import HEADS_UP, NOTICES, Policy, Prefs, TurnClock
 from storage.rolllog import LogRow
 from storage.service import Outcome, Outgoing, StoredGame
 
@@ -37,6 +40,8 @@ class Herald:
     ) -> list[Outgoing]:
         player = clock.player
         game = shown_game(game)
+        if kind in NOTICES:
+            return [self._notice(game, clock, kind, prefs, now)]
         turn = game.turn_label(game.state.seat(player).next_turn)
         left = time_left(clock, now)
         at_deadline = POLICY_WORDS[game.pace.policy]
@@ -77,6 +82,26 @@ class Herald:
             return out
         raise ValueError(f"not a reminder: {kind}")
 
+    def _notice(
+        self, game: StoredGame, clock: TurnClock, kind: str, prefs: Prefs, now: datetime
+    ) -> Outgoing:
+        """A heads-up, by direct message to the one it is for (`prefs`' player)."""
+        where = f"**{game.title}** ({channel_ref(game.channel_id)})"
+        off = f"`{self.command('headsup off')}` stops these."
+        if kind == HEADS_UP:
+            text = (
+                f"👀 You're next in {where}: {game.name(clock.player)} has just started their "
+                f"turn. Jump in when it's yours: {jump_link(game)}\n-# {off}"
+            )
+        else:
+            left = time_left(clock, now)
+            text = (
+                f"⏳ {where} is waiting only on you: everyone else has played this round."
+                f"{' ' + left.capitalize() + '.' if left else ''} Jump in: {jump_link(game)}"
+                f"\n-# {off}"
+            )
+        return self._dm(prefs.user_id, text)
+
     def waiting(
         self, game: StoredGame, clock: TurnClock, count: int, now: datetime
     ) -> list[Outgoing]:
@@ -93,6 +118,10 @@ class Herald:
         )
         reply = Reply(text=text, roles=(role,) if role and is_snowflake(role) else ())
         return [Outgoing(encode(reply), channel_id=game.channel_id)]
+
+    def follow_news(self, user_id: str, news: Sequence[Any]) -> list[Outgoing]:
+        """A follower's batch of finished turns (bot/desk/board.py)."""
+        return follow_batch(user_id, news)
 
     def checkpoint(self, row: LogRow) -> list[Outgoing]:
         """The daily checkpoint, posted where the database cannot reach it."""

@@ -72,7 +72,8 @@ class Pacing:
             away = f" · away until {prefs.local(prefs.away_until)}"
         return (
             f"Time zone **{zone}** (your time now {local}) · quiet hours **{quiet}** · direct "
-            f"messages **{'on' if prefs.dm else 'off'}**{away}."
+            f"messages **{'on' if prefs.dm else 'off'}** · heads-up "
+            f"**{'on' if prefs.heads_up else 'off'}**{away}."
         )
 
     async def tz(self, caller: Caller, zone: str = "") -> list[Reply]:
@@ -112,6 +113,23 @@ class Pacing:
         prefs = replace(await self.service.prefs(caller.who.user_id), dm=word in ("on", "yes"))
         await self.service.set_prefs(prefs)
         return [Reply(text=f"Saved. {self._settings_text(prefs, self.service.clock())}")]
+
+    async def headsup(self, caller: Caller, setting: str) -> list[Reply]:
+        """`headsup on|off`: "you're next" when the player before you starts, and "waiting
+        only on you" when everyone else has played the round (by direct message)."""
+        word = setting.strip().lower()
+        if word not in ("on", "off", "yes", "no"):
+            raise PaceError(
+                'Heads-up by direct message: "you\'re next" when the player before you starts, '
+                'and "waiting only on you": `headsup on` or `headsup off`.',
+                hint="headsup on",
+            )
+        on = word in ("on", "yes")
+        await self.service.set_prefs(
+            replace(await self.service.prefs(caller.who.user_id), heads_up=on)
+        )
+        said = "on: I'll tell you when you're next" if on else "off"
+        return [Reply(text=f"Saved. Heads-up {said}.")]
 
     async def away(self, caller: Caller, time: str) -> list[Reply]:
         limit = self.config.turns.away_limit

@@ -26,6 +26,8 @@ class Presenter(ABC):
         self.clock = clock
         # A command line as a player would type it here (the desk's `typeable`).
         self.command: Callable[[str], str] = lambda line: f"{prefix}{line}"
+        # A live board per game carries the table (bot/boards.py): turn messages stay short.
+        self.live_board = False
 
     def next_move(self, state: AnyState, player: str) -> str:
         """What `player` can do now: their move when it is their turn, else a look at the

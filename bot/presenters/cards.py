@@ -145,6 +145,9 @@ class CardPresenter(Presenter):
         (the Declare menu at the showdown): one message per deal, not two with the same
         buttons; without a prompt, the board comes with the current player's buttons."""
         game = story.game
+        if self.live_board:  # the live board shows the table: the prompt says the pile
+            self._pile_line(story)
+            return
         board = board_embed(game, self.prefix, table=False)  # the table of hands: `card`
         for index in range(len(story.replies) - 1, -1, -1):
             reply = story.replies[index]
@@ -152,6 +155,24 @@ class CardPresenter(Presenter):
                 story.replies[index] = replace(reply, embeds=(*reply.embeds, board))
                 return
         story.add(Reply(embeds=(board,), card_buttons=self.buttons(game)))
+
+    def _pile_line(self, story: Story) -> None:
+        """With a live board, the turn's prompt carries what a player decides on (the pile's
+        top card, the stock) in one line instead of the board's embed."""
+        state = card_state(story.game)
+        top = show(state.discard[0]) if state.discard else "empty"
+        line = (
+            f"\n-# Discard pile: {top} · stock: {len(state.stock)} cards · the rest: the live board"
+        )
+        for index in range(len(story.replies) - 1, -1, -1):
+            reply = story.replies[index]
+            if reply.card_buttons is not None:
+                text = clip(reply.text + line, CONTENT_MAX)
+                story.replies[index] = replace(reply, text=text)
+                return
+        story.add(
+            Reply(text=line.strip().removeprefix("-# "), card_buttons=self.buttons(story.game))
+        )
 
     def buttons(self, game: StoredGame) -> CardButtons | None:
         """What the player whose turn it is can press now: My hand and Stay, or at the

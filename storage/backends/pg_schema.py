@@ -480,4 +480,50 @@ MIGRATION_4 = [
     "DROP INDEX log_by_actor",
 ]
 
-MIGRATIONS: list[list[str]] = [MIGRATION_1, MIGRATION_2, MIGRATION_3, MIGRATION_4]
+# 5: SQLite's migration 15 (issue 27): each game's live board, a player's heads-up setting,
+# followers, what each was told and when their last batch went out.
+MIGRATION_5 = [
+    """
+    CREATE TABLE boards (
+        game_id     bigint PRIMARY KEY REFERENCES games (id),
+        channel_id  text NOT NULL,
+        message_id  text,
+        shown       bigint NOT NULL DEFAULT -1,
+        pinned      bigint NOT NULL DEFAULT 0,
+        repost      bigint NOT NULL DEFAULT 0,
+        posts       bigint NOT NULL DEFAULT 0
+    )
+    """,
+    "ALTER TABLE people ADD COLUMN heads_up bigint NOT NULL DEFAULT 0",
+    """
+    CREATE TABLE follows (
+        user_id     text NOT NULL,
+        guild_id    text NOT NULL,
+        target      text NOT NULL,
+        game_id     bigint REFERENCES games (id),
+        player_id   text,
+        created_at  text NOT NULL,
+        PRIMARY KEY (user_id, guild_id, target),
+        CHECK ((game_id IS NULL) != (player_id IS NULL))
+    )
+    """,
+    "CREATE INDEX follows_by_game ON follows (game_id) WHERE game_id IS NOT NULL",
+    "CREATE INDEX follows_by_player ON follows (player_id) WHERE player_id IS NOT NULL",
+    """
+    CREATE TABLE follow_seen (
+        user_id     text NOT NULL,
+        game_id     bigint NOT NULL REFERENCES games (id),
+        version     bigint NOT NULL,
+        PRIMARY KEY (user_id, game_id)
+    )
+    """,
+    "CREATE TABLE follow_sent (user_id text PRIMARY KEY, sent_at text NOT NULL)",
+]
+
+MIGRATIONS: list[list[str]] = [
+    MIGRATION_1,
+    MIGRATION_2,
+    MIGRATION_3,
+    MIGRATION_4,
+    MIGRATION_5,
+]

@@ -129,7 +129,9 @@ class Table:
                 received = ws is not None and ws.sequence == self.fake._seq
                 sender = self.bot.sender
                 posting = sender is not None and sender.busy()
-                if received and self.bot.handling == 0 and not posting:
+                boards = self.bot.boards
+                drawing = boards is not None and boards.busy()
+                if received and self.bot.handling == 0 and not posting and not drawing:
                     return
                 await self.bot.changed.wait()
 

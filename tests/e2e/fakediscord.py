@@ -74,7 +74,8 @@ FIELDS_MAX, FIELD_NAME_MAX, FIELD_VALUE_MAX, EMBED_TOTAL_MAX = 25, 256, 1024, 60
 ROWS_MAX, BUTTONS_PER_ROW, SELECT_OPTIONS_MAX = 5, 5, 25
 INTERACTION_DEADLINE = 3.0  # seconds to answer an interaction (or defer it)
 TOKEN_LIFETIME = 15 * 60.0  # seconds a deferred interaction may be followed up
-RATE_COUNT, RATE_WINDOW = 5, 5.0  # messages per channel per window
+RATE_COUNT, RATE_WINDOW = 5, 5.0  # messages per channel per window (and edits, their own)
+PINS_MAX = 50  # pinned messages per channel
 DEFAULT_PACE = 5.0  # seconds the fake's clock moves before each user action
 RETRY_SCALE = 0.001  # real seconds discord.py sleeps per fake second of retry_after
 
@@ -272,6 +273,7 @@ class FakeDiscord:
     # when not given). Server ids decide their shard: (id >> 22) % shard_count.
     guilds: dict[int, list[int]] | None = None
     guilds_per_shard: int = 2500  # past this, Discord closes with 4011 (sharding required)
+    bot_manages: bool = False  # the bot holds Manage Messages (it may pin, delete others')
 
     @property
     def now(self) -> float:
@@ -316,6 +318,12 @@ class FakeDiscord:
         self.calls: list[str] = []  # every REST call the bot made: "POST /channels/2000/messages"
         self.refused: list[dict[str, Any]] = []  # every refusal: route, status, code, message
         self._sent: dict[int, list[float]] = {}  # channel -> times of accepted messages
+        self._edited: dict[int, list[float]] = {}  # channel -> times of accepted edits
+        self.pins: dict[int, list[str]] = {}  # channel -> pinned message ids, oldest first
+        self.hold_edits = False  # edits wait unanswered until `release_edits` (coalescing)
+        self._edits_released = asyncio.Event()
+        self._apply_held = True
+        self.edits_held = 0
         self.embed_total_max = (
             EMBED_TOTAL_MAX  # a test may make Discord stricter than the bot knows
         )
@@ -343,6 +351,12 @@ class FakeDiscord:
         app.router.add_post(api + "/channels/{channel}/messages", self._create_message)
         app.router.add_patch(api + "/channels/{channel}/messages/{message}", self._edit_message)
         app.router.add_delete(api + "/channels/{channel}/messages/{message}", self._delete_message)
+        for pins in (
+            "/channels/{channel}/messages/pins/{message}",
+            "/channels/{channel}/pins/{message}",
+        ):
+            app.router.add_put(api + pins, self._pin)
+            app.router.add_delete(api + pins, self._unpin)
         app.router.add_get(api + "/channels/{channel}", self._get_channel)
         app.router.add_get(api + "/channels/{channel}/messages", self._history)
         app.router.add_put(api + "/applications/{app}/commands", self._put_commands)
@@ -488,7 +502,7 @@ class FakeDiscord:
             "owner_id": "1",
             "roles": [everyone, mod, manager],
             "channels": [self._channel(c) for c in self.guilds[guild]],
-            "members": [u.member() for u in [BOT, *self.users]],
+            "members": [u.member() for u in [self.bot_user, *self.users]],
             "member_count": len(self.users) + 1,
             "large": False,
             "unavailable": False,
@@ -511,6 +525,10 @@ class FakeDiscord:
             "preferred_locale": "en-US",
             "system_channel_flags": 0,
         }
+
+    @property
+    def bot_user(self) -> User:
+        return User(BOT_ID, "rollkeeper", manages_messages=self.bot_manages)
 
     def _message(self, author: User, channel: int, content: str, **extra: Any) -> dict[str, Any]:
         return {
@@ -763,11 +781,12 @@ class FakeDiscord:
             **{"global": load.storm_global},
         )
 
-    def _rate(self, channel: int) -> None:
+    def _rate(self, channel: int, bucket: dict[int, list[float]] | None = None) -> None:
         """5 messages per 5 seconds per channel: a 429 telling the bot how long to wait. The
         bot waits (its retry comes that much later in the fake's time; under `load`, time
         flows while it waits)."""
-        window = [t for t in self._sent.get(channel, []) if t > self.now - RATE_WINDOW]
+        times = self._sent if bucket is None else bucket
+        window = [t for t in times.get(channel, []) if t > self.now - RATE_WINDOW]
         if len(window) >= RATE_COUNT:
             wait = window[0] + RATE_WINDOW - self.now
             if self.load is None:
@@ -782,7 +801,7 @@ class FakeDiscord:
                 channel=str(channel),
                 **{"global": False},
             )
-        self._sent[channel] = [*window, self.now]
+        times[channel] = [*window, self.now]
 
     async def _record(
         self, channel: int, body: dict[str, Any], files: list[dict[str, Any]], **extra: Any
@@ -842,15 +861,76 @@ class FakeDiscord:
         return self._json(message)
 
     async def _edit_message(self, request: web.Request) -> web.Response:
+        """An edit, as Discord takes it: only the bot's own message (403, code 50005), one
+        that exists (404, code 10008), within the limits, 5 edits per 5 seconds per channel."""
         body, files = await self._body(request)
         check_message(body, files, edit=True, embed_total=self.embed_total_max)
-        message = self.find(request.match_info["message"])
+        message = self._existing(request.match_info["message"])
+        if message["author"]["id"] != str(BOT_ID):
+            raise Refusal(403, 50005, "Cannot edit a message authored by another user")
+        if self.hold_edits:  # answered at `release_edits`: more moves arrive meanwhile
+            self.edits_held += 1
+            await self._edits_released.wait()
+            if not self._apply_held:  # it never reached Discord
+                raise Refusal(503, 0, "Service unavailable")
+        self._rate(int(message["channel_id"]), self._edited)
         async with self._changed:
-            message.update(
-                {k: v for k, v in body.items() if k in ("content", "embeds", "components")}
+            message.update(  # what is sent as null is cleared, as Discord stores it
+                {
+                    k: v if v is not None else ("" if k == "content" else [])
+                    for k, v in body.items()
+                    if k in ("content", "embeds", "components")
+                }
             )
+            message["edited_timestamp"] = TIMESTAMP
+            message.setdefault("_edits", []).append(self.now)
             self._changed.notify_all()
-        return self._json(message)
+        return self._json({k: v for k, v in message.items() if not k.startswith("_")})
+
+    def release_edits(self, apply: bool = True) -> None:
+        """Answer the held edits: `apply` makes them (else they are lost, a 503)."""
+        self.hold_edits = False
+        self._apply_held = apply
+        self._edits_released.set()
+
+    def _existing(self, message_id: str) -> dict[str, Any]:
+        found = self._known(message_id)
+        if found is None:
+            raise Refusal(404, 10008, "Unknown Message")
+        return found
+
+    def _may_manage(self) -> None:
+        if not self.bot_manages:
+            raise Refusal(403, 50013, "Missing Permissions")
+
+    async def _pin(self, request: web.Request) -> web.Response:
+        """Pin: needs Manage Messages (403, code 50013), at most 50 per channel (400, code
+        30003). Discord then posts its "pinned a message" notice in the channel."""
+        self._may_manage()
+        channel = int(request.match_info["channel"])
+        message = self._existing(request.match_info["message"])
+        pinned = self.pins.setdefault(channel, [])
+        if message["id"] in pinned:
+            return web.Response(status=204)
+        if len(pinned) >= PINS_MAX:
+            raise Refusal(400, 30003, "Maximum number of pins reached (50)")
+        pinned.append(message["id"])
+        message["pinned"] = True
+        notice = {"content": "", "embeds": [], "components": []}
+        await self._record(
+            channel, notice, [], type=6, message_reference={"message_id": message["id"]}
+        )
+        return web.Response(status=204)
+
+    async def _unpin(self, request: web.Request) -> web.Response:
+        self._may_manage()
+        channel = int(request.match_info["channel"])
+        message = self._existing(request.match_info["message"])
+        if message["id"] not in self.pins.get(channel, []):
+            raise Refusal(404, 10008, "Unknown Message")
+        self.pins[channel].remove(message["id"])
+        message["pinned"] = False
+        return web.Response(status=204)
 
     async def _history(self, request: web.Request) -> web.Response:
         """A channel's messages, newest first, as Discord reads them back (`limit` up to 100,
@@ -870,8 +950,12 @@ class FakeDiscord:
 
     async def _delete_message(self, request: web.Request) -> web.Response:
         message_id = request.match_info["message"]
-        if self._known(message_id) is None:
-            raise Refusal(404, 10008, "Unknown Message")
+        message = self._existing(message_id)
+        if message["author"]["id"] != str(BOT_ID):
+            self._may_manage()  # another's message: only with Manage Messages
+        channel = int(message["channel_id"])
+        if message_id in self.pins.get(channel, []):
+            self.pins[channel].remove(message_id)
         await self._mark_deleted(message_id)
         return web.Response(status=204)
 

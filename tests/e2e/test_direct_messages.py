@@ -12,10 +12,11 @@ import pytest
 from tests.e2e.conftest import Table
 from tests.e2e.fakediscord import text_of
 
-IN_DMS = {"roll", "help", "rules", "mygames", "tz", "quiet", "dm", "away", "back"}
+IN_DMS = {"roll", "help", "rules", "mygames", "tz", "quiet", "dm", "headsup", "away", "back"}
 REFUSED = (
     "`!new` works in a server's channel, where the games are. Here in direct messages: "
-    "`!roll`, `!mygames`, `!tz`, `!quiet`, `!dm`, `!away`, `!back`, `!help`, `!rules`. "
+    "`!roll`, `!mygames`, `!tz`, `!quiet`, `!dm`, `!headsup`, `!away`, `!back`, `!help`, "
+    "`!rules`. "
     "Try `!help`."
 )
 

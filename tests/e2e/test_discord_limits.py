@@ -233,7 +233,8 @@ async def test_a_name_with_markdown_is_shown_as_typed(table: Table) -> None:
 
 
 async def test_one_rest_call_per_typed_action(table: Table) -> None:
-    """A turn typed: roll, reroll, score, each one message (REST calls measured at the fake)."""
+    """A turn typed: roll, reroll, score, each one message and one edit of the game's live
+    board (REST calls measured at the fake)."""
     fake = table.fake
     await seated_game(table)
     table.dice.push([1, 2, 3, 4, 5, 6, 6])
@@ -245,9 +246,11 @@ async def test_one_rest_call_per_typed_action(table: Table) -> None:
     ):
         fake.calls.clear()
         await table.send("Gypsy", text, expect=expect)
-        assert fake.calls == ["POST /channels/2000/messages"], (text, fake.calls)
+        board = fake.calls[-1]
+        assert board.startswith("PATCH /channels/2000/messages/"), (text, fake.calls)
+        assert fake.calls == ["POST /channels/2000/messages", board], (text, fake.calls)
         turn += fake.calls
-    assert len(turn) == 3
+    assert len(turn) == 6
 
 
 async def test_help_autocompletes_and_every_option_is_described(table: Table) -> None:

@@ -208,3 +208,11 @@ async def test_commands_typed_back_to_back_are_handled_in_order(table: Table) ->
         < said.index("Turn 1")
         < said.index("scored **15** in Chance")
     )
+    # The game's live board goes after the game's messages: the sixth message within Discord's
+    # five seconds, it is held back once (429) and posted after the wait, below the rest.
+    await table.idle()
+    held = [r for r in fake.refused if r["status"] == 429]
+    assert len(held) == len(fake.refused) == 1
+    board = [m for m in fake.messages if "Live board" in text_of(m)]
+    assert len(board) == 1 and fake.messages[-1] is board[0]
+    fake.refused.clear()

@@ -1,0 +1,293 @@
+"""Each game's live board (one message per game, edited in place as the game moves) and who
+follows which game or player.
+
+A board's row says where its message is, the game version it last showed and whether it is
+pinned; `repost` records a `board` that asked for it at the bottom of the channel, so a restart
+finishes it. The bot's board keeper (bot/boards.py) edits the message from the game's latest
+state whenever the game moved (`Context.moved`), and at start-up for every board behind its
+game, so the board never stays behind.
+
+A follower is told each finished turn of the games they follow (a game, or every game a
+player sits in), in one direct message per batch: the summaries come from the game's log rows
+after the version they were last told, up to the start of the turn in play, so nothing is lost
+across a restart and nothing hidden (the rows' bodies hold no card a player keeps hidden).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from storage import rolllog
+from storage.model import Outgoing, StoredGame, timestamp
+from storage.outbox import queue
+from storage.pace import parse_moment
+from storage.rolllog import LogRow
+from storage.store import GAME_SELECT, Context, GameStore, game_from_row
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRow:
+    """Where a game's board is, and what it last showed."""
+
+    game_id: int
+    channel_id: str
+    message_id: str | None
+    shown: int  # the game version the message shows (-1: never posted)
+    pinned: bool
+    repost: bool  # a `board` asked for it at the bottom of the channel
+    posts: int = 0  # board messages posted for the game so far (each new one's nonce)
+
+
+@dataclass(frozen=True, slots=True)
+class Followed:
+    """One follow: a game (by its id and number) or a player (by id)."""
+
+    target: str  # `game 3` (its number in the server) or `player <id>`, as stored
+    game_id: int | None
+    player_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class News:
+    """What one follower is owed about one game: its rows since they were last told."""
+
+    game: StoredGame
+    rows: tuple[LogRow, ...]
+    upto: int  # the game version they will have been told
+
+
+Render = Callable[[str, Sequence[News]], list[Outgoing]]
+
+
+class Boards:
+    """The boards' rows and the follows (see the module's docstring)."""
+
+    def __init__(self, ctx: Context, store: GameStore) -> None:
+        self.ctx = ctx
+        self.store = store
+
+    # ---- boards ------------------------------------------------------------------------------
+
+    async def game(self, game_id: int) -> StoredGame | None:
+        async with self.ctx.db.conn.execute(f"{GAME_SELECT} WHERE g.id = ?", (game_id,)) as cur:
+            row = await cur.fetchone()
+        return None if row is None else game_from_row(row, self.ctx.db.seal)
+
+    async def row(self, game_id: int) -> BoardRow | None:
+        async with self.ctx.db.conn.execute(
+            "SELECT game_id, channel_id, message_id, shown, pinned, repost, posts FROM boards "
+            "WHERE game_id = ?",
+            (game_id,),
+        ) as cursor:
+            found = await cursor.fetchone()
+        if found is None:
+            return None
+        return BoardRow(
+            int(found[0]),
+            str(found[1]),
+            found[2],
+            int(found[3]),
+            bool(found[4]),
+            bool(found[5]),
+            int(found[6]),
+        )
+
+    async def behind(self) -> list[int]:
+        """At start-up: every board behind its game or asked to move, and every game in play
+        without one (started before boards were kept, or before its board was posted)."""
+        async with self.ctx.db.conn.execute(
+            "SELECT g.id FROM games g LEFT JOIN boards b ON b.game_id = g.id "
+            "WHERE (g.phase = 'playing' AND b.game_id IS NULL) OR b.shown < g.version "
+            "OR b.repost = 1 ORDER BY g.id"
+        ) as cursor:
+            return [int(r[0]) for r in await cursor.fetchall()]
+
+    async def posted(
+        self, game: StoredGame, message_id: str, version: int, pinned: bool, asked: bool
+    ) -> None:
+        """A board message was posted for `game` (showing `version`); `asked`: it answered a
+        `board` (a newer ask stays)."""
+        async with self.ctx.db.transaction() as conn:
+            await conn.execute(
+                "INSERT INTO boards (game_id, channel_id, message_id, shown, pinned, posts) "
+                "VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (game_id) DO UPDATE SET "
+                "message_id = excluded.message_id, shown = excluded.shown, "
+                "pinned = excluded.pinned, posts = posts + 1, "
+                "repost = CASE WHEN ? THEN 0 ELSE repost END",
+                (game.id, game.channel_id, message_id, version, int(pinned), int(asked)),
+            )
+
+    async def shown(self, game_id: int, version: int, pinned: bool | None = None) -> None:
+        """The board's message now shows `version` (and is pinned or not)."""
+        async with self.ctx.db.transaction() as conn:
+            await conn.execute(
+                "UPDATE boards SET shown = ?, pinned = COALESCE(?, pinned) WHERE game_id = ?",
+                (version, None if pinned is None else int(pinned), game_id),
+            )
+
+    async def ask_repost(self, game: StoredGame) -> None:
+        """`board`: post the board again at the bottom of the channel (the old one goes)."""
+        async with self.ctx.db.transaction() as conn:
+            await conn.execute(
+                "INSERT INTO boards (game_id, channel_id, repost) VALUES (?, ?, 1) "
+                "ON CONFLICT (game_id) DO UPDATE SET repost = 1",
+                (game.id, game.channel_id),
+            )
+        self.ctx.moved(game.id)
+
+    async def last_rows(self, game_id: int, limit: int = 8) -> list[LogRow]:
+        """The game's latest log rows, newest first."""
+        sql = f"{rolllog.ROW_SELECT} WHERE chain = ? ORDER BY seq DESC LIMIT ?"
+        conn = self.ctx.db.conn
+        async with conn.execute(sql, (f"g{game_id}", limit)) as cursor:
+            found = await cursor.fetchall()
+        return [await rolllog.shown(conn, rolllog.row_from_record(r)) for r in found]
+
+    # ---- followers ---------------------------------------------------------------------------
+
+    async def follow(
+        self, user_id: str, guild_id: str, game: StoredGame | None, player_id: str | None
+    ) -> bool:
+        """Follow a game or a player; False when already followed. They are told what happens
+        from now on (a player's games so far count as told)."""
+        target = f"game {game.number}" if game is not None else f"player {player_id}"
+        async with self.ctx.db.transaction() as conn:
+            cursor = await conn.execute(
+                "INSERT INTO follows (user_id, guild_id, target, game_id, player_id, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (
+                    user_id,
+                    guild_id,
+                    target,
+                    game.id if game is not None else None,
+                    player_id if game is None else None,
+                    timestamp(self.ctx.clock()),
+                ),
+            )
+            if not cursor.rowcount:
+                return False
+            where = "id = ?" if game is not None else "guild_id = ? AND instr(names, ?) > 0"
+            args = (game.id,) if game is not None else (guild_id, f'"{player_id}"')
+            await conn.execute(
+                "INSERT INTO follow_seen (user_id, game_id, version) "
+                f"SELECT ?, id, version FROM games WHERE {where} ON CONFLICT DO NOTHING",
+                (user_id, *args),
+            )
+            # The answer to `follow` is their last message: the first batch comes a batch's
+            # time after it (never a message per move).
+            await conn.execute(
+                "INSERT INTO follow_sent (user_id, sent_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (user_id, timestamp(self.ctx.clock())),
+            )
+        return True
+
+    async def unfollow(self, user_id: str, guild_id: str, target: str | None) -> int:
+        """Stop following `target` (None: everything in this server); how many stopped."""
+        async with self.ctx.db.transaction() as conn:
+            cursor = await conn.execute(
+                "DELETE FROM follows WHERE user_id = :user AND guild_id = :guild "
+                "AND (:target IS NULL OR target = :target)",
+                {"user": user_id, "guild": guild_id, "target": target},
+            )
+            count = int(cursor.rowcount or 0)
+            await conn.execute(
+                "DELETE FROM follow_seen WHERE user_id = ? AND game_id NOT IN "
+                "(SELECT g.id FROM follows f JOIN games g ON g.guild_id = f.guild_id "
+                "AND (g.id = f.game_id OR instr(g.names, '\"' || f.player_id || '\"') > 0) "
+                "WHERE f.user_id = ?)",
+                (user_id, user_id),
+            )
+        return count
+
+    async def follows_of(self, user_id: str, guild_id: str) -> list[Followed]:
+        async with self.ctx.db.conn.execute(
+            "SELECT target, game_id, player_id FROM follows WHERE user_id = ? AND guild_id = ? "
+            "ORDER BY created_at",
+            (user_id, guild_id),
+        ) as cursor:
+            found = await cursor.fetchall()
+        return [Followed(str(t), g, p) for t, g, p in found]
+
+    async def follow_due(self, every: timedelta, render: Render) -> int:
+        """Each follower whose games moved, and whose last batch is `every` old: one batch of
+        the turns finished since, by direct message (rendered by `render`), queued in the same
+        transaction that records what they were told. Returns how many followers were told."""
+        now = self.ctx.clock()
+        told = 0
+        for user_id, games in (await self._owed()).items():
+            if not await self._batch_due(user_id, now, every):
+                continue
+            news = [n for n in [await self._news(user_id, g, v) for g, v in games] if n]
+            outgoing = render(user_id, news) if any(n.rows for n in news) else []
+            async with self.ctx.db.transaction() as conn:
+                await conn.executemany(
+                    "INSERT INTO follow_seen (user_id, game_id, version) VALUES (?, ?, ?) "
+                    "ON CONFLICT (user_id, game_id) DO UPDATE SET version = excluded.version",
+                    [(user_id, n.game.id, n.upto) for n in news],
+                )
+                if outgoing:
+                    await conn.execute(
+                        "INSERT INTO follow_sent (user_id, sent_at) VALUES (?, ?) "
+                        "ON CONFLICT (user_id) DO UPDATE SET sent_at = excluded.sent_at",
+                        (user_id, timestamp(now)),
+                    )
+                    await queue(conn, outgoing, now)
+            if outgoing:
+                told += 1
+                self.ctx.owed.update((o.channel_id, o.user_id) for o in outgoing)
+                self.ctx.sending.set()
+        return told
+
+    async def _owed(self) -> dict[str, list[tuple[int, int]]]:
+        """Followers and the games that moved past what they were told (game id, told)."""
+        async with self.ctx.db.conn.execute(
+            "SELECT DISTINCT f.user_id, g.id, COALESCE(s.version, 0) FROM follows f "
+            "JOIN games g ON g.guild_id = f.guild_id AND g.phase != 'lobby' "
+            "AND (g.id = f.game_id OR instr(g.names, '\"' || f.player_id || '\"') > 0) "
+            "LEFT JOIN follow_seen s ON s.user_id = f.user_id AND s.game_id = g.id "
+            "LEFT JOIN turn_clocks c ON c.game_id = g.id "
+            "WHERE COALESCE(s.version, 0) < CASE WHEN g.phase = 'over' THEN g.version "
+            "ELSE COALESCE(c.turn_seq, 0) END ORDER BY f.user_id, g.id"
+        ) as cursor:
+            found = await cursor.fetchall()
+        owed: dict[str, list[tuple[int, int]]] = {}
+        for user_id, game_id, version in found:
+            owed.setdefault(str(user_id), []).append((int(game_id), int(version)))
+        return owed
+
+    async def _batch_due(self, user_id: str, now: datetime, every: timedelta) -> bool:
+        async with self.ctx.db.conn.execute(
+            "SELECT sent_at FROM follow_sent WHERE user_id = ?", (user_id,)
+        ) as cursor:
+            found = await cursor.fetchone()
+        return found is None or parse_moment(str(found[0])) + every <= now
+
+    async def _news(self, user_id: str, game_id: int, told: int) -> News | None:
+        """The finished turns of a game after version `told`: up to the start of the turn in
+        play (a game over: to its end)."""
+        game = await self.game(game_id)
+        if game is None:
+            return None
+        upto = game.version if game.state.is_over or game.clock is None else game.clock.turn_seq
+        sql = f"{rolllog.ROW_SELECT} WHERE chain = ? AND game_seq > ? AND game_seq <= ? "
+        conn = self.ctx.db.conn
+        async with conn.execute(sql + "ORDER BY seq", (game.chain, told, upto)) as cursor:
+            found = await cursor.fetchall()
+        rows = [await rolllog.shown(conn, rolllog.row_from_record(r)) for r in found]
+        return News(game, tuple(rows), upto)
+
+    async def next_batch(self, every: timedelta) -> datetime | None:
+        """When the next follower's batch may go out (None: nobody is owed one)."""
+        owed = await self._owed()
+        if not owed:
+            return None
+        moments = []
+        for user_id in owed:
+            async with self.ctx.db.conn.execute(
+                "SELECT sent_at FROM follow_sent WHERE user_id = ?", (user_id,)
+            ) as cursor:
+                found = await cursor.fetchone()
+            moments.append(parse_moment(str(found[0])) + every if found else self.ctx.clock())
+        return min(moments)
