@@ -114,8 +114,8 @@ class Boards:
                 "INSERT INTO boards (game_id, channel_id, message_id, shown, pinned, posts) "
                 "VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (game_id) DO UPDATE SET "
                 "message_id = excluded.message_id, shown = excluded.shown, "
-                "pinned = excluded.pinned, posts = posts + 1, "
-                "repost = CASE WHEN ? THEN 0 ELSE repost END",
+                "pinned = excluded.pinned, posts = boards.posts + 1, "
+                "repost = CASE WHEN ? = 1 THEN 0 ELSE boards.repost END",
                 (game.id, game.channel_id, message_id, version, int(pinned), int(asked)),
             )
 

@@ -181,6 +181,7 @@ class Cluster:
             ]
             session.simple(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY")
             session.simple(f"INSERT INTO log_head VALUES (1, 0, '{'0' * 64}')")
+            session.simple("INSERT INTO log_indexed (only_row, upto) VALUES (1, 0)")
         finally:
             session.close()
         return self._contract

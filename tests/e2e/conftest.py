@@ -174,6 +174,12 @@ def config() -> Config:
     return Config(moderator_role="Dice Moderator")
 
 
+def _edit_held(refusal: dict[str, Any]) -> bool:
+    """An edit of a message held back by the per-channel limit (waited out, then made)."""
+    route = str(refusal.get("route", ""))
+    return refusal.get("status") == 429 and route.startswith("PATCH /channels/")
+
+
 @pytest.fixture
 async def table(db_path: Path, dice: QueueDice, config: Config) -> AsyncIterator[Table]:
     """The bot on the fake Discord, over the test's database (on PostgreSQL too in a test
@@ -190,7 +196,12 @@ async def table(db_path: Path, dice: QueueDice, config: Config) -> AsyncIterator
         # The stricter fake refuses what Discord refuses; a test that made the bot send anything
         # Discord would refuse (too long, too fast, too late, twice) fails here.
         # (A user's closed direct messages, code 50007, are their choice, not the bot's fault.)
-        refused = [r for r in fake.refused if r["code"] != 50007]
+        # A live board's edit held back (429 on an edit) is waited out by discord.py and then
+        # made with the latest state (tests/e2e/test_boards.py pins that). Real Discord names
+        # each bucket's remaining calls in its answers' headers, and discord.py waits before
+        # the sixth edit in five seconds; the fake sends no such headers, so that same wait
+        # shows here as one 429. Any other refusal fails the test.
+        refused = [r for r in fake.refused if r["code"] != 50007 and not _edit_held(r)]
         assert not refused, f"Discord would have refused: {refused}"
     finally:
         await stop_bot(table.bot, table.task)
