@@ -51,7 +51,7 @@ def _replay(args: argparse.Namespace) -> int:
 def _review(args: argparse.Namespace) -> int:
     from bot.review import review_text
     from engine.review import review_data
-    from storage.reviews import RecordError, ReviewError, review_record
+    from storage.strategy.reviews import RecordError, ReviewError, review_record
 
     try:
         with Path(args.file).open(encoding="utf-8") as fh:

@@ -3,7 +3,7 @@
 of one variant. A seat a substitute took over is shared by turns played: each person gets the
 part of the game, the win and the score their turns are of the seat's, and the luck of the
 turns they played. Forgotten players (issue 25) are left out. Reads only; the values come from
-the reviews (storage/reviews.py), which the caller works out.
+the reviews (storage/strategy/reviews.py), which the caller works out.
 """
 
 from __future__ import annotations

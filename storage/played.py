@@ -1,6 +1,6 @@
 """Finished games, for the post-game review: the one `review` names (refused while it runs,
 so nobody gets live help that way), and the games a player played for `stats`. Reads only;
-the review's values (numpy) stay in storage/reviews.py, loaded when a review is asked for.
+the review's values (numpy) stay in storage/strategy/reviews.py, loaded when a review is asked for.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from storage.store import GAME_SELECT, GameStore, game_from_row
 
 # `stats` reviews at most this many of a player's games (the most recent).
 STATS_GAMES = 100
-# The variants the review has values for: classic exactly (storage/solver.py), the others by
-# estimate (storage/estimates.py). A new dice preset is refused politely until it has some.
+# The variants the review has values for: classic exactly (storage/strategy/solver.py), the
+# others by estimate (storage/strategy/estimates.py). A new dice preset is refused politely
+# until it has some.
 VALUED = ("classic", "triple", "painted", "painted-pyz")
 
 

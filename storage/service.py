@@ -9,7 +9,7 @@ together its parts, each a room of its own:
 - storage/deadlines.py: reminders and deadlines as they fall due.
 - storage/watchdog.py: edited and deleted roll messages.
 - storage/outbox.py: the messages the bot owes.
-- storage/hints.py: who may have a hint, and the log row of each hint given.
+- storage/strategy/hints.py: who may have a hint, and the log row of each hint given.
 - storage/custody.py: free-roll days closed when they end; a lost seal key.
 
 Callers answer the user only after a write has committed.
@@ -34,7 +34,6 @@ from storage.clocks import Clocks
 from storage.custody import FreeDays, LostKey, LostReport
 from storage.db import Database
 from storage.deadlines import Deadlines
-from storage.hints import HintAsked, HintLog, check_hint
 from storage.model import (  # re-exported: the service is where callers find them
     BOT as BOT,
 )
@@ -89,6 +88,7 @@ from storage.seeds import Seeds
 from storage.store import Context, GameStore
 from storage.store import NoGameHereError as NoGameHereError
 from storage.store import NoSuchGameError as NoSuchGameError
+from storage.strategy.hints import HintAsked, HintLog, check_hint
 from storage.watchdog import Watchdog
 
 

@@ -3,9 +3,9 @@ and skill, move by move, with its chart), `hint` (the best move for the player t
 game started with `hints=on`, logged) and `stats` (a player's record over this server's
 reviewed games).
 
-The values come from storage/reviews.py (numpy; classic's table is loaded, or built, the first
-time): imported when first asked for, and worked out in a worker thread, so the bot starts
-without them and its event loop never waits on them.
+The values come from storage/strategy/reviews.py (numpy; classic's table is loaded, or
+built, the first time): imported when first asked for, and worked out in a worker thread,
+so the bot starts without them and its event loop never waits on them.
 """
 
 from __future__ import annotations
@@ -73,7 +73,9 @@ class Reviews:
         self.context = context
         self.service = context.service
         self.prefix = context.prefix
-        self.cache = cache  # None: $ROLLKEEPER_CACHE or the user's cache (storage/solver.py)
+        self.cache = (
+            cache  # None: $ROLLKEEPER_CACHE or the user's cache (storage/strategy/solver.py)
+        )
         self._kept: _Recent[tuple[GameReview, dict[str, str]]] = _Recent(KEPT_REVIEWS)
         self._shown: _Recent[Reply] = _Recent(KEPT_CHARTS)  # reviews with their charts
         self._drawing = asyncio.Lock()  # one chart at a time (matplotlib)
@@ -106,7 +108,7 @@ class Reviews:
         kept = self._kept.get(_key(game))
         if kept is not None:
             return kept
-        from storage.reviews import review_game
+        from storage.strategy.reviews import review_game
 
         reviewed, name = await review_game(self.service.db, game, self.cache)
         names = {player: name(player) for player in game.names}
@@ -128,7 +130,7 @@ class Reviews:
                 "is nothing to choose yet.",
                 hint=f"roll {again}",
             )
-        from storage.reviews import hint_for
+        from storage.strategy.reviews import hint_for
 
         best, exact = await asyncio.to_thread(
             hint_for, state.rules, seat.card, state.dice, state.rolls_used, self.cache

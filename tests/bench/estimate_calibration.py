@@ -5,7 +5,7 @@ average the final score its own play reaches. `review_bench` plays the estimate'
 records, at the start of every turn, the points banked and what the estimate says is still to
 come; here those become, per turn, the mean of (final score - expected final score) with its
 standard error, and the spread the estimate shows players next to the mean spread measured.
-`--calibrate` fits the offsets and spreads (`storage.estimates.Calibration`) on seeds the
+`--calibrate` fits the offsets and spreads (`storage.strategy.estimates.Calibration`) on seeds the
 benchmark never plays.
 
 The losses check: greedy games reviewed by the estimate; the mean "lost to decisions" it reports
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.scoring import Scorecard
-from storage.estimates import Calibration
+from storage.strategy.estimates import Calibration
 
 CALIBRATED = ("triple", "painted", "painted-pyz")
 CALIBRATION_SEEDS = 1_000_000  # the fit's games: seeds the benchmark (0, 1, ...) never plays
@@ -72,7 +72,7 @@ def fit_calibration(played: Sequence[Played], regress: bool = False) -> Calibrat
 
 
 def calibration_source(preset: str, fitted: Calibration) -> str:
-    """The fit as storage/estimates.py writes it down (ten stages a line)."""
+    """The fit as storage/strategy/estimates.py writes it down (ten stages a line)."""
     name = {"triple": "TRIPLE", "painted": "PAINTED", "painted-pyz": "PYZ"}[preset]
 
     def rows(values: tuple[float, ...]) -> str:

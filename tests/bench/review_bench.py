@@ -14,7 +14,7 @@
    more). Each policy plays game i with the dice seeded by i. Two processes share the games.
 
 `--fit` plays the painted estimate's policy and sets its box means and score distributions to
-what that play produced, three times over, then prints them for `storage/estimates.py`.
+what that play produced, three times over, then prints them for `storage/strategy/estimates.py`.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ from engine.game import Event, apply
 from engine.kinds import next_action
 from engine.review import Advisor, ScoreChoice, ValueOracle, review
 from engine.scoring import Scorecard
-from storage.estimates import (
+from storage.records import event_line, header_line
+from storage.strategy.estimates import (
     PAINTED_COLOUR_SCORES,
     PAINTED_MEANS,
     PAINTED_UPPER_COUNTS,
@@ -53,8 +54,7 @@ from storage.estimates import (
     estimate_oracle,
     uncalibrated,
 )
-from storage.records import event_line, header_line
-from storage.solver import load_table
+from storage.strategy.solver import load_table
 from tests.bench import report
 from tests.bench.estimate_calibration import (
     CALIBRATED,
@@ -73,7 +73,7 @@ import sys, time
 from pathlib import Path
 t0 = time.perf_counter()
 from engine import make_rules
-from storage.solver import load_table
+from storage.strategy.solver import load_table
 table = load_table(make_rules("classic"), Path(sys.argv[1]), progress=None)
 elapsed = time.perf_counter() - t0
 status = Path("/proc/self/status").read_text()
@@ -257,7 +257,7 @@ def classic_record(players: tuple[str, ...], seed: int) -> list[str]:
 
 
 def review_figures(cache: Path, games: int) -> dict[str, Any]:
-    from storage.reviews import review_record
+    from storage.strategy.reviews import review_record
 
     os.environ["ROLLKEEPER_CACHE"] = str(cache)
     review_record(classic_record(("a",), 0))  # the table, loaded once as the bot would

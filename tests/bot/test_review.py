@@ -22,7 +22,7 @@ from bot.review import (
 )
 from engine import GameState, make_rules
 from engine.review import GameReview, review
-from storage.estimates import estimate_oracle
+from storage.strategy.estimates import estimate_oracle
 from tests.storage.review_games import random_play
 
 if TYPE_CHECKING:

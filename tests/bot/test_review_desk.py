@@ -20,8 +20,8 @@ from engine import GameState, RandomDice
 from engine.autoplay import dice_next_action
 from engine.review import review_data
 from storage.audit import export_record, verify, verify_file
-from storage.reviews import review_record
 from storage.service import GameService, Where, Who
+from storage.strategy.reviews import review_record
 from tests.storage.forge import Body, bodies, raw, write_chain
 
 WHERE = Where("guild", "chan")
@@ -350,7 +350,7 @@ async def test_stats_say_how_many_decisions_followed_a_hint(
 async def test_an_estimates_hint_says_how_far_it_can_be_off(desk: Desk) -> None:
     """Triple has no exact solution: its hint gives the expected final score with the spread
     self-play measured from there ("about 1675 ± 141"), and says it is an estimate."""
-    from storage.estimates import TRIPLE_CALIBRATION
+    from storage.strategy.estimates import TRIPLE_CALIBRATION
 
     await say(desk, ANN, "new triple order=join hints=on")
     await say(desk, ANN, "start solo")

@@ -17,8 +17,8 @@ from engine.kinds import next_action
 from storage.db import Database
 from storage.played import NotReviewableError, check_reviewable
 from storage.records import event_line, header_line
-from storage.reviews import review_game, review_record
 from storage.service import GameService, Where, Who
+from storage.strategy.reviews import review_game, review_record
 from tests.storage.review_games import classic, classic_table, full_tables
 from tests.storage.test_release_files import release_file
 

@@ -12,8 +12,8 @@ from bot.config import Config
 from bot.console import Console
 from bot.desk import Desk
 from engine import GameState, RandomDice
-from storage.reviews import review_game
 from storage.service import GameService, Who
+from storage.strategy.reviews import review_game
 from tests.bot.test_review_desk import (
     ANN,
     BO,

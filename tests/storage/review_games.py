@@ -1,7 +1,7 @@
 """Games for the review tests: random play through the engine, and a brute-force value.
 
 The brute force enumerates every roll and keep of a classic turn with the engine's own
-placements and totals; it shares no code with `storage.solver`'s tables or dice lattice.
+placements and totals; it shares no code with `storage.strategy.solver`'s tables or dice lattice.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from engine import (
 )
 from engine.review import Advisor, KeepChoice, ValueOracle
 from engine.scoring import Placement, Scorecard, place
-from storage.solver import load_table
+from storage.strategy.solver import load_table
 
 OPTION_SETS = [
     {"joker": joker, "yahtzee_bonus": bonus}

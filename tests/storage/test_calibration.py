@@ -16,7 +16,7 @@ import pytest
 from engine import GameState, Keep, RandomDice, Roll, Score, make_rules
 from engine.game import apply
 from engine.review import Advisor, ScoreChoice
-from storage.estimates import estimate_oracle
+from storage.strategy.estimates import estimate_oracle
 from tests.storage.review_games import classic, classic_table, full_tables
 
 GAMES = 40

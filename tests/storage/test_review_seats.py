@@ -20,7 +20,7 @@ from engine import (
 )
 from engine.review import GameReview, review
 from engine.scoring import Scorecard
-from storage.solver import ClassicOracle, build_table, position
+from storage.strategy.solver import ClassicOracle, build_table, position
 from tests.storage.review_games import card_with, classic
 
 FILLED = ("ones", "twos", "threes", "fours", "fives", "sixes", "three_of_a_kind", "chance")

@@ -41,10 +41,10 @@ from engine.review import (
     review_data,
 )
 from engine.scoring import Scorecard, place, placements
-from storage.estimates import estimate_oracle
 from storage.records import event_line, header_line
-from storage.reviews import ReviewError, review_record
-from storage.solver import ClassicOracle, build_table, position
+from storage.strategy.estimates import estimate_oracle
+from storage.strategy.reviews import ReviewError, review_record
+from storage.strategy.solver import ClassicOracle, build_table, position
 from tests.storage.review_games import (
     OPTION_SETS,
     brute_force_value,
@@ -358,7 +358,7 @@ def test_a_hint_uses_the_table_of_its_own_free_joker(request: pytest.FixtureRequ
     straight are open and the yahtzee box holds 50: a later Yahtzee takes the joker's 25 or 40
     with ones still open under `anywhere` only. Each hint's value is the best placement's total
     plus what brute force says the last two boxes bring."""
-    from storage.reviews import hint_for
+    from storage.strategy.reviews import hint_for
 
     dice = show(classic().dice, (1, 1, 1, 1, 1))
     values = {**dict.fromkeys(classic().box_ids, 0), "yahtzee": 50}

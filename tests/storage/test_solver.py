@@ -17,8 +17,8 @@ import pytest
 
 from engine import DiceKind, Rules, placements, scorecard_total, show
 from engine.scoring import place
-from storage import solver
-from storage.solver import ClassicOracle, build_table, load_table, position
+from storage.strategy import solver
+from storage.strategy.solver import ClassicOracle, build_table, load_table, position
 from tests.storage.review_games import (
     OPTION_SETS,
     brute_force_value,

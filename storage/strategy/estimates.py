@@ -37,7 +37,7 @@ from engine.scoring import (
     place,
     placements,
 )
-from storage.solver import (
+from storage.strategy.solver import (
     DICE,
     FACES,
     UPPER_CAP,

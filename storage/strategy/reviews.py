@@ -1,7 +1,7 @@
 """Reviews of game records: the right value oracle for the variant, then `engine.review`.
 
-Classic Yahtzee is exact (the optimal table, `storage.solver`); triple and the painted games
-use estimates (`storage.estimates`). Card games are not reviewed yet.
+Classic Yahtzee is exact (the optimal table, `storage.strategy.solver`); triple and the
+painted games use estimates (`storage.strategy.estimates`). Card games are not reviewed yet.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from storage.cardrecords import is_card_record
 from storage.db import Database
 from storage.model import StoredGame
 from storage.records import RecordError, replay
-from storage.solver import ClassicOracle, Progress, load_table, stderr_progress, values_key
+from storage.strategy.solver import ClassicOracle, Progress, load_table, stderr_progress, values_key
 from storage.vocabulary import Act, hint_position
 
 DICE_EVENTS = (
@@ -64,7 +64,7 @@ def oracle_for(
     """The value oracle for a variant: exact for classic, an estimate otherwise."""
     if rules.preset == "classic":
         return ClassicOracle(rules, load_table(rules, cache, progress))
-    from storage.estimates import estimate_oracle
+    from storage.strategy.estimates import estimate_oracle
 
     return estimate_oracle(rules, cache, progress)
 

@@ -3,7 +3,7 @@ that records every hint given, so moderators see it (`mod log`), `audit verify` 
 against the game, and the post-game review marks the decision made after it.
 
 The hint itself (the best keep or box and its value) comes from the review's values
-(storage/reviews.py); this module only decides who may ask and writes what was said.
+(storage/strategy/reviews.py); this module only decides who may ask and writes what was said.
 """
 
 from __future__ import annotations
