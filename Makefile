@@ -32,10 +32,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-# Four workers (pytest-xdist) on two cores: the suite waits on subprocesses, fsyncs and the fake
-# Discord's clock far more than it computes (about 95 s of CPU in 180 s).
+# Six workers (pytest-xdist) on two cores: the suite waits on subprocesses, fsyncs and the fake
+# Discord's quiet periods more than it computes (about 185 s of CPU in 196 s; 214 s on four).
 unit: $(STAMP)
-	$(BIN)/pytest -n 4
+	$(BIN)/pytest -n 6
 
 # Bounded to a few minutes on 2 cores. Full scale: make bench LOG_ROWS=10000000
 LOG_ROWS ?= 1000000
