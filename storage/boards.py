@@ -188,7 +188,7 @@ class Boards:
         async with self.ctx.db.transaction() as conn:
             cursor = await conn.execute(
                 "DELETE FROM follows WHERE user_id = :user AND guild_id = :guild "
-                "AND (:target IS NULL OR target = :target)",
+                "AND (CAST(:target AS TEXT) IS NULL OR target = :target)",
                 {"user": user_id, "guild": guild_id, "target": target},
             )
             count = int(cursor.rowcount or 0)

@@ -87,6 +87,15 @@ def credit(standings: dict[str, Standing], reviewed: GameReview, names: Mapping[
             line.adjusted += part * seat.score - share.luck
 
 
+# Fewer games than this (a substitute's few turns) rank after everyone who played a whole game:
+# a mean over a tenth of a game is one turn's luck scaled up tenfold, not a player's standing.
+RANKED_GAMES = 1.0
+
+
 def ranked(standings: Mapping[str, Standing]) -> list[Standing]:
-    """Best luck-adjusted mean first (more games, then the name, on a tie)."""
-    return sorted(standings.values(), key=lambda s: (-s.mean_adjusted, -s.games, s.name))
+    """Best luck-adjusted mean first (more games, then the name, on a tie); players with less
+    than `RANKED_GAMES` games after all the others, in the same order among themselves."""
+    return sorted(
+        standings.values(),
+        key=lambda s: (s.games < RANKED_GAMES - 1e-9, -s.mean_adjusted, -s.games, s.name),
+    )

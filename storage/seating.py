@@ -287,9 +287,24 @@ class Seating:
                 "turns it on with `mod set undo on`).",
                 hint="status",
             )
-        game = await self.store.require_game_here(where.channel_id)
+        game = await self.store.game_here(where.channel_id)
+        if game is None:
+            ended = await self.store.shown_game_here(where.channel_id)
+            if ended is not None and ended.state.phase is Phase.OVER:
+                raise SeatingError(
+                    f"{ended.title} is over: its last score stands (the game's end revealed "
+                    "its seed).",
+                    hint="status",
+                )
+            game = await self.store.require_game_here(where.channel_id)  # says there is none
         undoable = game.state.undoable
         mine = undoable is not None and _undoer(undoable) == who.user_id
+        if not mine and who.user_id not in game.state.players:
+            raise SeatingError(
+                f"You're not playing in {game.title}: only a seat's player takes back its "
+                "score.",
+                hint="status",
+            )
         if not mine:
             raise SeatingError(await self._why_not(game, who), hint="status")
         last = await self._last_choice(game)

@@ -88,7 +88,8 @@ class Standings:
         )
         footer = (
             f"Page {page} of {pages} · {games} finished game{'s' if games != 1 else ''} "
-            "(the last 100) · a seat a substitute took over is shared by turns played"
+            "(the last 100) · a seat a substitute took over is shared by turns played; "
+            "under one game in all ranks last"
         )
         buttons = []
         if page > 1:

@@ -3,9 +3,13 @@ zero-set-up default (sqlite.py); PostgreSQL through asyncpg, named by a URI (pos
 
 from __future__ import annotations
 
+import re
+
 SCHEMES = ("postgresql://", "postgres://")
+_ANY_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 def is_url(target: str) -> bool:
-    """A PostgreSQL URI (anything else is a SQLite file's path)."""
-    return target.lower().startswith(SCHEMES)
+    """A URI (anything else is a SQLite file's path). Only PostgreSQL's are served; another
+    scheme (`mysql://…`) is refused as a URI, in one line, rather than taken for a folder."""
+    return bool(_ANY_SCHEME.match(target))

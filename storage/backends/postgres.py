@@ -298,8 +298,21 @@ def database_name(url: str) -> str:
         raise ServerError(
             f"{shown_url(url)} is not a PostgreSQL URI ({exc})", EXIT_BAD_URI
         ) from None
+    port = (query.get("port") or [""])[0]
+    if port and not port.isdigit():
+        raise ServerError(
+            f"{shown_url(url)} is not a usable PostgreSQL URI: its port `{port}` is not a "
+            "number (postgresql:///DATABASE?host=/SOCKET/FOLDER&port=5432)",
+            EXIT_BAD_URI,
+        )
     name = unquote(parts.path.lstrip("/")) or (query.get("dbname") or [""])[0]
-    if parts.scheme.lower() not in ("postgresql", "postgres") or not name or "/" in name:
+    if parts.scheme.lower() not in ("postgresql", "postgres"):
+        raise ServerError(
+            f"{shown_url(url)} is neither a SQLite file nor a PostgreSQL URI: give a file's "
+            "path, or postgresql://USER@HOST/DATABASE",
+            EXIT_BAD_URI,
+        )
+    if not name or "/" in name:
         raise ServerError(
             f"{shown_url(url)} is not a PostgreSQL URI: write postgresql://USER@HOST/DATABASE "
             "or postgresql:///DATABASE?host=/SOCKET/FOLDER",

@@ -70,6 +70,8 @@ def test_the_console_plays_a_whole_game_on_postgresql_stops_and_carries_on(
         ("audit verify", "postgresql://localhost:notaport/db", 2, "is not a PostgreSQL URI"),
         ("console", "postgresql://user@localhost/", 2, "is not a PostgreSQL URI"),
         ("console", "postgresql:///rk?host=/no-socket-folder", 3, "no PostgreSQL server answers"),
+        ("console", "postgresql:///rk?host=/tmp&port=abc", 2, "its port `abc` is not a number"),
+        ("audit verify", "mysql://x/y", 2, "is neither a SQLite file nor a PostgreSQL URI"),
     ],
 )
 def test_a_wrong_uri_or_no_server_is_one_line_and_its_status(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import Roll, Score, Start
+from engine import Roll, Score, Start, make_rules
 from storage.audit import export_record, verify
 from storage.db import Database
 from storage.seating import SeatingError
@@ -300,3 +300,46 @@ async def test_a_server_option_changed_behind_the_bot_is_caught(
     conn.close()
     problem = await verified(db_path)
     assert problem is not None and "set undo=off, but the server has on" in problem
+
+
+@pytest.mark.backends
+async def test_undo_says_why_after_a_seat_was_handed_over_or_the_game_ended(
+    service: GameService, dice: QueueDice
+) -> None:
+    """Ann gave her seat to Cat: her undo is refused as not playing. A one-player game played
+    to its end: its last score is refused as the game being over, not as no game here."""
+    from engine import Join
+
+    await service.new_game(WHERE, ANN, "classic", {"order": "join"})
+    await service.play(WHERE, BO, Join(BO.user_id))
+    await service.play(WHERE, ANN, Start())
+    await turn(service, dice, ANN, "chance")
+    await service.substitute(WHERE, MOD, ANN.user_id, CAT, "away")
+    with pytest.raises(SeatingError, match="You're not playing in Yahtzee Game 1"):
+        await service.undo(WHERE, ANN)
+    solo = Where("g", "solo")
+    await service.new_game(solo, BO, "classic", {})
+    await service.play(solo, BO, Start())
+    for box in make_rules("classic").box_ids:
+        dice.push([6, 6, 6, 2, 3])
+        await service.play(solo, BO, Roll(BO.user_id))
+        await service.play(solo, BO, Score(BO.user_id, box))
+    with pytest.raises(SeatingError, match="Yahtzee Game 2 is over: its last score stands"):
+        await service.undo(solo, BO)
+
+
+@pytest.mark.backends
+async def test_follows_are_kept_and_stopped_on_either_database(
+    service: GameService, dice: QueueDice
+) -> None:
+    """Follow a game and a player, stop one by name, then all: on SQLite and PostgreSQL."""
+    game = (await service.new_game(WHERE, ANN, "classic", {"order": "join"})).game
+    assert await service.follow(CAT.user_id, "g", game, None)
+    assert not await service.follow(CAT.user_id, "g", game, None)  # already followed
+    assert await service.follow(CAT.user_id, "g", None, ANN.user_id)
+    followed = await service.follows_of(CAT.user_id, "g")
+    assert [f.target for f in followed] == ["game 1", f"player {ANN.user_id}"]
+    assert await service.unfollow(CAT.user_id, "g", "game 1") == 1
+    assert await service.unfollow(CAT.user_id, "g", None) == 1
+    assert await service.unfollow(CAT.user_id, "g", None) == 0
+    assert await service.follows_of(CAT.user_id, "g") == []
