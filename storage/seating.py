@@ -301,8 +301,7 @@ class Seating:
         mine = undoable is not None and _undoer(undoable) == who.user_id
         if not mine and who.user_id not in game.state.players:
             raise SeatingError(
-                f"You're not playing in {game.title}: only a seat's player takes back its "
-                "score.",
+                f"You're not playing in {game.title}: only a seat's player takes back its score.",
                 hint="status",
             )
         if not mine:
