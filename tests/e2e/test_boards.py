@@ -162,7 +162,8 @@ async def test_a_restart_edits_the_same_board(tmp_path: Path) -> None:
         await table.restart()
         fake.release_edits(apply=False)  # the old bot's edit never reached Discord
         await table.idle()
-        (lost,) = fake.refused
+        # (An edit held back by the per-channel limit may sit beside it under load: waited out.)
+        (lost,) = [r for r in fake.refused if r["status"] != 429]
         assert (
             lost["status"] == 503
             and lost["route"] == f"PATCH /channels/2000/messages/{board['id']}"
