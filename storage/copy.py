@@ -83,8 +83,8 @@ async def _require_empty(target: PostgresBackend) -> None:
         if int(games[0][0]) == 0 and int(rows[0][0]) == 0:
             return
         raise CopyRefused(
-            f"{target.where} already holds rollkeeper data ({games[0][0]} games, "
-            f"{rows[0][0]} log rows): copy into a new, empty database"
+            f"{target.where} already holds rollkeeper data ({_count(games[0][0], 'game')}, "
+            f"{_count(rows[0][0], 'log row')}): copy into a new, empty database"
         )
     raise CopyRefused(
         f"{target.where} is not empty (it has tables of its own): copy into a new, empty "
@@ -205,3 +205,8 @@ async def _compare_exports(source: Path, url: str, games: list[int]) -> list[str
         await old.close()
         await new.close()
     return differences
+
+
+def _count(number: object, noun: str) -> str:
+    """`1 game`, `3 games`."""
+    return f"{number} {noun}{'' if str(number) == '1' else 's'}"

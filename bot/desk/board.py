@@ -171,7 +171,8 @@ class Following:
         return [
             Reply(
                 text=f"👁 You follow {shown}: each finished turn comes by direct message, in "
-                f"one message every {every} minutes at most. You can't play in it from here "
+                f"one message every {every} minute{'' if every == 1 else 's'} at most. You "
+                "can't play in it from here "
                 f"(`{self._cmd('unfollow')}` stops it)."
             )
         ]

@@ -85,6 +85,7 @@ async def test_a_copy_verifies_and_exports_the_same_rolls(
         await new.close()
     again = copy(source, pg_url, tmp_path)
     assert again.returncode == 2 and "already holds rollkeeper data" in again.stderr
+    assert f"({len(games) + 1} games, " in again.stderr  # the copied ones and the new one
 
 
 async def test_a_source_that_does_not_verify_is_not_copied(
