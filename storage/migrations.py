@@ -386,6 +386,41 @@ def _either(key: str, index: int) -> str:
     return f"coalesce({_V2.format(key=key)}, {_V1.format(index=index)})"
 
 
+# The log's triggers (migrations 11 and 14, which rebuilds the table): rows are never
+# deleted; the chained columns never change, the readable ones beside them may only be erased;
+# each insert moves its chain's head (a game's in `games`, others' in `chains`).
+_LOG_TRIGGERS = [
+    """
+    CREATE TRIGGER log_no_delete BEFORE DELETE ON log
+    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
+    """,
+    """
+    CREATE TRIGGER log_no_update BEFORE UPDATE ON log
+    WHEN NEW.chain IS NOT OLD.chain OR NEW.seq IS NOT OLD.seq OR NEW.id IS NOT OLD.id
+      OR NEW.body IS NOT OLD.body OR NEW.hash IS NOT OLD.hash
+      OR (NEW.salt IS NOT NULL AND NEW.salt IS NOT OLD.salt)
+      OR (NEW.user_id IS NOT NULL AND NEW.user_id IS NOT OLD.user_id)
+      OR (NEW.user_name IS NOT NULL AND NEW.user_name IS NOT OLD.user_name)
+      OR (NEW.message_id IS NOT NULL AND NEW.message_id IS NOT OLD.message_id)
+      OR (NEW.jump_url IS NOT NULL AND NEW.jump_url IS NOT OLD.jump_url)
+      OR (NEW.reason IS NOT NULL AND NEW.reason IS NOT OLD.reason)
+      OR (NEW.sealed IS NOT NULL AND NEW.sealed IS NOT OLD.sealed)
+    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
+    """,
+    """
+    CREATE TRIGGER log_heads AFTER INSERT ON log
+    BEGIN
+        UPDATE games SET head_seq = NEW.seq, head_hash = NEW.hash
+        WHERE NEW.chain GLOB 'g[0-9]*' AND id = CAST(substr(NEW.chain, 2) AS INTEGER);
+        INSERT INTO chains (chain, seq, hash, guild_id, at)
+        SELECT NEW.chain, NEW.seq, NEW.hash, NEW.guild_id, NEW.at
+        WHERE NEW.chain NOT GLOB 'g[0-9]*' AND NEW.chain != 'log'
+        ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
+                                          at = excluded.at;
+    END
+    """,
+]
+
 MIGRATION_11 = [
     f"""
     CREATE TABLE log (
@@ -491,36 +526,7 @@ MIGRATION_11 = [
     INSERT INTO upgraded (release, last_id)
     SELECT '2026-11-27', COALESCE(MAX(id), 0) FROM log
     """,
-    """
-    CREATE TRIGGER log_no_delete BEFORE DELETE ON log
-    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
-    """,
-    # The chained columns never change; the readable ones beside them may only be erased.
-    """
-    CREATE TRIGGER log_no_update BEFORE UPDATE ON log
-    WHEN NEW.chain IS NOT OLD.chain OR NEW.seq IS NOT OLD.seq OR NEW.id IS NOT OLD.id
-      OR NEW.body IS NOT OLD.body OR NEW.hash IS NOT OLD.hash
-      OR (NEW.salt IS NOT NULL AND NEW.salt IS NOT OLD.salt)
-      OR (NEW.user_id IS NOT NULL AND NEW.user_id IS NOT OLD.user_id)
-      OR (NEW.user_name IS NOT NULL AND NEW.user_name IS NOT OLD.user_name)
-      OR (NEW.message_id IS NOT NULL AND NEW.message_id IS NOT OLD.message_id)
-      OR (NEW.jump_url IS NOT NULL AND NEW.jump_url IS NOT OLD.jump_url)
-      OR (NEW.reason IS NOT NULL AND NEW.reason IS NOT OLD.reason)
-      OR (NEW.sealed IS NOT NULL AND NEW.sealed IS NOT OLD.sealed)
-    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
-    """,
-    """
-    CREATE TRIGGER log_heads AFTER INSERT ON log
-    BEGIN
-        UPDATE games SET head_seq = NEW.seq, head_hash = NEW.hash
-        WHERE NEW.chain GLOB 'g[0-9]*' AND id = CAST(substr(NEW.chain, 2) AS INTEGER);
-        INSERT INTO chains (chain, seq, hash, guild_id, at)
-        SELECT NEW.chain, NEW.seq, NEW.hash, NEW.guild_id, NEW.at
-        WHERE NEW.chain NOT GLOB 'g[0-9]*' AND NEW.chain != 'log'
-        ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
-                                          at = excluded.at;
-    END
-    """,
+    *_LOG_TRIGGERS,
     # One statement applies an action (as in migrations 5, 6 and 9): its rows carry the move.
     """
     CREATE VIEW apply_action AS SELECT
@@ -700,35 +706,7 @@ MIGRATION_14 = [
     )
     """,
     "INSERT INTO log_indexed (only_row, upto) SELECT 1, COALESCE(MAX(id), 0) FROM log",
-    """
-    CREATE TRIGGER log_no_delete BEFORE DELETE ON log
-    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
-    """,
-    """
-    CREATE TRIGGER log_no_update BEFORE UPDATE ON log
-    WHEN NEW.chain IS NOT OLD.chain OR NEW.seq IS NOT OLD.seq OR NEW.id IS NOT OLD.id
-      OR NEW.body IS NOT OLD.body OR NEW.hash IS NOT OLD.hash
-      OR (NEW.salt IS NOT NULL AND NEW.salt IS NOT OLD.salt)
-      OR (NEW.user_id IS NOT NULL AND NEW.user_id IS NOT OLD.user_id)
-      OR (NEW.user_name IS NOT NULL AND NEW.user_name IS NOT OLD.user_name)
-      OR (NEW.message_id IS NOT NULL AND NEW.message_id IS NOT OLD.message_id)
-      OR (NEW.jump_url IS NOT NULL AND NEW.jump_url IS NOT OLD.jump_url)
-      OR (NEW.reason IS NOT NULL AND NEW.reason IS NOT OLD.reason)
-      OR (NEW.sealed IS NOT NULL AND NEW.sealed IS NOT OLD.sealed)
-    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
-    """,
-    """
-    CREATE TRIGGER log_heads AFTER INSERT ON log
-    BEGIN
-        UPDATE games SET head_seq = NEW.seq, head_hash = NEW.hash
-        WHERE NEW.chain GLOB 'g[0-9]*' AND id = CAST(substr(NEW.chain, 2) AS INTEGER);
-        INSERT INTO chains (chain, seq, hash, guild_id, at)
-        SELECT NEW.chain, NEW.seq, NEW.hash, NEW.guild_id, NEW.at
-        WHERE NEW.chain NOT GLOB 'g[0-9]*' AND NEW.chain != 'log'
-        ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
-                                          at = excluded.at;
-    END
-    """,
+    *_LOG_TRIGGERS,
 ]
 
 # 15 (issue 27: the live board, heads-up pings, followers): each game's board message (where it
