@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Protocol
@@ -119,66 +120,77 @@ class Timekeeper:
             self.service.ctx.sending.set()
         return report
 
-    async def _free_days(self, report: TickReport) -> None:
+    async def _chore(
+        self, report: TickReport, failed: str, work: Callable[[], Awaitable[int]], said: str
+    ) -> bool:
+        """One of the tick's chores: how many things it did, reported as `said` (with the
+        count) when any. A chore that fails is logged as `failed`, holds up no game and is
+        tried again at the next tick. Whether it ran."""
         try:
-            revealed = await self.service.close_free_days()
-        except Exception as exc:  # a day that cannot be closed holds up no game
-            log.error("free-roll days could not be closed: %s", exc, exc_info=exc)
+            count = await work()
+        except Exception as exc:
+            log.error("%s: %s", failed, exc, exc_info=exc)
             report.retry = True
-        else:
-            if revealed:
-                report.fired.append(f"free rolls: {len(revealed)} day seed(s) revealed")
+            return False
+        if count:
+            report.fired.append(said.format(count))
+        return True
+
+    async def _free_days(self, report: TickReport) -> None:
+        async def close() -> int:
+            return len(await self.service.close_free_days())
+
+        await self._chore(
+            report,
+            "free-roll days could not be closed",
+            close,
+            "free rolls: {} day seed(s) revealed",
+        )
 
     async def _shard_work(self, report: TickReport) -> None:
         """What another shard's process left for this shard's games (storage/shards.py)."""
-        try:
-            done = await self.service.shard_work()
-        except Exception as exc:  # work that cannot be done now is tried at the next tick
-            log.error("work from other shards could not be done: %s", exc, exc_info=exc)
-            report.retry = True
-            return
-        if done:
-            report.fired.append(f"shard work: {done} item(s)")
+        await self._chore(
+            report,
+            "work from other shards could not be done",
+            self.service.shard_work,
+            "shard work: {} item(s)",
+        )
 
     async def _followers(self, report: TickReport) -> None:
         """Each follower whose batch is due: the turns finished since, by direct message."""
-        try:
-            told = await self.service.follow_due(self.herald.follow_news)
-        except Exception as exc:  # followers' news that cannot go now hold up no game
-            log.error("followers' news could not be sent: %s", exc, exc_info=exc)
-            report.retry = True
-            return
-        if told:
-            report.fired.append(f"followers: {told} told")
+        await self._chore(
+            report,
+            "followers' news could not be sent",
+            lambda: self.service.follow_due(self.herald.follow_news),
+            "followers: {} told",
+        )
 
     async def _retention(self, report: TickReport) -> None:
         """Once a UTC day, erase the free texts older than `retention_days` (if set)."""
         today = self.service.clock().date().isoformat()
-        if self.retention_days is None or self._erased_on == today:
+        days = self.retention_days
+        if days is None or self._erased_on == today:
             return
-        try:
-            erased = await self.service.erase_old_texts(self.retention_days)
-        except Exception as exc:  # retention that cannot run now holds up no game
-            log.error("old texts could not be erased: %s", exc, exc_info=exc)
-            report.retry = True
-            return
-        self._erased_on = today
-        if erased:
-            report.fired.append(f"retention: {erased} text(s) erased")
+        if await self._chore(
+            report,
+            "old texts could not be erased",
+            lambda: self.service.erase_old_texts(days),
+            "retention: {} text(s) erased",
+        ):
+            self._erased_on = today
 
     async def _checkpoints(self, report: TickReport) -> None:
         """Once a UTC day, each server's checkpoint, where one is to be posted (the server's
         own channel, else the bot's)."""
-        try:
-            made = await self.service.checkpoint_due(
-                self.checkpoint_channel, self.herald.checkpoint
+
+        async def made() -> int:
+            return len(
+                await self.service.checkpoint_due(self.checkpoint_channel, self.herald.checkpoint)
             )
-        except Exception as exc:  # a checkpoint that cannot be made holds up no game
-            log.error("the daily checkpoint could not be made: %s", exc, exc_info=exc)
-            report.retry = True
-            return
-        if made:
-            report.fired.append(f"checkpoints: {len(made)} server(s)")
+
+        await self._chore(
+            report, "the daily checkpoint could not be made", made, "checkpoints: {} server(s)"
+        )
 
     async def _retry_later(self, reminder: DueReminder, exc: Exception) -> None:
         """Log a failed reminder and move it back by a growing wait (30 s, 1 min, 2 min, ...
