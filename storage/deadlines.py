@@ -6,6 +6,7 @@ the same statement as its action, so a crash part-way resumes where it stopped.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
@@ -16,7 +17,7 @@ from engine.turnorder import up_next, waits_only_on
 from storage import rolllog
 from storage.clocks import Clocks
 from storage.logrows import base_entry
-from storage.model import BOT, DueReminder, Herald, StoredGame, Where, timestamp
+from storage.model import BOT, DueReminder, Herald, Outgoing, StoredGame, Where, timestamp
 from storage.outbox import queue
 from storage.pace import HEADS_UP, NOTICES, Policy, Prefs, TurnClock, parse_moment
 from storage.road import Road
@@ -114,7 +115,10 @@ class Deadlines:
         if prefs is None or not prefs.heads_up or prefs.away(now) or prefs.is_quiet(now):
             await self._settle(due, "skipped", "nobody wants it now")
             return "skipped: not wanted now"
-        outgoing = herald.reminder(game, clock, due.kind, prefs, now)
+        return await self._send(due, herald.reminder(game, clock, due.kind, prefs, now), now)
+
+    async def _send(self, due: DueReminder, outgoing: Sequence[Outgoing], now: datetime) -> str:
+        """The reminder's message queued, and the reminder marked sent, in one transaction."""
         async with self.ctx.db.transaction() as conn:
             await conn.execute(
                 "UPDATE reminders SET state = 'sent', done_at = ? WHERE id = ?",
@@ -161,14 +165,7 @@ class Deadlines:
                     "UPDATE reminders SET due_at = ? WHERE id = ?", (timestamp(moved), due.id)
                 )
             return f"moved to {timestamp(moved)}: quiet hours"
-        outgoing = herald.reminder(game, clock, due.kind, prefs, now)
-        async with self.ctx.db.transaction() as conn:
-            await conn.execute(
-                "UPDATE reminders SET state = 'sent', done_at = ? WHERE id = ?",
-                (timestamp(now), due.id),
-            )
-            await queue(conn, outgoing, now)
-        return "sent"
+        return await self._send(due, herald.reminder(game, clock, due.kind, prefs, now), now)
 
     async def _wait(
         self, game: StoredGame, clock: TurnClock, due: DueReminder, herald: Herald
