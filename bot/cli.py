@@ -16,8 +16,7 @@ if TYPE_CHECKING:
     from storage.seal import SealKey
 
 EXIT_BAD_INPUT = 2  # the input or the file cannot be used (a wrong PostgreSQL URI too)
-EXIT_NO_SERVER = 3  # a server could not be reached (Discord, PostgreSQL): worth retrying
-EXIT_REFUSED = 4  # the PostgreSQL server refused the login, or has no such database
+# 3 (no server answers) and 4 (a login refused): storage/backends/postgres.py's ServerError.
 EXIT_SOFTWARE = 70  # a bug: the details go to a file, never a traceback on the terminal
 
 
@@ -129,7 +128,7 @@ def _db_copy(args: argparse.Namespace) -> int:
         done = asyncio.run(copy_database(Path(args.source), args.to, config.seal_key_file))
     except CopyRefused as exc:
         print(f"rollkeeper: {exc}", file=sys.stderr)
-        return 1 if "does not verify" in str(exc) else EXIT_BAD_INPUT
+        return exc.status
     total = sum(done.rows.values())
     print(f"Copied {total:,} rows of {len(done.rows)} tables from {args.source}.")
     print(done.key_note)
@@ -593,7 +592,8 @@ def _run_shards(args: argparse.Namespace, config: Config, token: str) -> int:
     """`run --shard-count N --shards A-B [--standby]`: PostgreSQL only (README "Sharding")."""
     import asyncio
 
-    from bot.shards import ShardStartError, is_postgres, serve_shards, shard_bot_factory
+    from bot.shards import ShardStartError, serve_shards, shard_bot_factory
+    from storage.backends import is_postgres
     from storage.shards import ShardPlan, ShardPlanError
 
     target = str(args.db or config.database)

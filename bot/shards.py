@@ -25,7 +25,6 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -34,6 +33,7 @@ import discord
 from bot.config import Config
 from bot.discord_bot import EXIT_UNREACHABLE, RollkeeperBot
 from storage import shards
+from storage.backends.postgres import shown_url
 from storage.db import Database
 from storage.shards import ShardBusyError, ShardKeeper, ShardPlan, ShardScope
 
@@ -41,16 +41,11 @@ log = logging.getLogger("rollkeeper.shards")
 
 EXIT_LEASE_LOST = 5  # a shard's lease was lost: another process owns it now
 EXIT_SHARD_BUSY = 6  # a shard is held by a live process (start with --standby to wait)
-SCHEMES = ("postgresql://", "postgres://")
 OPENING = 0x726B4F50  # 'rkOP': the advisory lock a shard holds while its database opens
 
 
 class ShardStartError(Exception):
     """The shards cannot be run with what was given: one line for the operator."""
-
-
-def is_postgres(target: str) -> bool:
-    return target.lower().startswith(SCHEMES)
 
 
 def holder_name() -> str:
@@ -59,18 +54,9 @@ def holder_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
-def safe_url(url: str) -> str:
-    """The URI without a password, for what the operator reads."""
-    head, at, tail = url.partition("@")
-    if not at or ":" not in head.removeprefix("postgresql://").removeprefix("postgres://"):
-        return url
-    scheme, _, user = head.partition("://")
-    return f"{scheme}://{user.partition(':')[0]}:***@{tail}"
-
-
 async def open_pool(url: str, size: int = 4) -> asyncpg.Pool[Any]:
     """A pool to the shards' database; what goes wrong is one line (ShardStartError)."""
-    where = safe_url(url)
+    where = shown_url(url)
     try:
         pool = await asyncpg.create_pool(url, min_size=1, max_size=size, timeout=10)
     except asyncpg.InvalidCatalogNameError:
@@ -227,7 +213,7 @@ def shard_bot_factory(config: Config, url: str) -> BotFactory:
                 )
             finally:
                 await conn.execute("SELECT pg_advisory_unlock($1)", OPENING)
-        bot = RollkeeperBot(config, Path(url), shard_id=shard, shard_count=keeper.plan.count)
+        bot = RollkeeperBot(config, url, shard_id=shard, shard_count=keeper.plan.count)
         bot.db = db
         return bot
 

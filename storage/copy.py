@@ -34,7 +34,12 @@ IDENTITY = ("games", "reminders", "outbox")
 
 
 class CopyRefused(DatabaseFileError):
-    """The copy was not made: the source does not verify, or the target is not empty."""
+    """The copy was not made: the source does not verify (`status` 1), or the target is not
+    empty (2, as any unusable input)."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +57,8 @@ async def copy_database(source: Path, url: str, key_file: Path | None = None) ->
     if checked.problem is not None:
         raise CopyRefused(
             f"{source} does not verify ({checked.problem}): nothing was copied "
-            "(`rollkeeper audit verify` says more)"
+            "(`rollkeeper audit verify` says more)",
+            status=1,
         )
     db = await Database.open(source, migrate=False)  # the schema must be this release's
     await db.close()

@@ -72,9 +72,9 @@ def key_home(target: Path | str) -> Path:
     itself (`game.sqlite3` -> `game.key` beside it), or for PostgreSQL `<database name>` in
     the current folder (`<database name>.key`)."""
     if is_url(str(target)):
-        from storage.backends.postgres import database_name
+        from storage.backends.postgres import key_home as pg_key_home
 
-        return Path(f"{database_name(str(target))}.postgresql")
+        return pg_key_home(str(target))
     return Path(target)
 
 
@@ -91,7 +91,7 @@ class Database:
         self.where = backend.where
         # The file (SQLite), or the path whose `.key` sibling is the default seal key file
         # (PostgreSQL: `<database name>.postgresql` in the current folder; storage/seal.py).
-        self.path = Path(backend.where) if backend.kind == "sqlite" else backend.key_home
+        self.path = backend.key_home
         self.seal = seal
         # The id of the key this database's seeds were sealed with, when that key is missing:
         # the bot runs without one (finished games need none; see storage/custody.py).

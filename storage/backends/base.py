@@ -79,7 +79,6 @@ class Backend(abc.ABC):
     conn: Conn
     where: str
     key_home: Path
-    kind: str  # "sqlite" or "postgresql"
     errors: tuple[type[BaseException], ...]  # the driver's errors, for `refusal`
 
     @abc.abstractmethod

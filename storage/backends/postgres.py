@@ -163,10 +163,6 @@ class PgCursor:
     def rowcount(self) -> int:
         return self._count
 
-    @property
-    def lastrowid(self) -> int | None:
-        return None  # `INSERT ... RETURNING id` instead
-
     def fetchone(self) -> Any:
         if self._at >= len(self._rows):
             return None
@@ -288,6 +284,12 @@ def shown_url(url: str) -> str:
     return parts._replace(netloc=netloc).geturl()
 
 
+def key_home(url: str) -> Path:
+    """The path whose `.key` sibling is the database's default seal key file: `<database
+    name>.postgresql` in the current folder (so `<database name>.key`)."""
+    return Path(f"{database_name(url)}.postgresql")
+
+
 def database_name(url: str) -> str:
     """The database a URI names; a `ServerError` (exit 2) when it is not a usable URI."""
     try:
@@ -359,7 +361,6 @@ class PostgresBackend(Backend):
     """A PostgreSQL database: `open(url, durability, writer=True)` to play (one such process
     per database), `writer=False` to read beside it (audit tools; nothing can change)."""
 
-    kind = "postgresql"
     errors = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
 
     def __init__(self, raw: asyncpg.Connection, url: str) -> None:
@@ -368,7 +369,7 @@ class PostgresBackend(Backend):
         self.conn = self.pg
         self.url = url
         self.where = shown_url(url)
-        self.key_home = Path(f"{database_name(url)}.postgresql")  # `<name>.key` here
+        self.key_home = key_home(url)
 
     @classmethod
     async def open(

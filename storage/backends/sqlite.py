@@ -242,7 +242,6 @@ class SqliteBackend(Backend):
     """The project's SQLite file. `open` to play (one such process per file), `open_readonly`
     to read beside it (audit tools)."""
 
-    kind = "sqlite"
     errors = (sqlite3.Error,)
 
     def __init__(self, raw: aiosqlite.Connection, path: Path, writer: _WriterLock | None) -> None:
