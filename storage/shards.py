@@ -7,11 +7,13 @@ which takeover (`epoch`, one more at every new holder) and until when (`expires_
 database's clock, so the processes' clocks never matter). The holder renews it every
 `heartbeat` seconds for `expiry` seconds; a holder that misses its expiry has lost the shard.
 
-Fencing: every write transaction for a shard's game first runs `fence()`, which reads the lease
-row `FOR SHARE` and requires this holder, this epoch and an unexpired lease. A takeover updates
-that row, so it waits for the writes in flight to commit, and every write after it finds
-another epoch and is refused (`FencedError`): a stale process can never write, even while it
-still believes it holds the lease.
+Fencing: every write transaction of a shard's connection first runs `FENCE` (`ShardScope.fence`,
+from `Database.transaction`), which reads the lease row `FOR SHARE` and requires this holder,
+this epoch and an unexpired lease. A takeover updates that row, so it waits for the writes in
+flight to commit, and every write after it finds another epoch and is refused
+(`ShardMovedError`, and the process stops): a stale process can never write, even while it
+still believes it holds the lease. `fence()` and `holds()` are the same check on a raw asyncpg
+connection (the lease tests and the shard bench's write path).
 
 Queues: each process reads only its shards' reminders and messages (`ShardScope`); a shard has
 one live holder at a time and its every write is fenced, so a reminder fires once, and a
@@ -54,11 +56,7 @@ class ShardPlanError(ValueError):
     """`--shard-count` and `--shards` do not describe shards this process can run."""
 
 
-class LeaseLostError(Exception):
-    """This process no longer holds a shard's lease: it must stop writing and exit."""
-
-
-class FencedError(LeaseLostError):
+class FencedError(Exception):
     """A write refused because its lease (holder, epoch, expiry) is no longer the shard's."""
 
 
@@ -342,15 +340,6 @@ class ShardKeeper:
         log.error("%s: stopping", why)
         self.why = why
         self.lost.set()
-
-    def lease_for(self, guild_id: int | str | None) -> Lease:
-        """The lease a write for this server's game runs under. Raises `LeaseLostError` when
-        this process does not hold the server's shard."""
-        shard = shard_of(guild_id, self.plan.count)
-        lease = self.leases.get(shard)
-        if lease is None or self.lost.is_set():
-            raise LeaseLostError(f"shard {shard} is not held by {self.holder}")
-        return lease
 
     async def release_all(self) -> None:
         with contextlib.suppress(OSError, asyncpg.PostgresError):
