@@ -154,10 +154,7 @@ class Seating:
         outcome = await self.road.commit(named, where, who, action, reason, None, announce=announce)
         # The log shows people by their latest name: the newcomer's, until they act themselves.
         await remember_names(self.ctx.db, where.guild_id, {newcomer.user_id: newcomer.name})
-        async with self.ctx.db.transaction() as conn:  # offers of seats no longer theirs
-            await conn.execute(
-                "DELETE FROM seat_offers WHERE game_id = ? AND from_user = ?", (game.id, player)
-            )
+        await self._drop(game.id, player)  # an offer of the seat is no longer theirs to make
         return outcome
 
     async def offer(self, where: Where, who: Who, newcomer: Who) -> Offer:
@@ -208,7 +205,6 @@ class Seating:
         """`who` takes the seat offered to them in the channel's game."""
         async with self.store.lock(where.channel_id):
             game, found = await self.offered(where, who)
-            await self._drop(game.id, found.player)
             reason = f"offered by {game.name(found.player)}"
             return await self._hand_over(game, where, who, found.player, who, reason, announce)
 
@@ -257,8 +253,8 @@ class Seating:
         """`who` takes back their last score in the channel's game, if nobody rolled since
         and the server allows it: a chained move."""
         async with self.store.lock(where.channel_id):
-            game = await self.check_undo(where, who)
-            began = await self._turn_began(game, who)
+            game, rows = await self._checked_undo(where, who)
+            began = _turn_began(rows, who)
             outcome = await self.road.commit(
                 game, where, who, Undo(who.user_id), None, None, announce=announce
             )
@@ -266,21 +262,14 @@ class Seating:
                 return outcome
             return replace(outcome, game=await self.road.clocks.restart(outcome.game, began))
 
-    async def _turn_began(self, game: StoredGame, who: Who) -> datetime | None:
-        """When the turn being taken back began: the time of the action before its player's
-        first move of it (their first roll; in a card game's showdown, their declaration)."""
-        rows = [r async for r in rolllog.rows_for_game(self.ctx.db.conn, game.id)]
-        starts = (*ROLL_NAMES[:1], Act.DECLARE)
-        first = next(
-            (r for r in reversed(rows) if r.action in starts and r.user_id == who.user_id), None
-        )
-        if first is None or first.game_seq is None:
-            return None
-        before = [r for r in rows if r.game_seq is not None and r.game_seq < first.game_seq]
-        return parse_moment(before[-1].at) if before else None
-
     async def check_undo(self, where: Where, who: Who) -> StoredGame:
         """What `undo` refuses (with the reason), checked without changing anything."""
+        return (await self._checked_undo(where, who))[0]
+
+    async def _checked_undo(
+        self, where: Where, who: Who
+    ) -> tuple[StoredGame, list[rolllog.LogRow]]:
+        """`check_undo`, and the game's log rows it read (read once for all undo's checks)."""
         if await self.option(where.guild_id, "undo") == "off":
             raise SeatingError(
                 "Undo is off in this server: a score stands once it is made (a moderator "
@@ -304,48 +293,58 @@ class Seating:
                 f"You're not playing in {game.title}: only a seat's player takes back its score.",
                 hint="status",
             )
+        rows = [r async for r in rolllog.rows_for_game(self.ctx.db.conn, game.id)]
         if not mine:
-            raise SeatingError(await self._why_not(game, who), hint="status")
-        last = await self._last_choice(game)
+            raise SeatingError(_why_not(game, who, rows), hint="status")
+        last = next((r for r in reversed(rows) if r.action in _CHOICES), None)
         if last is not None and last.user_id != who.user_id:
             raise SeatingError(
                 "The bot played that for you at the deadline: it stands.", hint="status"
             )
-        return game
+        return game, rows
 
-    async def _last_choice(self, game: StoredGame) -> rolllog.LogRow | None:
-        rows = [r async for r in rolllog.rows_for_game(self.ctx.db.conn, game.id)]
-        return next((r for r in reversed(rows) if r.action in _CHOICES), None)
 
-    async def _why_not(self, game: StoredGame, who: Who) -> str:
-        """Why `who` has no score to take back: what came since their last one."""
-        rows = [r async for r in rolllog.rows_for_game(self.ctx.db.conn, game.id)]
-        what = "declaration" if isinstance(game.state, CardState) else "score"
-        moved = [r for r in rows if r.action in _MOVES and r.user_id == who.user_id]
-        if moved and moved[-1].action == Act.EXCHANGE:
-            return (
-                "A discard can't be taken back: the cards you put aside are face up on the "
-                "pile, and you drew new ones."
-            )
-        mine = [i for i, r in enumerate(rows) if r.action in _CHOICES and r.user_id == who.user_id]
-        if not mine:
-            return f"You have no {what} in this game to take back."
-        since = [r for r in rows[mine[-1] + 1 :] if r.action in _MOVES]
-        if not since:  # pragma: no cover - the engine would have kept it undoable
-            return "That score can't be taken back."
-        first = since[0]
-        name = game.name(first.user_id) if first.user_id in game.names else first.user_name
-        if first.action == Act.UNDO and first.user_id == who.user_id:
-            return f"You took that {what} back already: make it again."
-        if first.action in ROLL_NAMES:
-            return f"{name} has rolled since: the score stands."
-        if first.action in (Act.DEAL, Act.EXCHANGE, Act.RESHUFFLE):
-            return f"Cards were drawn since ({first.action.lower()}): the {what} stands."
-        if first.action == Act.GAME_OVER:
-            return f"The game is over: the {what} stands."
-        if first.action == Act.DECLARE:
-            return f"{name} has declared since: the {what} stands."
-        return f"The game moved on since ({first.action.lower()}): the {what} stands."
+def _turn_began(rows: list[rolllog.LogRow], who: Who) -> datetime | None:
+    """When the turn being taken back began: the time of the action before its player's
+    first move of it (their first roll; in a card game's showdown, their declaration)."""
+    starts = (*ROLL_NAMES[:1], Act.DECLARE)
+    first = next(
+        (r for r in reversed(rows) if r.action in starts and r.user_id == who.user_id), None
+    )
+    if first is None or first.game_seq is None:
+        return None
+    before = [r for r in rows if r.game_seq is not None and r.game_seq < first.game_seq]
+    return parse_moment(before[-1].at) if before else None
+
+
+def _why_not(game: StoredGame, who: Who, rows: list[rolllog.LogRow]) -> str:
+    """Why `who` has no score to take back: what came since their last one."""
+    what = "declaration" if isinstance(game.state, CardState) else "score"
+    moved = [r for r in rows if r.action in _MOVES and r.user_id == who.user_id]
+    if moved and moved[-1].action == Act.EXCHANGE:
+        return (
+            "A discard can't be taken back: the cards you put aside are face up on the "
+            "pile, and you drew new ones."
+        )
+    mine = [i for i, r in enumerate(rows) if r.action in _CHOICES and r.user_id == who.user_id]
+    if not mine:
+        return f"You have no {what} in this game to take back."
+    since = [r for r in rows[mine[-1] + 1 :] if r.action in _MOVES]
+    if not since:  # pragma: no cover - the engine would have kept it undoable
+        return "That score can't be taken back."
+    first = since[0]
+    name = game.name(first.user_id) if first.user_id in game.names else first.user_name
+    if first.action == Act.UNDO and first.user_id == who.user_id:
+        return f"You took that {what} back already: make it again."
+    if first.action in ROLL_NAMES:
+        return f"{name} has rolled since: the score stands."
+    if first.action in (Act.DEAL, Act.EXCHANGE, Act.RESHUFFLE):
+        return f"Cards were drawn since ({first.action.lower()}): the {what} stands."
+    if first.action == Act.GAME_OVER:
+        return f"The game is over: the {what} stands."
+    if first.action == Act.DECLARE:
+        return f"{name} has declared since: the {what} stands."
+    return f"The game moved on since ({first.action.lower()}): the {what} stands."
 
 
 # The choices a player may take back: a dice game's score, a card game's declaration.
