@@ -218,7 +218,6 @@ class Clocks:
                 await rolllog.append(self.ctx.db, [entry])
             updated = replace(game, pace=pace)
             self.store.remember(updated)
-            self.ctx.moved(game.id)
             clock = game.clock
             if clock is not None:
                 due = clock.started_at + pace.deadline if pace.deadline else None
