@@ -26,7 +26,7 @@ from typing import Protocol
 from bot.desk.board import board_reply
 from bot.desk.context import Context
 from bot.replies import Reply
-from bot.sender import FIRST_WAIT, MAX_WAIT, Sender, refused_for_good, retry_after
+from bot.sender import Sender, next_wait, pause, refused_for_good
 from engine import Phase
 from storage.boards import BoardRow
 from storage.service import StoredGame
@@ -123,14 +123,10 @@ class BoardKeeper:
                         log.error("board of game %s refused by Discord: %s", game_id, exc)
                         return  # the next move tries again
                     tries += 1
-                    wait = retry_after(exc)
-                    if wait is None:
-                        wait = min(FIRST_WAIT * 2 ** (tries - 1), MAX_WAIT)
+                    wait = next_wait(exc, tries)
                     log.warning("board of game %s not updated yet (%s); again in %.1f s",
                                 game_id, exc, wait)  # fmt: skip
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(wait):
-                            await self._stop.wait()
+                    await pause(self._stop, wait)
             if game_id not in self._again:
                 return
 

@@ -158,10 +158,7 @@ class Transport:
                 channel: Any = await client.create_dm(discord.Object(int(message.user_id)))
             else:
                 assert message.channel_id is not None
-                if not is_snowflake(message.channel_id):
-                    raise UndeliverableError(f"not a Discord channel: {message.channel_id}")
-                channel_id = int(message.channel_id)
-                channel = client.get_channel(channel_id) or await client.fetch_channel(channel_id)
+                channel = await self._channel(message.channel_id)
             for index, piece in enumerate(reply.split()):
                 once = nonce if index == 0 else f"{nonce}-{index}"
 
@@ -172,23 +169,24 @@ class Transport:
         except (discord.Forbidden, discord.NotFound) as exc:
             raise UndeliverableError(exc.text or str(exc)) from None
 
-    # ---- live boards (bot/boards.py) ---------------------------------------------------------
-
-    async def _board_channel(self, channel_id: str) -> Any:
+    async def _channel(self, channel_id: str) -> Any:
+        """A guild channel by its id (UndeliverableError: not a Discord channel's id)."""
         if not is_snowflake(channel_id):
             raise UndeliverableError(f"not a Discord channel: {channel_id}")
         found = int(channel_id)
         return self.client.get_channel(found) or await self.client.fetch_channel(found)
 
+    # ---- live boards (bot/boards.py) ---------------------------------------------------------
+
     async def post_board(self, channel_id: str, reply: Reply, nonce: str) -> str:
         """A board message (one message: a board fits one embed), with a nonce Discord uses
         to give back the same message when a retry repeats it."""
-        channel = await self._board_channel(channel_id)
+        channel = await self._channel(channel_id)
         sent = await self.send(lambda r: channel.send(nonce=nonce, **message_kwargs(r)), reply)
         return str(sent.id)
 
     async def edit_board(self, channel_id: str, message_id: str, reply: Reply) -> None:
-        channel = await self._board_channel(channel_id)
+        channel = await self._channel(channel_id)
         message = channel.get_partial_message(int(message_id))
         try:
             await self.send(lambda r: message.edit(**_editing(r)), reply)
@@ -196,14 +194,14 @@ class Transport:
             raise BoardGoneError(message_id) from None
 
     async def drop_board(self, channel_id: str, message_id: str) -> None:
-        channel = await self._board_channel(channel_id)
+        channel = await self._channel(channel_id)
         with contextlib.suppress(discord.NotFound):
             await channel.get_partial_message(int(message_id)).delete()
 
     async def pin_board(self, channel_id: str, message_id: str, pin: bool) -> bool:
         """Pin (or unpin) where the bot has the permission; a channel whose 50 pins are
         taken keeps the board unpinned."""
-        channel = await self._board_channel(channel_id)
+        channel = await self._channel(channel_id)
         me = getattr(getattr(channel, "guild", None), "me", None)
         if me is None or not channel.permissions_for(me).manage_messages:
             return False

@@ -53,6 +53,20 @@ def retry_after(exc: BaseException) -> float | None:
         return None
 
 
+def next_wait(exc: BaseException, tries: int) -> float:
+    """How long to wait before try `tries + 1`: Discord's `Retry-After` when it named one,
+    else a doubling wait from `FIRST_WAIT` up to `MAX_WAIT`."""
+    wait = retry_after(exc)
+    return min(FIRST_WAIT * 2 ** (tries - 1), MAX_WAIT) if wait is None else wait
+
+
+async def pause(stop: asyncio.Event, wait: float) -> None:
+    """Wait `wait` seconds, or less if `stop` is set meanwhile."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(wait):
+            await stop.wait()
+
+
 def refused_for_good(exc: BaseException) -> bool:
     """A refusal trying again cannot fix: a 4xx other than 429 (rate limited)."""
     status = getattr(exc, "status", None)
@@ -166,15 +180,11 @@ class Sender:
                     return True
                 tries += 1
                 self.retried += 1
-                wait = retry_after(exc)
-                if wait is None:
-                    wait = min(FIRST_WAIT * 2 ** (tries - 1), MAX_WAIT)
+                wait = next_wait(exc, tries)
                 log.warning("message %s not posted yet (%s); again in %.1f s", queued.id, exc, wait)
                 with contextlib.suppress(Exception):
                     await self.service.tried(queued)
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(wait):
-                        await self._stop.wait()
+                await pause(self._stop, wait)
                 continue
             self._mark(queued.id)
             self.sent += 1
