@@ -202,13 +202,7 @@ class Boards:
         return count
 
     async def follows_of(self, user_id: str, guild_id: str) -> list[Followed]:
-        async with self.ctx.db.conn.execute(
-            "SELECT target, game_id, player_id FROM follows WHERE user_id = ? AND guild_id = ? "
-            "ORDER BY created_at",
-            (user_id, guild_id),
-        ) as cursor:
-            found = await cursor.fetchall()
-        return [Followed(str(t), g, p) for t, g, p in found]
+        return await follows_of(self.ctx, user_id, guild_id)
 
     async def follow_due(self, every: timedelta, render: Render) -> int:
         """Each follower whose games moved, and whose last batch is `every` old: one batch of
@@ -291,3 +285,14 @@ class Boards:
                 found = await cursor.fetchone()
             moments.append(parse_moment(str(found[0])) + every if found else self.ctx.clock())
         return min(moments)
+
+
+async def follows_of(ctx: Context, user_id: str, guild_id: str) -> list[Followed]:
+    """What `user_id` follows in the server, oldest first (`!follow`'s list, `!mydata`)."""
+    async with ctx.db.conn.execute(
+        "SELECT target, game_id, player_id FROM follows WHERE user_id = ? AND guild_id = ? "
+        "ORDER BY created_at",
+        (user_id, guild_id),
+    ) as cursor:
+        found = await cursor.fetchall()
+    return [Followed(str(t), g, p) for t, g, p in found]

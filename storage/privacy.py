@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from storage import rolllog, shards
+from storage.boards import follows_of
 from storage.db import Database
 from storage.logrows import plain_entry, played_for_name
 from storage.model import BOT, Where, timestamp
@@ -68,20 +69,11 @@ async def my_data(ctx: Context, guild_id: str, user_id: str) -> dict[str, Any]:
             "away_until": prefs[3],
             "heads_up": bool(prefs[4]),
         },
-        "follows": await _follows(ctx, guild_id, user_id),
+        "follows": [f.target for f in await follows_of(ctx, user_id, guild_id)],
         "games": await _games(ctx, guild_id, games),
         "rows": [_row(r) for r in rows],
         "messages_owed": await _owed(ctx, user_id),
     }
-
-
-async def _follows(ctx: Context, guild_id: str, user_id: str) -> list[str]:
-    """What they follow in the server (`game <id>`, `player <id>`)."""
-    async with ctx.db.conn.execute(
-        "SELECT target FROM follows WHERE guild_id = ? AND user_id = ? ORDER BY created_at",
-        (guild_id, user_id),
-    ) as cursor:
-        return [str(t) for (t,) in await cursor.fetchall()]
 
 
 async def _games(ctx: Context, guild_id: str, ids: list[int]) -> list[dict[str, Any]]:
