@@ -116,8 +116,7 @@ class Timekeeper:
         if self.delivers:
             await self.deliver(report)
         elif report.fired:  # their messages are queued: the sender looks at every lane
-            self.service.ctx.owed.add((None, None))
-            self.service.ctx.sending.set()
+            self.service.ctx.owe([(None, None)])
         return report
 
     async def _chore(

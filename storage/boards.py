@@ -230,8 +230,7 @@ class Boards:
                     await queue(conn, outgoing, now)
             if outgoing:
                 told += 1
-                self.ctx.owed.update((o.channel_id, o.user_id) for o in outgoing)
-                self.ctx.sending.set()
+                self.ctx.owe((o.channel_id, o.user_id) for o in outgoing)
         return told
 
     async def _owed(self) -> dict[str, list[tuple[int, int]]]:

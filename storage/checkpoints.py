@@ -162,9 +162,7 @@ class Checkpoints:
             "leaves": [list(leaf) for leaf in leaves],
             # The last id every row before which is in: a roll chained (its id taken) before
             # and still being written is looked at again next time (storage/rolllog.py).
-            "through": min(
-                [max(int(m) for _, _, m in moved), *(i - 1 for i in self.ctx.db.unwritten)]
-            ),
+            "through": rolllog.settled_upto(self.ctx.db, max(int(m) for _, _, m in moved)),
             "prev": last.head if last is not None else None,
         }
         now = timestamp(self.ctx.clock())

@@ -128,6 +128,5 @@ class Outbox:
             )
             count = cursor.rowcount
         if count:
-            self.ctx.owed.add((channel_id, None))
-            self.ctx.sending.set()
+            self.ctx.owe([(channel_id, None)])
         return count

@@ -107,8 +107,7 @@ class Play:
                     await queue(conn, announce(outcome), self.ctx.clock())
             self.store.remember(game)
             if announce is not None:
-                self.ctx.owed.add((where.channel_id, None))
-                self.ctx.sending.set()
+                self.ctx.owe([(where.channel_id, None)])
             return outcome
 
     def _opening_entries(

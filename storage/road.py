@@ -152,8 +152,7 @@ class Road:
         self.store.remember(done.game)
         self.ctx.moved(done.game.id)
         if outgoing:
-            self.ctx.owed.update((o.channel_id, o.user_id) for o in outgoing)
-            self.ctx.sending.set()
+            self.ctx.owe((o.channel_id, o.user_id) for o in outgoing)
         if (outgoing and not self.ctx.has_sender) or (
             done.game.clock is not None and self.clocks.due_before_wake(done.clock_json)
         ):

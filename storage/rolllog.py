@@ -390,6 +390,12 @@ async def unindexed(db: Database) -> int:
     return int(next(iter(found))[0])
 
 
+def settled_upto(db: Database, last: int) -> int:
+    """The last id, up to `last`, with no write still under way at or before it (ids taken
+    before and still being written are `unwritten`): what a batch may count as done."""
+    return min([last, *(i - 1 for i in db.unwritten)])
+
+
 async def index_actors(db: Database) -> int:
     """Bring `log_actors` (who wrote which row) up to the rows written so far, but for any
     whose write is still under way: call inside a write transaction. Returns how many rows
@@ -399,9 +405,8 @@ async def index_actors(db: Database) -> int:
         "WHERE id > (SELECT upto FROM log_indexed) AND actor IS NOT NULL "
         "ORDER BY actor, id ON CONFLICT DO NOTHING"
     )
-    below = min(db.unwritten) - 1 if db.unwritten else 1 << 62  # ids before any unwritten
     found = await db.conn.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM log")
-    upto = min(int(next(iter(found))[0]), below)
+    upto = settled_upto(db, int(next(iter(found))[0]))
     await db.conn.execute("UPDATE log_indexed SET upto = ? WHERE upto < ?", (upto, upto))
     return int(done.rowcount or 0)
 

@@ -13,7 +13,7 @@ import json
 import secrets
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -60,6 +60,12 @@ class Context:
     # The games that moved since the board keeper last looked (bot/boards.py); `boarding` wakes it.
     boards_owed: set[int] = field(default_factory=set)
     boarding: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def owe(self, lanes: Iterable[tuple[str | None, str | None]]) -> None:
+        """Messages were queued for these lanes (channel, user): the sender is woken for them
+        (`(None, None)`: look at every lane)."""
+        self.owed.update(lanes)
+        self.sending.set()
 
     def moved(self, game_id: int) -> None:
         """The game moved (an action, a deadline changed, a player away or forgotten): its

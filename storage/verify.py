@@ -95,6 +95,10 @@ class VerifyReport:
 Head = tuple[str, int, str]  # (chain, seq, hash or its start); the old chain: ("log", id, hash)
 
 
+# What reading a damaged row or body can raise: reported as the part that cannot be read.
+_UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, IndexError)
+
+
 def parse_head(text: str) -> Head | None:
     """`g17#52:3f2a9c0d1e2b4a5c` (a chain's head) or `1234:3f2a9c0d1e2b4a5c` (the last
     release's global head); None if `text` is neither."""
@@ -144,7 +148,7 @@ def _verify_contents(reader: Reader, head: Head | None, rows: int) -> VerifyRepo
         problem = (
             unattached(reader) or _check_columns(reader, people) or _check_server_options(reader)
         )
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+    except _UNREADABLE as exc:
         return VerifyReport(rows, 0, ChainProblem("?", f"its people cannot be read ({exc})"))
     if problem is not None:
         return VerifyReport(rows, 0, problem)
@@ -155,14 +159,14 @@ def _verify_contents(reader: Reader, head: Head | None, rows: int) -> VerifyRepo
         audit.orphans()
     except _Bad as bad:
         return VerifyReport(rows, audit.checked, GameProblem(bad.game, str(bad)))
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+    except _UNREADABLE as exc:
         unreadable = ChainProblem("?", f"a server's chain cannot be read ({exc})")
         return VerifyReport(rows, audit.checked, unreadable)
     try:
         days_revealed, days_sealed, days_lost = _verify_free_rolls(reader, audit.seeds)
     except _BadDay as bad:
         return VerifyReport(rows, audit.checked, FreeRollProblem(bad.label, bad.reason))
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+    except _UNREADABLE as exc:
         day = FreeRollProblem("?", f"a free roll cannot be read ({exc})")
         return VerifyReport(rows, audit.checked, day)
     return VerifyReport(
@@ -341,7 +345,7 @@ class _Audit:
                 opened = _verify_game(self, game_row, last_old)
             except _Bad as bad:
                 raise _Bad(str(bad), game_id) from None
-            except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+            except _UNREADABLE as exc:
                 raise _Bad(f"its stored data cannot be read ({exc})", game_id) from None
             self.checked += 1
             self.revealed += opened is True
