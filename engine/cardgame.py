@@ -82,7 +82,7 @@ from engine.game import (
     TurnSkipped,
     TurnStarted,
     Undo,
-    check_substitute,
+    hand_over,
     roll_off,
 )
 from engine.rules import TurnOrder, _normalise_value, find_preset
@@ -662,14 +662,9 @@ def _apply_card(state: CardState, action: object, source: DiceSource) -> Result:
 
 def _substitute(state: CardState, player: str, newcomer: str) -> Result:
     """`newcomer` takes `player`'s seat: their cards, turns and scores (engine.game)."""
-    index = check_substitute(state.players, state.phase, player, newcomer)
-    seat = state.seats[index]
-    turn = seat.next_turn
-    taken = replace(seat, player=newcomer, before=(*seat.before, (player, turn)))
-    seats = (*state.seats[:index], taken, *state.seats[index + 1 :])
+    seats, handed = hand_over(state.seats, state.phase, player, newcomer)
     special = newcomer if state.special_scored == player else state.special_scored
-    after = replace(state, seats=seats, special_scored=special)
-    return after, (SeatHandedOver(player, newcomer, turn),)
+    return replace(state, seats=seats, special_scored=special), (handed,)
 
 
 def _require_playing(state: CardState) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from engine.dice import DICE_COUNT, SIDES, DiceSource, DieFace, show
 from engine.errors import (
@@ -658,13 +659,39 @@ def check_substitute(players: tuple[str, ...], phase: Phase, player: str, newcom
     return players.index(player)
 
 
+class _Held(Protocol):
+    """A seat of either family (`Seat`, `CardSeat`): who holds it, who did before."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def player(self) -> str: ...
+    @property
+    def before(self) -> tuple[tuple[str, int], ...]: ...
+    @property
+    def next_turn(self) -> int: ...
+
+
+_Seat = TypeVar("_Seat", bound=_Held)
+
+
+def hand_over(
+    seats: tuple[_Seat, ...], phase: Phase, player: str, newcomer: str
+) -> tuple[tuple[_Seat, ...], SeatHandedOver]:
+    """`newcomer` in `player`'s seat (checked by `check_substitute`), which remembers who held
+    it before and from which turn: the seats after, and the event (dice and card games)."""
+    index: int = check_substitute(tuple(s.player for s in seats), phase, player, newcomer)
+    after = list(seats)
+    turn = after[index].next_turn
+    after[index] = replace(
+        after[index], player=newcomer, before=(*after[index].before, (player, turn))
+    )
+    return tuple(after), SeatHandedOver(player, newcomer, turn)
+
+
 def _substitute(state: GameState, player: str, newcomer: str) -> Result:
-    index = check_substitute(state.players, state.phase, player, newcomer)
-    seat = state.seats[index]
-    turn = seat.next_turn
-    taken = replace(seat, player=newcomer, before=(*seat.before, (player, turn)))
-    seats = (*state.seats[:index], taken, *state.seats[index + 1 :])
-    return replace(state, seats=seats), (SeatHandedOver(player, newcomer, turn),)
+    seats, handed = hand_over(state.seats, state.phase, player, newcomer)
+    return replace(state, seats=seats), (handed,)
 
 
 def _advance(state: GameState, start: int | None = None) -> Result:
