@@ -20,7 +20,10 @@ shards' leases with a heartbeat, all started together once every one is ready. T
 The database gets the same number of connections whatever N (`--connections`, split between
 the processes; the desk has one per shard). Every N and mode runs once a round and the medians
 of `--rounds` rounds are reported, with each N's ratio to N = 1 and the per-game chain's to the
-one-chain control. Targets on 2 cores: N = 2 at least 1.15x N = 1; N = 4 no slower than
+one-chain control. The whole run is made on each `--flush-ms` disk: 0 is this machine's own
+(a virtual disk may answer a flush from a cache, so one chain hardly waits); X > 0 emulates a
+disk whose flush takes X ms more, with PostgreSQL's `commit_delay` (see `emulate_flush`).
+Targets on 2 cores: N = 2 at least 1.15x N = 1; N = 4 no slower than
 N = 1; the per-game chain at least 3x the one-chain control at N = 4.
 """
 
@@ -428,7 +431,7 @@ def summarise(
 
 def verdict(label: str, value: float, target: float) -> str:
     met = "met" if value >= target else "MISSED"
-    return f"{label:52} {value:6.2f}x  target >= {target:.2f}x  {met}"
+    return f"{label:62} {value:6.2f}x  target >= {target:.2f}x  {met}"
 
 
 async def commit_latency(cluster: Cluster, count: int = 300) -> float:
@@ -447,19 +450,30 @@ async def commit_latency(cluster: Cluster, count: int = 300) -> float:
     return statistics.median(times) * 1000
 
 
-async def main(args: argparse.Namespace) -> None:
-    cluster = Cluster(durable=True).start()
+async def emulate_flush(cluster: Cluster, flush_ms: float) -> None:
+    """Make every WAL flush take `flush_ms` longer, as on a disk whose flush is that slow:
+    PostgreSQL's `commit_delay` with `commit_siblings = 0` has the backend that flushes sleep
+    first, holding the WAL write lock, and the commits that arrive meanwhile share its flush
+    (group commit), exactly as behind a real slow flush. 0 restores the machine's own disk."""
+    conn = await asyncpg.connect(cluster.url())
+    try:
+        await conn.execute(f"ALTER SYSTEM SET commit_delay = {int(flush_ms * 1000)}")
+        await conn.execute("ALTER SYSTEM SET commit_siblings = 0")
+        await conn.execute("SELECT pg_reload_conf()")
+    finally:
+        await conn.close()
+
+
+async def one_disk(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any]:
+    """Every N and mode once a round, `args.rounds` rounds (a load that comes and goes hits
+    them all alike); the medians, with each N's ratio to N = 1 and per-game to one chain."""
     commit_ms = await commit_latency(cluster)
     rounds: dict[str, list[dict[str, Any]]] = {}
-    modes = ("desk", "per_game", "one_chain")
-    try:  # every N and mode once a round: a load that comes and goes hits them all alike
-        for _ in range(args.rounds):
-            for processes in PROCESSES:
-                for mode in modes:
-                    figures = await measure(cluster, processes, mode, args)
-                    rounds.setdefault(f"{mode}.N{processes}", []).append(figures)
-    finally:
-        cluster.stop()
+    for _ in range(args.rounds):
+        for processes in PROCESSES:
+            for mode in ("desk", "per_game", "one_chain"):
+                figures = await measure(cluster, processes, mode, args)
+                rounds.setdefault(f"{mode}.N{processes}", []).append(figures)
     results: dict[str, Any] = {
         key: {name: statistics.median(r[name] for r in runs) for name in runs[0]}
         for key, runs in rounds.items()
@@ -475,17 +489,37 @@ async def main(args: argparse.Namespace) -> None:
             results[f"per_game.N{processes}"]["actions_per_s"]
             / results[f"one_chain.N{processes}"]["actions_per_s"]
         )
+    return results
+
+
+def verdicts(disk: str, results: dict[str, Any]) -> None:
+    for mode in ("desk", "per_game"):
+        for processes, target in ((2, 1.15), (4, 1.0)):
+            ratio = results[f"{mode}.N{processes}"]["ratio_to_N1"]
+            print(verdict(f"{disk}: {mode}, N = {processes} against N = 1", ratio, target))
+    print(verdict(f"{disk}: per-game chain against one chain, N = 4",
+                  results["per_game.N4"]["ratio_to_one_chain"], 3.0))  # fmt: skip
+
+
+async def main(args: argparse.Namespace) -> None:
+    cluster = Cluster(durable=True).start()
+    results: dict[str, Any] = {}
+    try:
+        for flush_ms in args.flush_ms:
+            await emulate_flush(cluster, flush_ms)
+            disk = "this disk" if flush_ms == 0 else f"flush +{flush_ms:g} ms"
+            results[disk] = await one_disk(cluster, args)
+    finally:
+        cluster.stop()
     print(
         f"shard bench: {os.cpu_count()} cores (a shared machine), {SHARDS} shards, "
         f"{SHARDS * args.games_per_shard} games, {args.actions} actions each, durable commits; "
-        f"medians of {args.rounds} rounds"
+        f"medians of {args.rounds} rounds; 'flush +X ms' emulates a disk whose flush takes X ms "
+        "more (commit_delay)"
     )
     report(results, args.out)
-    for mode in ("desk", "per_game"):
-        print(verdict(f"{mode}: N = 2 against N = 1", results[f"{mode}.N2"]["ratio_to_N1"], 1.15))
-        print(verdict(f"{mode}: N = 4 against N = 1", results[f"{mode}.N4"]["ratio_to_N1"], 1.0))
-    print(verdict("per-game chain against one chain, N = 4",
-                  results["per_game.N4"]["ratio_to_one_chain"], 3.0))  # fmt: skip
+    for disk, figures in results.items():
+        verdicts(disk, figures)
 
 
 def parse() -> argparse.Namespace:
@@ -495,6 +529,10 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--connections", type=int, default=16, help="database connections in all")
     parser.add_argument("--rounds", type=int, default=3, help="each N and mode this many times")
     parser.add_argument("--out", default="bench-results-shards.json")
+    parser.add_argument(
+        "--flush-ms", type=float, nargs="+", default=[0.0, 2.0],
+        help="disks to run on: 0 is this machine's own; X > 0 emulates a flush X ms slower",
+    )  # fmt: skip
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--discord", help=argparse.SUPPRESS)
