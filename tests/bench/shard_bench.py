@@ -3,8 +3,8 @@
 
     python -m tests.bench.shard_bench [--games-per-shard 8] [--actions 40] [--rounds 3]
 
-Four shards, `--games-per-shard` one-player games in each (a server each), `--actions`
-actions per game; N processes split the shards (N = 1 holds all four), each holding its
+`--shard-count` shards (4), `--games-per-shard` one-player games in each (a server each),
+`--actions` actions per game; N processes split the shards (N = 1 holds them all), each holding its
 shards' leases with a heartbeat, all started together once every one is ready. Three modes:
 
 - `desk`: the bot's own road without discord.py: `roll` and `score` through the desk and the
@@ -53,7 +53,7 @@ from tests.bench import pct, report
 from tests.e2e.fakediscord import FakeDiscord, Load, User
 from tests.pgcluster import Cluster
 
-SHARDS = 4
+SHARDS = 4  # `--shard-count`
 ROOT = Path(__file__).resolve().parents[2]
 PROCESSES = (1, 2, 4)
 SCHEMA = [
@@ -228,16 +228,17 @@ async def worker(args: argparse.Namespace) -> None:
         marking = asyncio.create_task(ctx["marks"].run(done))
         latencies: list[float] = []
         rng = random.Random(os.getpid())
-        started = time.time()
+        started, cpu = time.time(), time.process_time()
         await asyncio.gather(*(play_game(g, ctx, latencies, rng) for g in games))
-        ended = time.time()
+        ended, cpu = time.time(), time.process_time() - cpu
         done.set()
         await marking
     lost = keeper.lost.is_set()
     beating.cancel()
     await keeper.release_all()
     await pool.close()
-    print(json.dumps({"started": started, "ended": ended, "latencies": latencies, "lost": lost}))
+    print(json.dumps({"started": started, "ended": ended, "latencies": latencies, "lost": lost,
+                      "cpu": cpu}))  # fmt: skip
 
 
 # ---- the same through the desk and the real storage ---------------------------------------------
@@ -299,7 +300,7 @@ async def desk_worker(args: argparse.Namespace) -> None:
     async with aiohttp.ClientSession() as http:
         ctx = {"http": http, "base": args.discord, "actions": args.actions,
                "boxes": make_rules("classic").box_ids}  # fmt: skip
-        started = time.time()
+        started, cpu = time.time(), time.process_time()
         await asyncio.gather(
             *(
                 desk_game(desks[shard][0], desks[shard][1], 50_000 + n, guild, ctx, latencies)
@@ -307,14 +308,15 @@ async def desk_worker(args: argparse.Namespace) -> None:
                 if shard in desks
             )
         )
-        ended = time.time()
+        ended, cpu = time.time(), time.process_time() - cpu
     lost = keeper.lost.is_set()
     beating.cancel()
     for _, _, db in desks.values():
         await db.close()
     await keeper.release_all()
     await pool.close()
-    print(json.dumps({"started": started, "ended": ended, "latencies": latencies, "lost": lost}))
+    print(json.dumps({"started": started, "ended": ended, "latencies": latencies, "lost": lost,
+                      "cpu": cpu}))  # fmt: skip
 
 
 # ---- the parent -------------------------------------------------------------------------------
@@ -383,7 +385,8 @@ async def measure(
             command = [
                 sys.executable, "-m", "tests.bench.shard_bench", "--worker", "--url", url,
                 "--discord", fake.base, "--shards", f"{p * per}-{p * per + per - 1}",
-                "--actions", str(args.actions), "--pool", pool, *flags,
+                "--actions", str(args.actions), "--pool", pool, "--shard-count", str(SHARDS),
+                *flags,
             ]  # fmt: skip
             child = await asyncio.create_subprocess_exec(
                 *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -426,6 +429,9 @@ def summarise(
         "actions_per_s": actions / wall,
         "roll_p50_ms": pct(latencies, 0.5) * 1000,
         "roll_p99_ms": pct(latencies, 0.99) * 1000,
+        # the shard processes' own CPU time while they played, per action: what a process
+        # costs beyond the work itself shows here as N grows
+        "worker_cpu_ms_per_action": sum(o["cpu"] for o in outputs) / actions * 1000,
     }
 
 
@@ -524,6 +530,10 @@ async def main(args: argparse.Namespace) -> None:
 
 def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--shard-count", type=int, default=SHARDS,
+        help="Discord shards in all, split evenly between the N processes",
+    )  # fmt: skip
     parser.add_argument("--games-per-shard", type=int, default=8)
     parser.add_argument("--actions", type=int, default=40, help="rolls per game")
     parser.add_argument("--connections", type=int, default=16, help="database connections in all")
@@ -546,6 +556,7 @@ def parse() -> argparse.Namespace:
 
 if __name__ == "__main__":
     arguments = parse()
+    SHARDS = arguments.shard_count
     if arguments.worker:
         asyncio.run(desk_worker(arguments) if arguments.desk else worker(arguments))
     else:
