@@ -244,6 +244,31 @@ async def worker(args: argparse.Namespace) -> None:
 # ---- the same through the desk and the real storage ---------------------------------------------
 
 
+class DeskMarks:
+    """A shard's posted messages marked sent in one commit per quarter second, as bot/sender.py
+    does (`MARK_EVERY`), not one commit (and its flush) per message."""
+
+    def __init__(self, service: Any) -> None:
+        self.service = service
+        self.posted: set[int] = set()  # posted in this run (a read may return them till marked)
+        self.owed: list[int] = []
+
+    def add(self, message: int) -> None:
+        self.posted.add(message)
+        self.owed.append(message)
+
+    async def flush(self) -> None:
+        owed, self.owed = self.owed, []
+        if owed:
+            await self.service.posted(owed)
+
+    async def run(self, done: asyncio.Event) -> None:
+        while not done.is_set():
+            await asyncio.sleep(0.25)
+            await self.flush()
+        await self.flush()
+
+
 async def desk_game(
     desk: Any, service: Any, channel: int, guild: int, ctx: dict[str, Any], latencies: list[float]
 ) -> None:
@@ -254,6 +279,7 @@ async def desk_game(
     from storage.service import Outgoing, Where, Who
 
     caller = Caller(Where(str(guild), str(channel)), Who(str(10**17 + channel), f"P{channel}"))
+    marks: DeskMarks = ctx["marks"][id(service)]
     lane = Outgoing("", str(channel), None)
     boxes = ctx["boxes"]
     done = 0
@@ -265,9 +291,11 @@ async def desk_game(
                 started = time.perf_counter()
                 await desk.text_command(caller, command)
                 for queued in await service.outbox_for(lane, limit=20):
+                    if queued.id in marks.posted:  # posted, its mark not yet committed
+                        continue
                     text = decode(queued.message.payload).text or "(embed)"
                     await post(ctx["http"], ctx["base"], queued.id, channel, text[:2000])
-                    await service.posted([queued.id])
+                    marks.add(queued.id)
                 if command == "roll":
                     latencies.append(time.perf_counter() - started)
                 done += 1
@@ -298,8 +326,11 @@ async def desk_worker(args: argparse.Namespace) -> None:
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
     latencies: list[float] = []
     async with aiohttp.ClientSession() as http:
+        marks = {id(service): DeskMarks(service) for _, service, _ in desks.values()}
         ctx = {"http": http, "base": args.discord, "actions": args.actions,
-               "boxes": make_rules("classic").box_ids}  # fmt: skip
+               "boxes": make_rules("classic").box_ids, "marks": marks}  # fmt: skip
+        done = asyncio.Event()
+        marking = [asyncio.create_task(m.run(done)) for m in marks.values()]
         started, cpu = time.time(), time.process_time()
         await asyncio.gather(
             *(
@@ -309,6 +340,8 @@ async def desk_worker(args: argparse.Namespace) -> None:
             )
         )
         ended, cpu = time.time(), time.process_time() - cpu
+        done.set()
+        await asyncio.gather(*marking)
     lost = keeper.lost.is_set()
     beating.cancel()
     for _, _, db in desks.values():
