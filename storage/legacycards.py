@@ -63,32 +63,30 @@ def open_faces(text: str, seal: SealKey | None, what: str) -> list[int] | None:
 
 
 async def seal_open_card_games(backend: Backend, seal: SealKey) -> int:
-    """Seal the clear faces and snapshot of every card game the last release left open, in
-    one transaction (the caller's lock held); returns how many actions were sealed (their old
-    bytes are then scrubbed from the file)."""
+    """Seal the clear faces and plain snapshot of every card game the last release left
+    open, in one transaction (the caller's lock held); returns how many actions were sealed
+    (their old bytes are then scrubbed from the file). Each value is replaced only if it is
+    still the one read, so a second process starting at once changes nothing twice."""
     conn = backend.conn
     games = list(await conn.execute_fetchall(_OPEN_LEGACY_CARDS))
     found = [(g, s, list(await conn.execute_fetchall(_CLEAR_FACES, (g,)))) for g, s in games]
     todo = [(g, s, faces) for g, s, faces in found if faces or not str(s).startswith(SEALED)]
     if not todo:
         return 0
-    sealed = 0
     await backend.secure_delete(True)
     await backend.begin()
     try:
         async with backend.unguarded("game_actions"):
             for game_id, snapshot, faces in todo:
-                for seq, text in faces:
-                    await conn.execute(
-                        "UPDATE game_actions SET faces = ? WHERE game_id = ? AND seq = ?",
-                        (sealed_faces(seal, json.loads(text)), game_id, seq),
-                    )
-                    sealed += 1
+                await conn.executemany(
+                    "UPDATE game_actions SET faces = ? WHERE game_id = ? AND seq = ? AND faces = ?",
+                    [(sealed_faces(seal, json.loads(t)), game_id, q, t) for q, t in faces],
+                )
                 if not str(snapshot).startswith(SEALED):
                     state = from_snapshot(json.loads(snapshot))
                     await conn.execute(
-                        "UPDATE games SET snapshot = ? WHERE id = ?",
-                        (sealed_snapshot(seal, str(snapshot), state), game_id),
+                        "UPDATE games SET snapshot = ? WHERE id = ? AND snapshot = ?",
+                        (sealed_snapshot(seal, str(snapshot), state), game_id, snapshot),
                     )
         await backend.commit()
     except BaseException:
@@ -97,4 +95,4 @@ async def seal_open_card_games(backend: Backend, seal: SealKey) -> int:
         raise
     await backend.scrub(rebuild=True)
     await backend.secure_delete(False)
-    return sealed
+    return sum(len(faces) for _, _, faces in todo)
