@@ -91,6 +91,18 @@ def number_spellings(faces: list[int]) -> Iterator[str]:
     yield " ".join(map(str, faces))
 
 
+def rollkeeper(*args: str) -> subprocess.CompletedProcess[str]:
+    """The command line, with no key in its environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={k: v for k, v in os.environ.items() if k != ENV_KEY},
+    )
+
+
 def keyless_copy(path: Path, where: Path) -> Path:
     """The file and its write-ahead log, copied somewhere without the key."""
     where.mkdir()
@@ -182,12 +194,7 @@ async def test_an_open_card_game_of_the_last_release_is_sealed_at_the_upgrade(
     assert [len(s.hand) for s in shown.seats] == [len(h) for h in secret["hands"].values()]
     assert [list(s.hand) for s in shown.seats] != list(secret["hands"].values())
     assert shown.discard == secret["state"].discard  # face up: anyone at the table saw it
-    exported = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "audit", "export", "--db", str(copy), "--game",
-         str(GAME)],
-        capture_output=True, text=True, timeout=60, cwd=ROOT,
-        env={k: v for k, v in os.environ.items() if k != ENV_KEY},
-    )  # fmt: skip
+    exported = rollkeeper("audit", "export", "--db", str(copy), "--game", str(GAME))
     assert exported.returncode == 2 and not exported.stdout
     assert exported.stderr.startswith(f"rollkeeper: Game {GAME} is open and its cards are sealed")
     assert verify_file(copy).problem is None
@@ -214,6 +221,11 @@ async def test_with_the_key_it_plays_on_with_the_cards_that_release_dealt(
         assert [t for _, t in replayed.totals()] == [t for _, t in THEN["totals"]]
     finally:
         await db.close()
+    _, last_id, last_hash = secret["head"]
+    checked = rollkeeper(
+        "audit", "verify", "--db", str(release), "--head", f"{last_id}:{last_hash}"
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 async def upgraded_as_before_this_step(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
