@@ -12,9 +12,11 @@ is revealed). Its plain snapshot is sealed beside its public part, as a new card
 it back exactly as it was. The hashed bodies never held those faces (the deal rows name how
 the shuffle was drawn, not the cards), so no chain changes.
 
-It runs at every start of the writer with the key and does nothing once done, so a file first
-upgraded without its key (or by a release before this step) is sealed at the first start that
-has it. Finished games (their seed revealed, every card public) are left as they are.
+It runs at every start of the writer with the key, in a file that held the global chain (the
+`upgraded` row migration 11 left names a last row of it), and does nothing once done: a file
+first upgraded without its key (or by a rollkeeper before this step) is sealed at the first
+start that has it. Finished games (their seed revealed, every card public) are left as they
+are.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from storage.seal import SealKey
 
 SEALED = '{"sealed"'  # how a sealed snapshot, or an action's sealed faces, begins
 
+_HELD_THE_GLOBAL_CHAIN = "SELECT 1 FROM upgraded WHERE release = '2026-11-27' AND last_id > 0"
 _OPEN_LEGACY_CARDS = (
     "SELECT id, snapshot FROM games WHERE phase != 'over' AND legacy_seq > 0 "
     "AND commitment IS NOT NULL AND preset IN ({presets}) ORDER BY id"
@@ -68,6 +71,8 @@ async def seal_open_card_games(backend: Backend, seal: SealKey) -> int:
     (their old bytes are then scrubbed from the file). Each value is replaced only if it is
     still the one read, so a second process starting at once changes nothing twice."""
     conn = backend.conn
+    if not list(await conn.execute_fetchall(_HELD_THE_GLOBAL_CHAIN)):
+        return 0  # a file that began with the chains: no game has old actions
     games = list(await conn.execute_fetchall(_OPEN_LEGACY_CARDS))
     found = [(g, s, list(await conn.execute_fetchall(_CLEAR_FACES, (g,)))) for g, s in games]
     todo = [(g, s, faces) for g, s, faces in found if faces or not str(s).startswith(SEALED)]
