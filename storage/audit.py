@@ -31,6 +31,7 @@ from engine.kinds import action_from_data
 from storage import rolllog
 from storage.backends.base import Conn
 from storage.families import family_of
+from storage.legacycards import open_faces
 from storage.logrows import move_of
 from storage.rolllog import LogRow
 from storage.seal import SealKey
@@ -89,7 +90,8 @@ async def stored_actions(
         async for seq, action_text, faces_text in cursor:
             if seq != len(actions) + 1:
                 raise ValueError(f"action {len(actions) + 1} is missing")
-            actions.append((int(seq), json.loads(action_text), json.loads(faces_text)))
+            faces = open_faces(str(faces_text), seal, f"game {game_id}'s cards")
+            actions.append((int(seq), json.loads(action_text), faces))
     users = await _users(conn, guild)
     key: bytes | None = None
     async for row in rolllog.rows_for_game(conn, game_id):

@@ -31,6 +31,7 @@ from storage.backends.sqlite import (
     storage_refusal,
 )
 from storage.backends.sqlite import connect_readonly as _sqlite_reader
+from storage.legacycards import seal_open_card_games
 from storage.migrations import MIGRATIONS
 from storage.seal import ENV_KEY, SealKey, SealKeyError, create_key, default_key_file, find_key
 
@@ -144,6 +145,7 @@ class Database:
             await db._check_version(migrate=migrate)
             if migrate:
                 await db._load_seal(key_file)
+                await db._seal_legacy_cards()
         except BaseException as exc:
             await db.close(failed=True)
             problem = backend.problem(exc)
@@ -233,6 +235,16 @@ class Database:
             )
         await self.backend.scrub(rebuild=False)
         await self.backend.secure_delete(False)
+
+    async def _seal_legacy_cards(self) -> None:
+        """The last release's open card games: their faces and snapshot sealed, once there is
+        a key (storage/legacycards.py)."""
+        if self.seal is None:
+            return
+        async with self._write_lock:
+            sealed = await seal_open_card_games(self.backend, self.seal)
+        if sealed:
+            log.info("sealed the cards of %d actions of the last release's open games", sealed)
 
     def _failed(self) -> None:
         self.heads.clear()

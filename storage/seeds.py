@@ -14,9 +14,10 @@ from datetime import UTC
 from engine import AnyAction, DiceSource, EndGame, Phase, Refusal, RulesError
 from engine.fairdice import SCHEME, HmacDice, bound_label, commitment, game_key
 from engine.freeroll import FreeRoll, FreeRollResult, roll_free
-from engine.kinds import CARD_GAMES, public_state, to_snapshot
+from engine.kinds import CARD_GAMES, to_snapshot
 from storage import rolllog
 from storage.backends.base import Conn
+from storage.legacycards import sealed_snapshot
 from storage.logrows import base_entry, derivation, plain_entry
 from storage.model import StoredGame, Where, Who, timestamp
 from storage.rolllog import LogEntry, LogRow
@@ -154,8 +155,7 @@ class Seeds:
         key was lost, may see); else plain."""
         text = json.dumps(to_snapshot(game.state))
         if self.hides(game) and not game.state.is_over and not self.lost(game):
-            shown = to_snapshot(public_state(game.state))
-            return json.dumps({"sealed": self._seal.seal_text(text), "public": shown})
+            return sealed_snapshot(self._seal, text, game.state)
         return text
 
     def commit_entry(self, game: StoredGame, where: Where, who: Who, now: str) -> LogEntry:

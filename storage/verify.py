@@ -44,6 +44,7 @@ from storage import rolllog
 from storage.backends.base import Reader
 from storage.db import Database, connect_readonly
 from storage.families import action_entries, family_of
+from storage.legacycards import open_faces
 from storage.logrows import base_entry, committed, move_of, with_move
 from storage.model import StoredGame, Where, Who
 from storage.pace import Policy
@@ -585,7 +586,8 @@ def _moves(
 ) -> list[tuple[int, str, dict[str, Any], list[int] | None]]:
     """Every action of the game in order, (seq, actor, action data, faces), players by their
     user ids where the file still knows them: the old table's up to `legacy_seq`, then the
-    chain's moves. Faces are None where they follow from the seed alone (a card game)."""
+    chain's moves. Faces are None where they follow from the seed alone (a card game's, and
+    an old action's once sealed: storage/legacycards.py)."""
     found: list[tuple[int, str, dict[str, Any], list[int] | None]] = []
     for seq, actor, action_text, faces_text in reader.execute(
         "SELECT seq, actor_id, action, faces FROM game_actions WHERE game_id = ? ORDER BY seq",
@@ -595,7 +597,8 @@ def _moves(
             raise _Bad(f"action {len(found) + 1} is missing")
         if int(seq) > game.legacy_seq:
             raise _Bad(f"action {seq} was added to the old actions table after the upgrade")
-        found.append((int(seq), str(actor), json.loads(action_text), json.loads(faces_text)))
+        faces = open_faces(str(faces_text), None, f"game {game.id}'s cards")
+        found.append((int(seq), str(actor), json.loads(action_text), faces))
     if len(found) != game.legacy_seq:
         raise _Bad(f"action {len(found) + 1} is missing")
     for row in mine:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import AsyncIterator, Generator, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -118,6 +119,11 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def refusal(self, exc: BaseException) -> StorageError | None:
         """The player's refusal for a write that failed for a storage reason (None: a bug)."""
+
+    @abc.abstractmethod
+    def unguarded(self, table: str) -> AbstractAsyncContextManager[None]:
+        """Inside a write transaction: `table`'s append-only guard against updates lifted for
+        the block, then put back exactly as it was (an upgrade rewriting old rows)."""
 
     @abc.abstractmethod
     async def secure_delete(self, on: bool) -> None:

@@ -27,7 +27,16 @@ import os
 import re
 import socket
 import threading
-from collections.abc import Awaitable, Callable, Coroutine, Generator, Iterable, Iterator
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Generator,
+    Iterable,
+    Iterator,
+)
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -483,6 +492,15 @@ class PostgresBackend(Backend):
     def refusal(self, exc: BaseException) -> StorageError | None:
         return pg_refusal(exc)
 
+    @asynccontextmanager
+    async def unguarded(self, table: str) -> AsyncIterator[None]:
+        """The table's append-only trigger disabled for the block (taking the table's lock
+        until the transaction ends), then enabled again."""
+        trigger = _UPDATE_GUARDS[table]
+        await self.pg.simple(f"ALTER TABLE {table} DISABLE TRIGGER {trigger}")
+        yield
+        await self.pg.simple(f"ALTER TABLE {table} ENABLE TRIGGER {trigger}")
+
     async def secure_delete(self, on: bool) -> None:
         return None  # PostgreSQL cannot overwrite freed bytes; `scrub` rewrites the tables
 
@@ -494,6 +512,10 @@ class PostgresBackend(Backend):
         if rebuild:
             with contextlib.suppress(asyncpg.InsufficientPrivilegeError):
                 await self.pg.simple("CHECKPOINT")
+
+
+# The trigger that refuses updates to each append-only table (pg_schema.py).
+_UPDATE_GUARDS = {"game_actions": "game_actions_no_change", "upgraded": "upgraded_no_update"}
 
 
 def _gone(holder: str) -> bool:

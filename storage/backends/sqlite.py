@@ -19,7 +19,8 @@ import fcntl
 import os
 import sqlite3
 import sys
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, cast
@@ -365,6 +366,20 @@ class SqliteBackend(Backend):
 
     def refusal(self, exc: BaseException) -> StorageError | None:
         return storage_refusal(exc) if isinstance(exc, sqlite3.Error) else None
+
+    @asynccontextmanager
+    async def unguarded(self, table: str) -> AsyncIterator[None]:
+        """The `<table>_no_update` trigger dropped, and created again from its own text (a
+        failure before that rolls the drop back with the transaction)."""
+        name = f"{table}_no_update"
+        sql = "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?"
+        async with self.raw.execute(sql, (name,)) as cursor:
+            row = await cursor.fetchone()
+        if row is None:
+            raise RuntimeError(f"{table} has no {name} trigger")
+        await self.raw.execute(f"DROP TRIGGER {name}")
+        yield
+        await self.raw.execute(str(row[0]))
 
     async def secure_delete(self, on: bool) -> None:
         await self.raw.execute(f"PRAGMA secure_delete={'ON' if on else 'OFF'}")
