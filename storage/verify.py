@@ -114,6 +114,10 @@ def parse_head(text: str) -> Head | None:
         return (LEGACY_CHAIN, int(number), digest)
     if not chain or len(chain) > 40 or not chain.isascii() or not chain.isprintable():
         return None
+    game = chain[0] == "g" and chain[1:].isdigit()  # chains: a game's (g17), a server's (s...)
+    named = chain[0] in "sc" and not any(c.isspace() for c in chain)  # or a channel's (c...)
+    if chain != LEGACY_CHAIN and not (game or named):
+        return None
     return (chain, int(number), digest)
 
 
