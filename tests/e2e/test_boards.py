@@ -274,6 +274,27 @@ async def test_a_forgotten_players_name_leaves_the_board(tmp_path: Path) -> None
         assert "Gypsy: 15" in shown
 
 
+async def test_a_handed_over_seat_shows_whose_it_was_on_the_board_and_the_card(
+    tmp_path: Path,
+) -> None:
+    async with three_channels(tmp_path) as table:
+        fake = table.fake
+        await open_game(table, CHANNEL)
+        await play_turn(table, "Gypsy", "chance", CHANNEL)
+        second, third = (next(u for u in PLAYERS if u.name == n) for n in ("Second", "Third"))
+        await fake.slash("Mod", "mod sub", player=second, newcomer=third, reason="on holiday")
+        await table.idle()
+        (board,) = boards(table, CHANNEL)
+        assert "(for Second): 0 (turn 1/13)" in text_of(board)  # at once
+        await play_turn(table, "Third", "chance", CHANNEL)  # (their own name, once they act)
+        await table.idle()
+        shown = text_of(fake.find(board["id"]))
+        assert "▶ Gypsy: 15 (turn 2/13)\nThird (for Second): 15 (turn 2/13)" in shown
+        (card,) = await table.send("Gypsy", "!card", "scorecards")
+        lines = [line for line in text_of(card).splitlines() if "for Second" in line]
+        assert lines == ["Substitutes: Third (for Second)"]  # one short line under the table
+
+
 async def test_board_brings_it_to_the_bottom(tmp_path: Path) -> None:
     async with three_channels(tmp_path) as table:
         fake = table.fake
