@@ -255,3 +255,15 @@ async def test_a_seat_in_a_game_whose_key_is_lost_is_refused_as_its_preview_says
         assert game is not None and game.state.players == (ANN.user_id, BO.user_id)
     finally:
         await db.close()
+
+
+async def test_a_card_tables_handed_over_seat_shows_whose_it_was(desk: Desk) -> None:
+    await say(desk, ANN, "new card order=join")
+    await say(desk, BO, "join")
+    await say(desk, ANN, "start")
+    told = words(await say(desk, MOD, f"mod sub Bo {CAT_MENTION} away"))
+    assert "takes over Bo's seat" in told
+    status = words(await say(desk, ANN, "status"))
+    assert "(for Bo): 0" in status
+    table = words(await say(desk, ANN, "card"))
+    assert table.count("(for Bo)") == 1 and "Substitutes: " in table
