@@ -5,8 +5,11 @@ board from the game's state as it is now and edits the game's message, one game 
 (a game that moves while its edit is on its way gets one more edit, with the latest state, so
 quick moves make one edit and the last edit always shows the last move). A board waits until
 the channel's own game messages are posted, so it never shows a move before the channel heard
-of it. The message's id and the version it shows are stored (storage/boards.py): after a
-restart the keeper edits the same message, and every board behind its game catches up.
+of it. A move, a changed deadline, a player away or back and a player forgotten each mark the
+board owed (`Context.moved`); the keeper edits it when what it would show differs from what it
+last showed, so a change it does not show costs no edit. The message's id and the version it
+shows are stored (storage/boards.py; a change outside the game's moves marks it behind): after
+a restart the keeper edits the same message, and every board behind its game catches up.
 
 A board is posted when its game starts, pinned where the bot may pin (and works without), and
 unpinned when the game ends (a channel keeps at most 50 pins). `board` posts it again at the
@@ -19,13 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from collections.abc import Callable
 from typing import Protocol
 
-from bot.desk.board import board_reply
+from bot.desk.board import away_players, board_reply
 from bot.desk.context import Context
-from bot.replies import Reply
+from bot.replies import Reply, encode
 from bot.sender import Sender, next_wait, pause, refused_for_good
 from engine import Phase
 from storage.boards import BoardRow
@@ -69,6 +73,7 @@ class BoardKeeper:
         self.changed = changed
         self._games: dict[int, asyncio.Task[None]] = {}
         self._again: set[int] = set()
+        self._showing: dict[int, bytes] = {}  # each board's last posted or edited content
         self._stop = asyncio.Event()
         self.edits = 0
         self.posts = 0
@@ -141,7 +146,9 @@ class BoardKeeper:
                 return  # a game that ended before its board was posted has none to keep
             await self._post(game, row)
             return
-        if row.shown >= game.version:
+        if self._showing.get(game_id) == _digest(await self._render(game)):
+            if row.shown < game.version:  # nothing it shows moved: no edit to make
+                await boards.shown(game_id, game.version, was=row.shown)
             return
         if self.sender is not None:
             await self.sender.quiet(game.channel_id)
@@ -153,10 +160,11 @@ class BoardKeeper:
             await self._post(game, row)
             return
         self.edits += 1
+        self._showing[game_id] = _digest(reply)
         pinned = row.pinned
         if game.state.is_over and row.pinned:  # a finished game's board gives its pin back
             pinned = await self.transport.pin_board(game.channel_id, row.message_id, False)
-        await boards.shown(game_id, game.version, pinned)
+        await boards.shown(game_id, game.version, pinned, was=row.shown)
 
     async def _post(self, game: StoredGame, row: BoardRow | None) -> None:
         """A new board message at the bottom of the channel (after the channel's own
@@ -168,6 +176,7 @@ class BoardKeeper:
         nonce = f"rkb-{game.id}-{(row.posts if row else 0) + 1}"
         message_id = await self.transport.post_board(game.channel_id, reply, nonce)
         self.posts += 1
+        self._showing[game.id] = _digest(reply)
         if row is not None and row.message_id and row.message_id != message_id:
             await self.transport.drop_board(game.channel_id, row.message_id)
         pinned = await self.transport.pin_board(game.channel_id, message_id, True)
@@ -175,7 +184,9 @@ class BoardKeeper:
 
     async def _render(self, game: StoredGame) -> Reply:
         rows = await self.service.boards.last_rows(game.id)
-        return board_reply(self.context, game, rows, self.service.clock())
+        now = self.service.clock()
+        away = await away_players(self.service, game, now)
+        return board_reply(self.context, game, rows, now, away)
 
     async def stop(self, task: asyncio.Task[None]) -> None:
         """Let the boards in flight finish (briefly), then end; what is behind catches up at
@@ -191,3 +202,8 @@ class BoardKeeper:
         for t in (*running, task):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await t
+
+
+def _digest(reply: Reply) -> bytes:
+    """What a board shows, in a few bytes: the same for the same message."""
+    return hashlib.sha256(encode(reply).encode()).digest()

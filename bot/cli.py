@@ -194,10 +194,10 @@ def _head(text: str) -> tuple[str, int, str]:
     from storage.verify import parse_head
 
     head = parse_head(text)
-    if head is None:
-        raise argparse.ArgumentTypeError(
-            f"`{text[:40]}` is not a log head: use CHAIN#SEQ:HASH as a game-over message shows "
-            "it (at least 16 hex digits), e.g. g17#52:3f2a9c0d1e2b4a5c"
+    if head is None:  # mistyped: one line and exit 2, never read as a rewritten log (exit 1)
+        raise _CliError(
+            f"`{text[:40]}` is not a log head: expected <chain>#<seq>:<16+ hex> as a game-over "
+            "message shows it (g17#52:3f2a9c0d1e2b4a5c), or the old <id>:<hex>"
         )
     return head
 
@@ -207,10 +207,11 @@ async def _audit_verify(args: argparse.Namespace) -> int:
 
     from storage.audit import verify
 
+    head = None if args.head is None else _head(args.head)
     db = await _open_db(args.db)
     try:
         started = time.perf_counter()
-        report = await verify(db, args.head)
+        report = await verify(db, head)
         elapsed = time.perf_counter() - started
     finally:
         await db.close()
@@ -234,8 +235,8 @@ async def _audit_verify(args: argparse.Namespace) -> int:
             f"{report.lost} lost with the seal key (ended unverifiable, closed free-roll days): "
             "their dice can never be checked."
         )
-    if args.head is not None:
-        chain, seq, _ = args.head
+    if head is not None:
+        chain, seq, _ = head
         place = f"#{seq}" if chain == "log" else f"{chain}#{seq}"
         print(f"The log still reaches the published head {place}.")
     return 0
@@ -735,7 +736,6 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--db", required=True, help=DB_HELP_REQUIRED)
     verify.add_argument(
         "--head",
-        type=_head,
         metavar="CHAIN#SEQ:HASH",
         help="a head published in Discord (a game-over message shows its game's): the log "
         "must still reach it",

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any, NoReturn
 
-from engine import AnyAction, EndGame, Substitute, apply
+from engine import AnyAction, EndGame, Substitute, Undo, apply
 from storage import selections
 from storage.pace import Pace, Prefs
 from storage.service import NO_DEADLINE, Announce, GameService, StoredGame, Where, Who
@@ -105,6 +105,13 @@ class PreviewService(GameService):
         game = await self.require_game_here(where.channel_id)
         if not isinstance(action, EndGame):  # a moderator's end is what a lost game allows
             self.seeding.check_not_lost(game, action)
+        apply(game.state, action, _AnyFaces())
+        raise Accepted
+
+    def _moves(self, game: StoredGame, action: AnyAction) -> NoReturn:
+        """What the one road checks of every move (storage/road.py `_apply`): a game whose
+        seed is lost goes no further, then the engine's rules."""
+        self.seeding.check_not_lost(game, action)
         apply(game.state, action, _AnyFaces())
         raise Accepted
 
@@ -245,8 +252,7 @@ class PreviewService(GameService):
         announce: Announce | None = None,
     ) -> NoReturn:
         game = await self.require_game_here(where.channel_id)
-        apply(game.state, Substitute(player, newcomer.user_id), _AnyFaces())
-        raise Accepted
+        self._moves(game, Substitute(player, newcomer.user_id))
 
     async def offer_seat(self, where: Where, who: Who, newcomer: Who) -> NoReturn:
         await self.seating.check_offer(where, who, newcomer)
@@ -258,12 +264,11 @@ class PreviewService(GameService):
     async def accept_seat(
         self, where: Where, who: Who, announce: Announce | None = None
     ) -> NoReturn:
-        await self.seating.offered(where, who)
-        raise Accepted
+        game, offer = await self.seating.offered(where, who)
+        self._moves(game, Substitute(offer.player, who.user_id))
 
     async def undo(self, where: Where, who: Who, announce: Announce | None = None) -> NoReturn:
-        await self.seating.check_undo(where, who)
-        raise Accepted
+        self._moves(await self.seating.check_undo(where, who), Undo(who.user_id))
 
     async def set_server_option(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise Accepted

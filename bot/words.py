@@ -4,9 +4,10 @@ start rolls, a moderator's skip and kick), whose turn it is, and how a game ends
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Protocol
 
 from bot.caller import Caller
 from bot.replies import CONTENT_MAX, CardButtons, Reply, RollButton, clip, escape, quote
@@ -33,6 +34,28 @@ def shown_game(game: StoredGame) -> StoredGame:
     """The game with its players' names escaped for showing (a display name is someone's own
     text: `[Free Nitro](https://evil.test)` must not become a link, nor `# me` a heading)."""
     return replace(game, names={p: escape(n) for p, n in game.names.items()})
+
+
+class _Held(Protocol):
+    @property
+    def player(self) -> str: ...
+    @property
+    def before(self) -> tuple[tuple[str, int], ...]: ...
+
+
+def seat_holder(game: StoredGame, seat: _Held) -> str:
+    """A seat's player as the board and `card` show it: `Cat (for Ann)` when a substitute
+    holds the seat (Ann: whose seat it was first), else their name. (The final scores credit
+    the seat turn by turn: `seat_name`.)"""
+    name = game.name(seat.player)
+    return f"{name} (for {game.name(seat.before[0][0])})" if seat.before else name
+
+
+def handed_over(game: StoredGame, seats: Iterable[_Held]) -> str:
+    """The line under a table of short names saying whose seats substitutes hold (empty:
+    none), `Cat (for Ann)`."""
+    held = [seat_holder(game, s) for s in seats if s.before]
+    return f"Substitutes: {', '.join(held)}" if held else ""
 
 
 def shown_outcome(outcome: Outcome) -> Outcome:

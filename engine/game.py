@@ -694,17 +694,26 @@ def _substitute(state: GameState, player: str, newcomer: str) -> Result:
     return replace(state, seats=seats), (handed,)
 
 
-def _advance(state: GameState, start: int | None = None) -> Result:
-    """Hand the turn to the next seat with boxes left, or end the game."""
+def next_seat(state: GameState, first: int) -> int | None:
+    """The seat that plays next, looking from seat `first` on round the table: the first
+    with boxes left (None: every card is full). The one order `_advance` and heads-up's
+    `up_next` (engine/turnorder.py) both follow."""
     count = len(state.seats)
-    first = state.current + 1 if start is None else start
     for step in range(count):
         index = (first + step) % count
-        seat = state.seats[index]
-        if not is_scorecard_full(seat.card):
-            nxt = replace(state, current=index, turn=Turn())
-            return nxt, (TurnStarted(seat.player, seat.next_turn),)
-    return _end(replace(state, turn=Turn()), early=False)
+        if not is_scorecard_full(state.seats[index].card):
+            return index
+    return None
+
+
+def _advance(state: GameState, start: int | None = None) -> Result:
+    """Hand the turn to the next seat with boxes left, or end the game."""
+    index = next_seat(state, state.current + 1 if start is None else start)
+    if index is None:
+        return _end(replace(state, turn=Turn()), early=False)
+    seat = state.seats[index]
+    nxt = replace(state, current=index, turn=Turn())
+    return nxt, (TurnStarted(seat.player, seat.next_turn),)
 
 
 def _skip(state: GameState, meant: str | None) -> Result:

@@ -5,7 +5,7 @@ phase). Pure: read from a state, nothing changes."""
 from __future__ import annotations
 
 from engine.cardgame import CardState, Stage
-from engine.game import GameState, Phase
+from engine.game import GameState, Phase, next_seat
 from engine.kinds import AnyState
 
 
@@ -17,11 +17,10 @@ def up_next(state: AnyState) -> str | None:
     if isinstance(state, CardState):  # the card family's own order: stays and declarations
         return _card_next(state)
     assert isinstance(state, GameState)
-    n = len(state.seats)
-    following = state.seats[(state.current + 1) % n]
-    if following.next_turn > state.rules.turns_per_player:
-        return None
-    return following.player
+    # The order the game's own `_advance` follows: the next seat with boxes left, past any
+    # whose card is full (a skipped player's turns are played again at the end).
+    index = next_seat(state, state.current + 1)
+    return None if index is None or index == state.current else state.seats[index].player
 
 
 def _card_next(state: CardState) -> str | None:

@@ -3,9 +3,12 @@ follows which game or player.
 
 A board's row says where its message is, the game version it last showed and whether it is
 pinned; `repost` records a `board` that asked for it at the bottom of the channel, so a restart
-finishes it. The bot's board keeper (bot/boards.py) edits the message from the game's latest
-state whenever the game moved (`Context.moved`), and at start-up for every board behind its
-game, so the board never stays behind.
+finishes it. A change a board shows that is no move of its game (a deadline changed, a player
+away or back, a player forgotten) sets `shown` below 0 in the change's own transaction
+(`unshown`), so the board is behind until edited, across a restart too. The bot's board keeper
+(bot/boards.py) edits the message from the game's latest state whenever the game moved
+(`Context.moved`), and at start-up for every board behind its game, so the board never stays
+behind.
 
 A follower is told each finished turn of the games they follow (a game, or every game a
 player sits in), in one direct message per batch: the summaries come from the game's log rows
@@ -15,9 +18,10 @@ across a restart and nothing hidden (the rows' bodies hold no card a player keep
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from storage import rolllog
 from storage.model import Outgoing, StoredGame, timestamp
@@ -34,7 +38,7 @@ class BoardRow:
     game_id: int
     channel_id: str
     message_id: str | None
-    shown: int  # the game version the message shows (-1: never posted)
+    shown: int  # the game version the message shows (below 0: never posted, or `unshown`)
     pinned: bool
     repost: bool  # a `board` asked for it at the bottom of the channel
     posts: int = 0  # board messages posted for the game so far (each new one's nonce)
@@ -119,12 +123,22 @@ class Boards:
                 (game.id, game.channel_id, message_id, version, int(pinned), int(asked)),
             )
 
-    async def shown(self, game_id: int, version: int, pinned: bool | None = None) -> None:
-        """The board's message now shows `version` (and is pinned or not)."""
+    async def shown(
+        self, game_id: int, version: int, pinned: bool | None = None, was: int | None = None
+    ) -> None:
+        """The board's message now shows `version` (and is pinned or not). `was`: the `shown`
+        read before rendering it; a change marked since (`unshown`) keeps the board behind."""
         async with self.ctx.db.transaction() as conn:
             await conn.execute(
-                "UPDATE boards SET shown = ?, pinned = COALESCE(?, pinned) WHERE game_id = ?",
-                (version, None if pinned is None else int(pinned), game_id),
+                "UPDATE boards SET shown = CASE WHEN CAST(:was AS INTEGER) IS NULL "
+                "OR shown = :was THEN :version ELSE shown END, "
+                "pinned = COALESCE(:pinned, pinned) WHERE game_id = :game",
+                {
+                    "version": version,
+                    "pinned": None if pinned is None else int(pinned),
+                    "game": game_id,
+                    "was": was,
+                },
             )
 
     async def ask_repost(self, game: StoredGame) -> None:
@@ -284,6 +298,27 @@ class Boards:
                 found = await cursor.fetchone()
             moments.append(parse_moment(str(found[0])) + every if found else self.ctx.clock())
         return min(moments)
+
+
+async def unshown(conn: Any, game_ids: Iterable[int]) -> list[int]:
+    """Something these games' boards show changed outside their moves (see the module's
+    docstring): their boards are behind until edited. Call inside the change's transaction;
+    returns the games that have a board (each then owed through `Context.moved`)."""
+    ids = sorted(set(game_ids))
+    if not ids:
+        return []
+    marks = ", ".join("?" for _ in ids)
+    async with conn.execute(
+        f"SELECT game_id FROM boards WHERE game_id IN ({marks})", tuple(ids)
+    ) as cursor:
+        boarded = [int(r[0]) for r in await cursor.fetchall()]
+    # Each mark below the last (-1, -2, ...): a keeper that rendered before it sees it moved.
+    await conn.executemany(
+        "UPDATE boards SET shown = CASE WHEN shown >= 0 THEN -1 ELSE shown - 1 END "
+        "WHERE game_id = ?",
+        [(i,) for i in boarded],
+    )
+    return boarded
 
 
 async def follows_of(ctx: Context, user_id: str, guild_id: str) -> list[Followed]:

@@ -47,9 +47,11 @@ def _round_label(rows: RowWriter) -> str:
 
 
 def _move(rows: RowWriter, player: str | None, action: str, dice: str = "") -> LogEntry:
-    """A card-game row: a player's move (or the table's, with no player)."""
-    row = replace(rows.base, turn_label=_round_label(rows), action=action, dice=dice)
-    return row if player is None else replace(row, user_id=player, user_name=rows.game.name(player))
+    """A card-game row: a player's move (or the table's, with no player). A move the bot
+    played for a player by itself (a deadline's autoplay) is by `rollkeeper`, for them, as a
+    dice game's is (`RowWriter.by`)."""
+    row = rows.base if player is None else rows.by(player)
+    return replace(row, turn_label=_round_label(rows), action=action, dice=dice)
 
 
 def card_rows(rows: RowWriter, event: AnyEvent) -> bool:

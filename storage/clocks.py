@@ -17,6 +17,7 @@ from engine.kinds import AnyEvent, AnyState
 from engine.timing import DEADLINE, TURN_PING, Reminder
 from engine.turnorder import up_next, waits_only_on
 from storage import rolllog, shards
+from storage.boards import unshown
 from storage.logrows import base_entry, pace_facts
 from storage.model import StoredGame, Where, Who, timestamp
 from storage.pace import (
@@ -160,6 +161,8 @@ class Clocks:
                 await shards.post_prefs_work(conn, self.ctx.db.scope, prefs.user_id, shift)
         self._people[prefs.user_id] = prefs
         moved = await self._replan_player(prefs, shift)
+        if old.away(now) != prefs.away(now) or shift:
+            await self._away_shown(prefs.user_id)
         self.ctx.wakeup.set()
         return moved
 
@@ -172,8 +175,25 @@ class Clocks:
         reminders of their turns in play on this shard (as `set_prefs` did on its own)."""
         self._people.pop(user_id, None)
         moved = await self._replan_player(await self.prefs(user_id), shift)
+        if shift:
+            await self._away_shown(user_id)
         self.ctx.wakeup.set()
         return moved
+
+    async def _away_shown(self, user_id: str) -> None:
+        """A player went away or came back: the boards of their games in play say so."""
+        scope = self.ctx.db.scope
+        mine = "" if scope is None else f" AND {scope.guilds('g.guild_id')}"
+        async with self.ctx.db.transaction() as conn:
+            async with conn.execute(
+                "SELECT g.id FROM seats s JOIN games g ON g.id = s.game_id "
+                f"WHERE s.user_id = ? AND g.phase = 'playing'{mine}",
+                (user_id,),
+            ) as cursor:
+                games = [int(r[0]) for r in await cursor.fetchall()]
+            boarded = await unshown(conn, games)
+        for game_id in boarded:
+            self.ctx.moved(game_id)
 
     async def _replan_player(self, prefs: Prefs, shift: timedelta) -> list[StoredGame]:
         scope = self.ctx.db.scope
@@ -216,8 +236,10 @@ class Clocks:
                     ),
                 )
                 await rolllog.append(self.ctx.db, [entry])
+                await unshown(conn, [game.id])  # its board shows the deadline (or none)
             updated = replace(game, pace=pace)
             self.store.remember(updated)
+            self.ctx.moved(game.id)
             clock = game.clock
             if clock is not None:
                 due = clock.started_at + pace.deadline if pace.deadline else None
@@ -278,6 +300,7 @@ class Clocks:
                     for r in reminders
                 ],
             )
+            await unshown(conn, [game.id])  # its board shows the deadline
         updated = replace(game, clock=clock)
         self.store.remember(updated)
         self.ctx.moved(game.id)

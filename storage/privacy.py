@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from storage import rolllog, shards
-from storage.boards import follows_of
+from storage.boards import follows_of, unshown
 from storage.db import Database
 from storage.logrows import plain_entry, played_for_name
 from storage.model import BOT, Where, timestamp
@@ -174,7 +174,9 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
     await db.backend.secure_delete(True)
     try:
         async with db.transaction() as conn:
-            games = await _rename_in_games(conn, guild_id, user_id, pseudo)
+            renamed = await _rename_in_games(conn, guild_id, user_id, pseudo)
+            games = len(renamed)
+            boarded = await unshown(conn, renamed)  # their boards named them
             rows = await _erase_rows(conn, pseudo, names)
             await _erase_beside(conn, user_id, names, db.scope)
             if db.scope is not None:  # the other shards erase what they hold of them
@@ -196,18 +198,20 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
         await db.backend.scrub(rebuild=True)
     finally:
         await db.backend.secure_delete(False)
+    for game_id in boarded:  # (after the rebuild, which no read may overlap)
+        ctx.moved(game_id)
     return Forgotten(pseudo, games, left, rows)
 
 
-async def _rename_in_games(conn: Any, guild_id: str, user_id: str, pseudo: str) -> int:
+async def _rename_in_games(conn: Any, guild_id: str, user_id: str, pseudo: str) -> list[int]:
     """Every game of the server that names them: its snapshot, names and creator by pseudonym
-    (a finished game replays the same with the pseudonym as the player)."""
+    (a finished game replays the same with the pseudonym as the player). Returns their ids."""
     shown = f"forgotten ({pseudo.removeprefix('p:')[:8]})"
     async with conn.execute(
         "SELECT id, snapshot, names, created_by FROM games WHERE guild_id = ?", (guild_id,)
     ) as cursor:
         games = await cursor.fetchall()
-    count = 0
+    renamed = []
     for game_id, snapshot, names_text, creator in games:
         names = dict(json.loads(names_text))
         quoted = json.dumps(user_id)
@@ -225,8 +229,8 @@ async def _rename_in_games(conn: Any, guild_id: str, user_id: str, pseudo: str) 
                 game_id,
             ),
         )
-        count += 1
-    return count
+        renamed.append(int(game_id))
+    return renamed
 
 
 async def _erase_rows(conn: Any, pseudo: str, names: set[str]) -> int:

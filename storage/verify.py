@@ -48,7 +48,7 @@ from storage.legacycards import open_faces
 from storage.logrows import base_entry, committed, move_of, with_move
 from storage.model import StoredGame, Where, Who
 from storage.pace import Policy
-from storage.people import commit_text, pseudonym
+from storage.people import BOT_ACTOR, commit_text, pseudonym
 from storage.rolllog import LEGACY_CHAIN, ChainProblem, LogEntry, LogRow
 from storage.vocabulary import (
     ACTION_ROWS,
@@ -114,6 +114,10 @@ def parse_head(text: str) -> Head | None:
     if not hashmark:
         return (LEGACY_CHAIN, int(number), digest)
     if not chain or len(chain) > 40 or not chain.isascii() or not chain.isprintable():
+        return None
+    game = chain[0] == "g" and chain[1:].isdigit()  # chains: a game's (g17), a server's (s...)
+    named = chain[0] in "sc" and not any(c.isspace() for c in chain)  # or a channel's (c...)
+    if chain != LEGACY_CHAIN and not (game or named):
         return None
     return (chain, int(number), digest)
 
@@ -410,6 +414,9 @@ class _Replaying:
     people: People
     expected: list[LogEntry] = field(default_factory=list)
     legacy: dict[int, str | None] = field(default_factory=dict)  # older releases' labels
+    # A card move the bot played for a player (autoplay), by its place among `expected`: the
+    # player, whom rows written before November 27, 2026 named as its maker.
+    played_for: dict[int, str] = field(default_factory=dict)
     # Who was to move at each version, at which turn and roll, with which dice (for hints).
     positions: dict[int, tuple[str, int, int, str]] = field(default_factory=dict)
     hinted: dict[int, int] = field(default_factory=dict)  # hints each move says it followed
@@ -667,6 +674,12 @@ def _replay_action(
         _legacy_turns(check, before, now)
     else:
         now = action_entries(game, base, events, derive, round_before=round_before)
+        if actor == BOT_ACTOR and not DICE_GAMES.owns(state):
+            named = replace(base, user_id="")  # (as those rows had it: each by its player)
+            then = action_entries(game, named, events, derive, round_before=round_before)
+            for place, (new_row, old_row) in enumerate(zip(now, then, strict=True)):
+                if new_row.user_id != old_row.user_id and old_row.user_id:
+                    check.played_for[len(check.expected) + place] = old_row.user_id
         now = with_move(now, base, data, None if faces is None else dice.faces)
     check.expected.extend(now)
 
@@ -808,12 +821,12 @@ def _compare_rows(check: _Replaying, rows: Sequence[LogRow], derived: bool, last
     stored = [r for r in rows if r.action in ACTION_ROWS]
     rolls = {r.id: r for r in stored if r.action in ROLL_NAMES}
     who = check.people.to_pseudo.get(check.game.guild_id, {})
-    for row, want in zip(stored, check.expected, strict=False):
+    for place, (row, want) in enumerate(zip(stored, check.expected, strict=False)):
         _same_faces(row, want)
         if row.chain_name == LEGACY_CHAIN:
             _same_old_row(row, want, derived, check.legacy, last_old)
         else:
-            _same_row(row, want, derived, who)
+            _same_row(row, want, derived, who, check.played_for.get(place))
         if row.action == Act.VOID:
             target = rolls.get(row.corrects or 0)
             if target is None or target.turn_label != row.turn_label or target.id > row.id:
@@ -857,9 +870,14 @@ def _same_old_row(
             raise _differ(row, name, getattr(row, name), getattr(want, name))
 
 
-def _same_row(row: LogRow, want: LogEntry, derived: bool, who: dict[str, str]) -> None:
-    """An rk-log/2 row against the replay's, compared as the body holds it (pseudonyms)."""
+def _same_row(
+    row: LogRow, want: LogEntry, derived: bool, who: dict[str, str], named: str | None = None
+) -> None:
+    """An rk-log/2 row against the replay's, compared as the body holds it (pseudonyms).
+    `named`: a player also accepted as the row's maker (`_Replaying.played_for`)."""
     body = json.loads(row.body)
+    if named is not None and body["by"] == who.get(named, named):
+        want = replace(want, user_id=named)
     expected_data = rolllog.pseudonymous(json.loads(want.data) if want.data else None, who)
     if isinstance(expected_data, dict) and isinstance(body["data"], dict):
         move = body["data"].get("move")

@@ -5,18 +5,18 @@ an action, a game's board, a follower's batch."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
 from bot.caller import DIRECT, Caller, UsageError
 from bot.desk.context import Context, read_game
 from bot.replies import CONTENT_MAX, Field, Reply, clip, encode, escape, is_snowflake
-from bot.words import channel_ref, shown_game
+from bot.words import channel_ref, moment, shown_game
 from engine import Phase, RulesError
 from storage.boards import News
 from storage.rolllog import LogRow
-from storage.service import Outgoing, StoredGame
+from storage.service import GameService, Outgoing, StoredGame
 from storage.vocabulary import ROLL_NAMES, Act
 
 # Rows that are no move of the game (commitments, hints, reveals, settings, the watchdog).
@@ -68,9 +68,27 @@ def last_action(rows: Sequence[LogRow]) -> str:
     return action_words(found) if found is not None else "nothing yet"
 
 
-def board_reply(context: Context, game: StoredGame, rows: Sequence[LogRow], now: datetime) -> Reply:
-    """The game's board: whose turn, the time left, the standings (the family's status) and
-    the last action. Read only: its buttons are the turn messages'."""
+async def away_players(
+    service: GameService, game: StoredGame, now: datetime
+) -> dict[str, datetime]:
+    """The game's players who are away now, with when they are back (`status`, the board)."""
+    away = {}
+    for player in game.state.players:
+        prefs = await service.prefs(player)
+        if prefs.away(now) and prefs.away_until is not None:
+            away[player] = prefs.away_until
+    return away
+
+
+def board_reply(
+    context: Context,
+    game: StoredGame,
+    rows: Sequence[LogRow],
+    now: datetime,
+    away: Mapping[str, datetime] | None = None,
+) -> Reply:
+    """The game's board: whose turn, the time left, who is away, the standings (the family's
+    status) and the last action. Read only: its buttons are the turn messages'."""
     shown = shown_game(game)
     lines = []
     clock = game.clock
@@ -81,6 +99,9 @@ def board_reply(context: Context, game: StoredGame, rows: Sequence[LogRow], now:
         lines.append(f"⏳ {shown.name(clock.player)}: due <t:{due}:R>")
     elif game.state.phase is Phase.PLAYING:
         lines.append("No turn deadline.")
+    if game.state.phase is Phase.PLAYING:
+        for player, until in (away or {}).items():
+            lines.append(f"🌴 {shown.name(player)} is away until {moment(until)}.")
     fields: tuple[Field, ...] = (Field("Turn clock", "\n".join(lines)),) if lines else ()
     fields += (Field("Last action", last_action(rows)),)
     status = context.presenter(game).status(shown, fields)
@@ -157,7 +178,9 @@ class Following:
             await self.service.ask_board(game)
             return [Reply(text="📌 The board is on its way to the bottom.", queued=True)]
         rows = await self.service.board_rows(game.id)
-        return [board_reply(self.context, game, rows, self.service.clock())]
+        now = self.service.clock()
+        away = await away_players(self.service, game, now)
+        return [board_reply(self.context, game, rows, now, away)]
 
     async def follow(self, caller: Caller, what: str = "") -> list[Reply]:
         """`follow game 3` or `follow @player`: each finished turn by direct message."""

@@ -156,7 +156,7 @@ def read_game(rest: str, command: str, hint: str) -> int | None:
         words = words[1:]
     if len(words) > 1:
         raise UsageError(f"Say which game, like `{command} game 3`.", hint=hint)
-    return read_number(words[0], "the game", hint="games") if words else None
+    return read_number(words[0], "the game", least=1, hint="games") if words else None
 
 
 def _without_undo(words: Callable[[Outcome], list[Reply]]) -> Callable[[Outcome], list[Reply]]:

@@ -3,7 +3,9 @@ words (counts per face against fair dice, and a verdict)."""
 
 from __future__ import annotations
 
-from bot.caller import Caller, UsageError, user_named
+import re
+
+from bot.caller import MENTION, Caller, UsageError, user_named
 from bot.desk.context import Context, read_game
 from bot.replies import Embed, Reply, quote
 from bot.words import plural
@@ -12,6 +14,7 @@ from storage import fairness
 from storage.rolllog import LogQuery
 
 EVERY_ROLL = 200_000
+_DATE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
 
 
 class Fairness:
@@ -23,6 +26,8 @@ class Fairness:
         query, title = await self._query(caller, scope)
         result = await fairness.report(self.service.db, query, title)
         if not result.rows and not result.decks:
+            if query.user is not None and not MENTION.match(scope.strip()):
+                await self._player_here(caller, scope.strip())
             return [Reply(text=f"No rolls yet for {title}.", private=True, refusal=True)]
         tallies = result.tallies  # dice, colours, start rolls, and revealed card shuffles
         counted = f"{result.rows} rolls"
@@ -40,6 +45,14 @@ class Fairness:
 
     async def proof_text(self, caller: Caller, rest: str) -> list[Reply]:
         """`proof game 3` or `proof 3`."""
+        if _DATE.search(rest):  # a checkpoint's day: proofs are asked for by game
+            here = await self.service.game_here(caller.where.channel_id)
+            raise UsageError(
+                "`proof` takes a game's number (1 or more), not a date: it shows where the "
+                "game's log head stands in the latest daily checkpoint holding it, like "
+                "`proof game 3`.",
+                hint=f"proof game {here.number}" if here is not None else "games",
+            )
         return await self.proof(caller, read_game(rest, "proof", hint="proof game 1"))
 
     async def proof(self, caller: Caller, game: int | None = None) -> list[Reply]:
@@ -71,6 +84,16 @@ class Fairness:
             f"\nPath to the root (RFC 6962 audit path, each hash's first 16 hex): {path}"
         )
         return [Reply(text=text, private=True)]
+
+    async def _player_here(self, caller: Caller, name: str) -> None:
+        """A name nobody here goes by: said so (a name with no rolls yet is no refusal)."""
+        if await self.service.player_named(caller.where.guild_id, name) is not None:
+            return
+        raise UsageError(
+            f"There's no player {quote(name, 40)} here: name someone who has played in this "
+            "server (or mention them), `fairness game 3`, or `fairness` for this channel.",
+            hint="fairness",
+        )
 
     async def _query(self, caller: Caller, scope: str) -> tuple[LogQuery, str]:
         """The rolls `scope` names, and its title."""

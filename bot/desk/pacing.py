@@ -12,6 +12,7 @@ from zoneinfo import available_timezones
 
 from bot.caller import DIRECT, Caller
 from bot.config import read_deadline
+from bot.desk.board import away_players
 from bot.desk.context import Context
 from bot.desk.moderation import forget_warning, forgotten_text
 from bot.replies import CONTENT_MAX, Attachment, Field, Reply, clip, escape, pack, quote
@@ -273,10 +274,8 @@ class Pacing:
             missed = clock.misses.get(clock.player)
             if missed:
                 lines.append(f"Missed in a row: {missed}.")
-        for player in game.state.players:
-            prefs = await self.service.prefs(player)
-            if prefs.away(now) and prefs.away_until is not None:
-                lines.append(f"🌴 {game.name(player)} is away until {moment(prefs.away_until)}.")
+        for player, until in (await away_players(self.service, game, now)).items():
+            lines.append(f"🌴 {game.name(player)} is away until {moment(until)}.")
         return Field("Turn clock", "\n".join(lines))
 
     async def zone_choices(self, caller: Caller, typed: str) -> list[tuple[str, str]]:

@@ -321,6 +321,38 @@ def _keep_refusal(state: GameState, text: str, exc: RulesError) -> RulesError:
                 f"{'is' if len(named) == 1 else 'are'} {', '.join(named)}.",
                 hint=f"keep {','.join(sorted(named))}",
             )
+    too_many = _more_than_showing(state, numbers)
+    if too_many is not None:
+        return too_many
     names = state.rules.dice.names
     message = exc.message.replace("to reroll", "to keep")
     return UsageError(message, hint=f"keep {names[0]},{names[1]}" if state.dice else "roll")
+
+
+_COUNTS = ("no", "one", "two", "three", "four", "five")
+
+
+def _more_than_showing(state: GameState, words: list[str]) -> RulesError | None:
+    """`keep 6 6 6` with two 6s on the table: say how many show (and what the dice show), and
+    offer the keep of those that do. None: not faces, or not more than show."""
+    table = state.dice or ()
+    if not table or not all(is_number(w) and len(w) == 1 and 1 <= int(w) <= 6 for w in words):
+        return None
+    typed = [int(w) for w in words]
+    short = next((f for f in typed if typed.count(f) > sum(d.face == f for d in table)), None)
+    if short is None:
+        return None
+    shows = {f: sum(d.face == f for d in table) for f in set(typed)}
+    kept = _dice_showing(table, [f for f in shows for _ in range(min(typed.count(f), shows[f]))])
+    names = state.rules.dice.names
+    if not kept or len(kept) == len(table):
+        kept = (names[0], names[1])
+    showing = shows[short]
+    count = _COUNTS[showing] if showing < len(_COUNTS) else str(showing)
+    return UsageError(
+        f"There {'is' if showing == 1 else 'are'} {'only ' if showing else ''}{count} "
+        f"{short}{'' if showing == 1 else 's'} showing (the dice show "
+        f"{' '.join(str(d.face) for d in table)}): keep each die once, by its name "
+        f"({names[0]} to {names[-1]}) or the number it shows.",
+        hint=f"keep {','.join(kept)}",
+    )

@@ -6,6 +6,7 @@ a page of ten at a time, turned by buttons. Opt-in: a moderator's `mod set leade
 from __future__ import annotations
 
 import math
+import re
 
 from bot.caller import Caller, UsageError
 from bot.desk.context import Context
@@ -15,6 +16,8 @@ from engine import RulesError, find_preset, make_game_rules
 from engine.numbers import is_number, read_number
 from storage.leaderboard import PAGE, Standing, credit, finished_games, ranked, variants_played
 from storage.played import VALUED
+
+_SIGNED = re.compile(r"[-+][0-9]{1,6}")  # a page typed with a sign: `leaderboard -1`
 
 
 class Standings:
@@ -27,7 +30,9 @@ class Standings:
         """`leaderboard`, `leaderboard classic`, `leaderboard 2`, `leaderboard painted 2`."""
         words = rest.split()
         page = 1
-        if words and is_number(words[-1]):
+        if words and _SIGNED.fullmatch(words[-1]):  # `-1` is a page asked for, not a variant
+            page = int(words.pop())
+        elif words and is_number(words[-1]):
             page = read_number(words.pop(), "the page", hint="leaderboard 2")
         return await self.leaderboard(caller, " ".join(words), page)
 
@@ -68,8 +73,9 @@ class Standings:
         pages = max(1, math.ceil(len(lines) / PAGE))
         if not 1 <= page <= pages:
             raise UsageError(
-                f"The leaderboard has {pages} page{'s' if pages > 1 else ''}.",
-                hint=f"leaderboard {preset} {pages}",
+                f"There is no page {page}: the {preset} leaderboard has {pages} "
+                f"page{'s' if pages > 1 else ''}, counted from 1.",
+                hint=f"leaderboard {preset} {1 if page < 1 else pages}",
             )
         title = f"Leaderboard: {make_game_rules(preset).title}"
         if not lines:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bot.render import NAME_WIDTH, card_columns, fit_tables
 from bot.replies import Embed, Field, chunks
-from bot.words import plural
+from bot.words import handed_over, plural, seat_holder
 from engine import Phase
 from engine.cardgame import CardState, Stage
 from engine.cards import HAND_BY_ID, show
@@ -40,7 +40,7 @@ def board_embed(game: StoredGame, prefix: str, table: bool = True) -> Embed:
                     else ""
                 )
             )
-        players.append(f"{marker}{game.name(seat.player)}: {state.total(seat.player)}{status}")
+        players.append(f"{marker}{seat_holder(game, seat)}: {state.total(seat.player)}{status}")
     fields = [Field("Players", "\n".join(players) or "nobody yet")]
     lines = [_table_line(game, state, hand) for hand in state.rules.hands] if table else []
     for index, chunk in enumerate(chunks(lines, 1000)):
@@ -107,6 +107,9 @@ def table_embed(game: StoredGame) -> Embed:
     state = card_state(game)
     rows, columns = card_columns(state, lambda p: game.name(p)[:NAME_WIDTH])
     blocks = ["```\n" + "\n".join(t) + "\n```" for t in fit_tables(rows, columns)]
+    subs = handed_over(game, state.seats)
+    if subs:
+        blocks.append(subs)
     title = f"{game.title}: table of hands"
     if state.round and not state.rules.continuous:
         title += f" · Round {state.round}"

@@ -41,8 +41,10 @@ from bot.words import (
     finished_note,
     game_head,
     game_over_headline,
+    handed_over,
     lobby_closed,
     log_head,
+    seat_holder,
     seed_reveal,
     shown_game,
     turn_reply,
@@ -352,6 +354,9 @@ class DicePresenter(Presenter):
             blocks.append(
                 "Grand totals: " + ", ".join(f"{game.name(p)} {t}" for p, t in state.totals())
             )
+        subs = handed_over(game, state.seats if only is None else [state.seat(only)])
+        if subs:
+            blocks.append(subs)
         footer = ""
         if shown and rules.rounds > 1:
             footer = f"Other rounds: {self.prefix}card round N · all of them: {self.prefix}card all"
@@ -392,7 +397,7 @@ class DicePresenter(Presenter):
         for seat in state.seats:
             marker = "▶ " if seat.player == state.current_player else ""
             turn = "" if state.is_over else f" (turn {seat.next_turn}/{rules.turns_per_player})"
-            lines.append(f"{marker}{game.name(seat.player)}: {totals[seat.player]}{turn}")
+            lines.append(f"{marker}{seat_holder(game, seat)}: {totals[seat.player]}{turn}")
         players = Field("Players", "\n".join(lines) or "nobody yet")
         options = ", ".join(f"{k}={v}" for k, v in rules.options_in_play)
         desc = f"{self._progress(game, state)}\n-# {options}"

@@ -52,6 +52,13 @@ T = TypeVar("T")
 EXIT_BAD_URI = 2  # the URI itself is wrong (as any unusable input)
 EXIT_NO_SERVER = 3  # no server answers there
 EXIT_REFUSED = 4  # the server refused the login or has no such database
+# The parameters a URI may carry (those asyncpg reads; it would send any other to the server).
+URI_PARAMETERS = (
+    "host", "port", "dbname", "database", "user", "password", "passfile", "service",
+    "sslmode", "sslcert", "sslkey", "sslrootcert", "sslcrl", "sslpassword", "sslnegotiation",
+    "ssl_min_protocol_version", "ssl_max_protocol_version", "target_session_attrs",
+    "krbsrvname", "gsslib",
+)  # fmt: skip
 
 CONNECT_SECONDS = 5
 PREPARED_KEPT = 500  # statements kept prepared per connection (a few dozen in use)
@@ -309,6 +316,13 @@ def database_name(url: str) -> str:
         raise ServerError(
             f"{shown_url(url)} is not a PostgreSQL URI ({exc})", EXIT_BAD_URI
         ) from None
+    unknown = sorted(set(parse_qs(parts.query, keep_blank_values=True)) - set(URI_PARAMETERS))
+    if unknown:  # the driver would pass a misspelt `hst=` on as a server setting, unnoticed
+        raise ServerError(
+            f"{shown_url(url)} is not a usable PostgreSQL URI: unknown parameter "
+            f"`{unknown[0][:40]}` (it takes {', '.join(URI_PARAMETERS)})",
+            EXIT_BAD_URI,
+        )
     port = (query.get("port") or [""])[0]
     if port and not port.isdigit():
         raise ServerError(

@@ -314,7 +314,7 @@ async def test_fairness_report_reads_plainly(db: object, clock: object) -> None:
     every = "All look fair. " if all(v == "looks fair" for v in verdicts.values()) else ""
     assert lines[-1].startswith(f"{every}Least even: {least}, **{verdicts[least]}")
     (nothing,) = await desk.text_command(ann, "fairness Nobody")
-    assert nothing.private and "No rolls yet for Nobody" in nothing.text
+    assert nothing.private and "There's no player Nobody here" in nothing.text
 
 
 async def test_two_presses_from_one_message_never_both_act(service: GameService) -> None:

@@ -349,7 +349,7 @@ async def test_keep_by_the_numbers_shown_points_at_the_dice_showing_them(table: 
     await table.ok(ANN, "roll", [6, 1, 3, 3, 5])
     reply = await table.refused(ANN, "keep 6 6")  # one 6 only: not the faces either
     assert "name each die to keep once" not in reply.text and "roll d3,d4" not in reply.text
-    assert "There is no die `6` here" in reply.text
+    assert "There is only one 6 showing (the dice show 6 1 3 3 5)" in reply.text
     kept = await table.ok(ANN, "keep 3 3", [2, 2, 2])
     assert "Ann rolled d1,d2,d5 and got D1 = 2, D2 = 2, D5 = 2" in text(kept)  # the 3s stay
 

@@ -5,9 +5,11 @@ Time is a FakeClock the tests move; the timekeeper's `tick()` runs where the bot
 
 from __future__ import annotations
 
+import csv
+import io
 import random
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -21,7 +23,7 @@ from bot.timekeeper import Timekeeper, UndeliverableError
 from engine import RandomDice
 from engine.cardgame import CardState
 from engine.cards import show
-from storage import audit
+from storage import audit, cardrows
 from storage.db import Database
 from storage.rolllog import LogQuery, query
 from storage.service import GameService, Outgoing, Where, Who
@@ -447,6 +449,35 @@ async def test_autoplay_in_a_card_game_stays_and_keeps_cards_hidden(party: Party
             assert not [c for c in held if show(c) in shown], shown
     game = await party.service.require_game_here(CHANNEL)
     assert game.state.current_player == "102"
+    assert (await audit.verify(party.service.db)).problem is None
+    # The log export says the bot stayed for Berlin, as a dice game's autoplay says it.
+    exported = csv.DictReader(io.StringIO(await audit.export_csv(party.service.db.conn, game.id)))
+    (stay,) = [(r["user_id"], r["user_name"]) for r in exported if r["action"] == "Stay"]
+    assert stay == ("rollkeeper", "rollkeeper for Berlin")
+
+
+async def test_a_card_autoplay_logged_by_the_player_as_before_still_verifies(
+    party: Party, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Releases before November 27, 2026 logged a card move the bot played for a player as the
+    player's own: `audit verify` still accepts those rows as written."""
+
+    def as_before(rows, player, action, dice=""):  # type: ignore[no-untyped-def]
+        row = replace(rows.base, turn_label=cardrows._round_label(rows), action=action, dice=dice)
+        named = rows.game.name(player) if player else None
+        return row if player is None else replace(row, user_id=player, user_name=named)
+
+    monkeypatch.setattr(cardrows, "_move", as_before)
+    await party.ok("101", "new card order=join deadline=1h policy=autoplay")
+    await party.ok("102", "join")
+    await party.ok("101", "start")
+    party.clock.advance(hours=1)
+    await party.tick()
+    game = await party.service.require_game_here(CHANNEL)
+    rows = await query(party.service.db, LogQuery(game_id=game.id, limit=50))
+    (stay,) = [r for r in rows if r.action == "Stay"]
+    assert stay.user_id == "101" and stay.reason and stay.reason.startswith("automatic play")
+    monkeypatch.undo()
     assert (await audit.verify(party.service.db)).problem is None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +13,7 @@ from bot.config import Config
 from bot.console import Console
 from bot.desk import Desk
 from engine import GameState, RandomDice
+from storage.db import Database
 from storage.service import GameService, Who
 from storage.strategy.reviews import review_game
 from tests.bot.test_review_desk import (
@@ -19,11 +21,13 @@ from tests.bot.test_review_desk import (
     BO,
     MOD,
     WHERE,
+    caller,
     open_game,
     play_out,
     say,
     words,
 )
+from tests.conftest import FakeClock
 
 CAT = Who("100000000000000003", "Cat")
 CAT_MENTION = f"<@{CAT.user_id}>"
@@ -225,3 +229,41 @@ async def test_server_options_are_shown_set_and_refused_plainly(desk: Desk) -> N
     assert "`undo` off" in shown.text
     (refused,) = await say(desk, ANN, "mod set undo on")
     assert refused.refusal and "moderator" in refused.text.lower()
+
+
+async def test_a_seat_in_a_game_whose_key_is_lost_is_refused_as_its_preview_says(
+    tmp_path: Path,
+) -> None:
+    """The preview (what checks a hint before the bot offers it) refuses `mod sub` and `sub
+    accept` exactly as the commands do when the game's seed was sealed under a lost key."""
+    path = tmp_path / "bot.sqlite3"
+    db = await Database.open(path)
+    live = Desk(GameService(db, clock=FakeClock()), Config())
+    await open_game(live, "", ANN, BO)
+    await say(live, BO, f"sub me {CAT_MENTION}")
+    await db.close()
+    (tmp_path / "bot.key").unlink()  # restored without its key
+    db = await Database.open(path)
+    try:
+        desk = Desk(GameService(db, clock=FakeClock()), Config())
+        for who, typed in ((MOD, f"mod sub Ann {CAT_MENTION} away"), (CAT, "sub accept")):
+            previewed = await desk.preview(caller(who), typed)
+            refused = await say(desk, who, typed)
+            assert previewed is not None and "a key the bot no longer has" in previewed.message
+            assert refused[0].refusal and previewed.message in refused[0].text
+        game = await desk.service.game_here(WHERE.channel_id)
+        assert game is not None and game.state.players == (ANN.user_id, BO.user_id)
+    finally:
+        await db.close()
+
+
+async def test_a_card_tables_handed_over_seat_shows_whose_it_was(desk: Desk) -> None:
+    await say(desk, ANN, "new card order=join")
+    await say(desk, BO, "join")
+    await say(desk, ANN, "start")
+    told = words(await say(desk, MOD, f"mod sub Bo {CAT_MENTION} away"))
+    assert "takes over Bo's seat" in told
+    status = words(await say(desk, ANN, "status"))
+    assert "(for Bo): 0" in status
+    table = words(await say(desk, ANN, "card"))
+    assert table.count("(for Bo)") == 1 and "Substitutes: " in table

@@ -181,6 +181,120 @@ async def test_a_restart_edits_the_same_board(tmp_path: Path) -> None:
         assert boards(table, CHANNEL) == [board]
 
 
+async def test_the_board_follows_a_changed_deadline_and_players_away_and_back(
+    tmp_path: Path,
+) -> None:
+    """Changes no move makes still show: a moderator's new deadline, a player away (on their
+    turn: their deadline moves on; off it: the board says so) and back again."""
+    async with three_channels(tmp_path) as table:
+        fake = table.fake
+        await open_game(table, CHANNEL)
+        (board,) = boards(table, CHANNEL)
+        began = table.clock()
+        table.clock.advance(hours=1)
+        await table.send("Mod", "!mod deadline 24h skip a quicker pace", "set Yahtzee Game 1")
+        await table.idle()
+        due = int((began + timedelta(hours=24)).timestamp())
+        assert f"⏳ Gypsy: due <t:{due}:R>" in text_of(fake.find(board["id"]))
+        edits = len(fake.find(board["id"]).get("_edits", []))
+        await table.send("Second", "!away 3d", "is away")
+        await table.idle()
+        back_at = int((table.clock() + timedelta(days=3)).timestamp())
+        shown = text_of(fake.find(board["id"]))
+        assert f"🌴 Second is away until <t:{back_at}:f>." in shown
+        assert f"⏳ Gypsy: due <t:{due}:R>" in shown  # not Second's turn: Gypsy's clock runs
+        await table.send("Gypsy", "!away 2d", "is away")
+        await table.idle()
+        shown = text_of(fake.find(board["id"]))
+        assert f"⏳ Gypsy: due <t:{due + 2 * 86400}:R>" in shown  # paused while away
+        assert "🌴 Gypsy is away until" in shown
+        await table.send("Second", "!back", "is back")
+        await table.send("Gypsy", "!back", "is back")
+        await table.idle()
+        shown = text_of(fake.find(board["id"]))
+        assert "away until" not in shown and f"⏳ Gypsy: due <t:{due}:R>" in shown
+        assert boards(table, CHANNEL) == [fake.find(board["id"])]  # the same message, edited
+        assert len(fake.find(board["id"])["_edits"]) == edits + 4  # one edit per change seen
+        await table.send("Gypsy", "!tz Europe/Berlin", "Saved")  # nothing the board shows
+        await table.idle()
+        assert len(fake.find(board["id"])["_edits"]) == edits + 4
+        with sqlite3.connect(table.db_path) as raw:
+            sql = "SELECT b.shown, g.version FROM boards b JOIN games g ON g.id = b.game_id"
+            ((shown_at, version),) = raw.execute(sql).fetchall()
+        assert shown_at == version  # shown as the game stands: nothing owed at a restart
+
+
+async def test_a_deadline_changed_just_before_a_restart_reaches_the_board(
+    tmp_path: Path,
+) -> None:
+    async with three_channels(tmp_path) as table:
+        fake = table.fake
+        await open_game(table, CHANNEL)
+        (board,) = boards(table, CHANNEL)
+        assert table.bot.boards is not None
+        table.bot.boards.grace = 0.05
+        fake.hold_edits = True  # the board's edit is on its way when the bot stops
+        start = len(fake.messages)
+        await fake.say("Mod", "!mod deadline 12h skip a quicker pace")
+        await fake.wait_for(lambda m: "set Yahtzee Game 1" in text_of(m), after=start)
+        while fake.edits_held < 1:
+            await fake.settle(quiet=0.01)
+        fake.hold_edits = False
+        await table.restart()
+        fake.release_edits(apply=False)  # the old bot's edit never reached Discord
+        due = int((table.clock() + timedelta(hours=12)).timestamp())
+        for _ in range(200):  # the new bot's catch-up (waited out if Discord held it back)
+            if f"⏳ Gypsy: due <t:{due}:R>" in text_of(fake.find(board["id"])):
+                break
+            await asyncio.sleep(0.05)
+        assert f"⏳ Gypsy: due <t:{due}:R>" in text_of(fake.find(board["id"]))
+        assert boards(table, CHANNEL) == [fake.find(board["id"])]
+        await table.idle()
+        lost = [r for r in fake.refused if r["status"] == 503]
+        assert [r["route"] for r in lost] == [f"PATCH /channels/2000/messages/{board['id']}"]
+        fake.refused[:] = [r for r in fake.refused if r["status"] not in (429, 503)]
+
+
+async def test_a_forgotten_players_name_leaves_the_board(tmp_path: Path) -> None:
+    """A game that ended keeps its board message: forgetting a player edits it too, so their
+    name stays nowhere on it (the game names them by pseudonym)."""
+    async with three_channels(tmp_path) as table:
+        fake = table.fake
+        await open_game(table, CHANNEL)
+        await play_turn(table, "Gypsy", "chance", CHANNEL)
+        await play_turn(table, "Second", "chance", CHANNEL)
+        await table.send("Mod", "!mod end an evening cut short", "is over")
+        await table.idle()
+        (board,) = boards(table, CHANNEL)
+        assert "Second: 15" in text_of(board)
+        await table.send("Second", "!forgetme yes", "forgotten")
+        await table.idle()
+        shown = text_of(fake.find(board["id"]))
+        assert "Second" not in shown and "forgotten (" in shown
+        assert "Gypsy: 15" in shown
+
+
+async def test_a_handed_over_seat_shows_whose_it_was_on_the_board_and_the_card(
+    tmp_path: Path,
+) -> None:
+    async with three_channels(tmp_path) as table:
+        fake = table.fake
+        await open_game(table, CHANNEL)
+        await play_turn(table, "Gypsy", "chance", CHANNEL)
+        second, third = (next(u for u in PLAYERS if u.name == n) for n in ("Second", "Third"))
+        await fake.slash("Mod", "mod sub", player=second, newcomer=third, reason="on holiday")
+        await table.idle()
+        (board,) = boards(table, CHANNEL)
+        assert "(for Second): 0 (turn 1/13)" in text_of(board)  # at once
+        await play_turn(table, "Third", "chance", CHANNEL)  # (their own name, once they act)
+        await table.idle()
+        shown = text_of(fake.find(board["id"]))
+        assert "▶ Gypsy: 15 (turn 2/13)\nThird (for Second): 15 (turn 2/13)" in shown
+        (card,) = await table.send("Gypsy", "!card", "scorecards")
+        lines = [line for line in text_of(card).splitlines() if "for Second" in line]
+        assert lines == ["Substitutes: Third (for Second)"]  # one short line under the table
+
+
 async def test_board_brings_it_to_the_bottom(tmp_path: Path) -> None:
     async with three_channels(tmp_path) as table:
         fake = table.fake

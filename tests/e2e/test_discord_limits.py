@@ -57,8 +57,8 @@ async def test_long_deadline_reasons_and_fairness_scopes_are_shortened(table: Ta
     assert "24 hours a turn" in text_of(changed[0]) and "…" in changed[0]["content"]
     start = len(table.fake.messages)
     await table.fake.say("Gypsy", "!fairness " + "y" * 3000)
-    nothing = await table.fake.wait_for(lambda m: "No rolls yet for" in text_of(m), after=start)
-    assert len(nothing["content"]) < 400
+    nobody = await table.fake.wait_for(lambda m: "There's no player" in text_of(m), after=start)
+    assert len(nobody["content"]) < 400 and "…" in nobody["content"]
 
 
 async def test_a_message_discord_refuses_anyway_arrives_shortened(table: Table) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +168,30 @@ async def test_fairness_export_verify_rolls_and_report(db_path: Path, tmp_path: 
     assert report.startswith("Fairness of game 1: 13 rolls")
     assert all(f"d{i}: 1:" in report for i in range(1, 6))
     assert "too few rolls to judge yet" in report
+
+
+async def test_a_mistyped_head_is_refused_and_a_wrong_one_is_a_rewrite(
+    service: GameService, dice: QueueDice, clock: FakeClock, db_path: Path
+) -> None:
+    """`audit verify --head`: a value that is no head at all is one line naming the form (exit
+    2, the log untouched by the question); a well-formed head the log does not reach is a
+    rewrite (exit 1)."""
+    await build(service, dice, clock)
+    await service.db.close()
+    db = str(db_path)
+    for typed in ("g1#14:3f2a9c", "g1 #14:3f2a9c0d1e2b4a5c", "game1#14:3f2a9c0d1e2b4a5c", "g1#14"):
+        mistyped = rollkeeper("audit", "verify", "--db", db, "--head", typed)
+        assert mistyped.returncode == 2 and mistyped.stdout == ""
+        assert mistyped.stderr == (
+            f"rollkeeper: `{typed}` is not a log head: expected <chain>#<seq>:<16+ hex> as a "
+            "game-over message shows it (g17#52:3f2a9c0d1e2b4a5c), or the old <id>:<hex>\n"
+        )
+    with sqlite3.connect(db_path) as conn:
+        sql = "SELECT chain, seq, hash FROM log WHERE chain = 'g1' ORDER BY seq DESC LIMIT 1"
+        chain, seq, digest = conn.execute(sql).fetchone()
+    ok = rollkeeper("audit", "verify", "--db", db, "--head", f"{chain}#{seq}:{digest[:16]}")
+    assert ok.returncode == 0, ok.stdout
+    wrong = "0" * 16 if not digest.startswith("0" * 16) else "f" * 16
+    rewritten = rollkeeper("audit", "verify", "--db", db, "--head", f"{chain}#{seq}:{wrong}")
+    assert rewritten.returncode == 1
+    assert rewritten.stdout.startswith("FAILED:") and "the log was rewritten" in rewritten.stdout

@@ -72,6 +72,14 @@ def test_the_console_plays_a_whole_game_on_postgresql_stops_and_carries_on(
         ("console", "postgresql:///rk?host=/no-socket-folder", 3, "no PostgreSQL server answers"),
         ("console", "postgresql:///rk?host=/tmp&port=abc", 2, "its port `abc` is not a number"),
         ("audit verify", "mysql://x/y", 2, "is neither a SQLite file nor a PostgreSQL URI"),
+        (
+            "console",
+            "postgresql:///rk?hst=/tmp",
+            2,
+            "postgresql:///rk?hst=/tmp is not a usable PostgreSQL URI: unknown parameter `hst` "
+            "(it takes host, port, dbname, database, user, password, passfile, service, ",
+        ),
+        ("audit verify", "postgresql://rk:pw@/rk?host=/tmp&prot=5432", 2, "parameter `prot`"),
     ],
 )
 def test_a_wrong_uri_or_no_server_is_one_line_and_its_status(
