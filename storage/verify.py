@@ -324,6 +324,9 @@ class _Audit:
     seeds: dict[str, str] = field(default_factory=dict)  # revealed seed -> what it served
     commitments: dict[str, int] = field(default_factory=dict)  # commitment -> its game
     games_seen: set[int] = field(default_factory=set)
+    # The last row written before card autoplay was logged by rollkeeper (migration 16 marked
+    # it): up to it, an autoplayed card row may name its player as its maker.
+    autoplay_by_player_upto: int = 0
 
     def servers(self) -> None:
         """Each server chain's `Game opened` rows name games once each."""
@@ -343,6 +346,7 @@ class _Audit:
 
     def games(self) -> None:
         last_old = _last_old_row(self.reader)
+        self.autoplay_by_player_upto = _last_old_row(self.reader, AUTOPLAY_MARK)
         for game_row in self.reader.execute(f"{_GAMES} ORDER BY id").fetchall():
             game_id = int(game_row[0])
             self.games_seen.add(game_id)
@@ -415,8 +419,9 @@ class _Replaying:
     expected: list[LogEntry] = field(default_factory=list)
     legacy: dict[int, str | None] = field(default_factory=dict)  # older releases' labels
     # A card move the bot played for a player (autoplay), by its place among `expected`: the
-    # player, whom rows written before November 27, 2026 named as its maker.
+    # player, whom rows written before migration 16 named as its maker.
     played_for: dict[int, str] = field(default_factory=dict)
+    autoplay_by_player_upto: int = 0  # (`_Audit.autoplay_by_player_upto`)
     # Who was to move at each version, at which turn and roll, with which dice (for hints).
     positions: dict[int, tuple[str, int, int, str]] = field(default_factory=dict)
     hinted: dict[int, int] = field(default_factory=dict)  # hints each move says it followed
@@ -455,6 +460,7 @@ def _verify_game(audit: _Audit, game_row: Sequence[Any], last_old: int) -> bool 
     _check_pace(game_row, mine)
     key = _game_key(rows, game, commit, player_seeds, audit.seeds)
     check = _Replaying(game, key, _reasons(rows), audit.people)
+    check.autoplay_by_player_upto = audit.autoplay_by_player_upto
     moves = _moves(reader, game, mine, audit.people)
     if key is None and any(faces is None for *_, faces in moves):
         # A card game whose draws stay sealed until its seed is revealed: its chain, its
@@ -804,10 +810,14 @@ def _revealed_seed(
     return seed
 
 
-def _last_old_row(reader: Reader) -> int:
+AUTOPLAY_MARK = "card-autoplay-by-rollkeeper"  # migration 16's mark (see `_Audit`)
+
+
+def _last_old_row(reader: Reader, release: str = "2026-11-21") -> int:
     """The last row an older release wrote (migration 10 marked the head when it upgraded
-    the file): only rows up to it may carry an older release's turn labels."""
-    found = reader.execute("SELECT last_id FROM upgraded WHERE release = '2026-11-21'")
+    the file): only rows up to it may carry an older release's turn labels. Another
+    `release`: the last row before that change (a later migration's mark)."""
+    found = reader.execute("SELECT last_id FROM upgraded WHERE release = ?", (release,))
     row = found.fetchone()
     return int(row[0]) if row else 0
 
@@ -826,7 +836,8 @@ def _compare_rows(check: _Replaying, rows: Sequence[LogRow], derived: bool, last
         if row.chain_name == LEGACY_CHAIN:
             _same_old_row(row, want, derived, check.legacy, last_old)
         else:
-            _same_row(row, want, derived, who, check.played_for.get(place))
+            named = check.played_for.get(place) if row.id <= check.autoplay_by_player_upto else None
+            _same_row(row, want, derived, who, named)
         if row.action == Act.VOID:
             target = rolls.get(row.corrects or 0)
             if target is None or target.turn_label != row.turn_label or target.id > row.id:

@@ -459,8 +459,9 @@ async def test_autoplay_in_a_card_game_stays_and_keeps_cards_hidden(party: Party
 async def test_a_card_autoplay_logged_by_the_player_as_before_still_verifies(
     party: Party, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Releases before November 27, 2026 logged a card move the bot played for a player as the
-    player's own: `audit verify` still accepts those rows as written."""
+    """Releases before migration 16 logged a card move the bot played for a player as the
+    player's own: `audit verify` accepts those rows as written, and only those (rows up to the
+    mark migration 16 left); a row written so since is refused, naming it."""
 
     def as_before(rows, player, action, dice=""):  # type: ignore[no-untyped-def]
         row = replace(rows.base, turn_label=cardrows._round_label(rows), action=action, dice=dice)
@@ -478,6 +479,15 @@ async def test_a_card_autoplay_logged_by_the_player_as_before_still_verifies(
     (stay,) = [r for r in rows if r.action == "Stay"]
     assert stay.user_id == "101" and stay.reason and stay.reason.startswith("automatic play")
     monkeypatch.undo()
+    found = await audit.verify(party.service.db)  # written after the mark: not as before
+    assert str(found.problem).startswith(f"game {game.id}: row ")
+    # The same rows in a file the upgrade found them in: the mark is past them.
+    async with party.service.db.transaction() as conn:
+        await conn.execute("DELETE FROM upgraded WHERE release = 'card-autoplay-by-rollkeeper'")
+        await conn.execute(
+            "INSERT INTO upgraded (release, last_id) "
+            "SELECT 'card-autoplay-by-rollkeeper', MAX(id) FROM log"
+        )
     assert (await audit.verify(party.service.db)).problem is None
 
 
