@@ -28,10 +28,10 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
@@ -39,6 +39,9 @@ from asyncpg.pool import PoolConnectionProxy
 from storage.backends import base
 from storage.backends.errors import StorageError
 from storage.backends.pg_schema import MIGRATION_2
+
+if TYPE_CHECKING:
+    from storage.db import Database
 
 # A connection of its own or one lent by a pool: the statements here take either.
 Conn: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
@@ -266,6 +269,14 @@ class ShardKeeper:
     leases: dict[int, Lease] = field(default_factory=dict)
     lost: asyncio.Event = field(default_factory=asyncio.Event)
     why: str = ""
+    # Told of every lease taken (a new epoch): what this process kept in memory of the
+    # shard's servers may be stale (ShardScope.attach: its database's and service's caches).
+    on_take: list[Callable[[Lease], None]] = field(default_factory=list)
+
+    def _took(self, lease: Lease) -> None:
+        self.leases[lease.shard] = lease
+        for told in self.on_take:
+            told(lease)
 
     async def take_all(self) -> None:
         """Take every shard of the plan now. Raises `ShardBusyError` when a live process holds
@@ -281,7 +292,7 @@ class ShardKeeper:
                         f"shard {shard} is held by {who}; stop that process or start this one "
                         "with --standby to take over when it is gone"
                     )
-                self.leases[shard] = lease
+                self._took(lease)
 
     async def wait_for_any(self, look: float | None = None) -> list[int]:
         """As a standby: look every `look` seconds (the heartbeat) until some shard of the
@@ -301,7 +312,7 @@ class ShardKeeper:
                     continue
                 lease = await take(conn, shard, self.holder, self.expiry)
                 if lease is not None:
-                    self.leases[shard] = lease
+                    self._took(lease)
                     taken.append(shard)
                     log.info("took shard %d (epoch %d)", shard, lease.epoch)
         return taken
@@ -323,7 +334,7 @@ class ShardKeeper:
             try:
                 async with asyncio.timeout(self.expiry):
                     await self.beat()
-            except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
                 log.warning("heartbeat failed: %s", exc)
                 if self._expired():
                     self.lose(f"the leases could not be renewed before they expired ({exc})")
@@ -366,6 +377,29 @@ class ShardScope:
     def everything_else(self) -> bool:
         """Shard 0 also does what belongs to no server: direct messages, free-roll days."""
         return self.shard == 0
+
+    def attach(self, db: Database) -> None:
+        """`db` is this shard's connection: when the shard's lease is taken again (a new
+        epoch: another process may have held it meanwhile) its caches are dropped."""
+
+        def taken(lease: Lease) -> None:
+            if lease.shard == self.shard:
+                db.forget_caches()
+
+        self.keeper.on_take.append(taken)
+
+    async def recheck(self, raw: Conn) -> None:
+        """After the shard's connection was made again: is the lease still this process's?
+        If it was lost while the database was away, the keeper is told (the process stops,
+        exit 5); the fence refuses every write meanwhile."""
+        lease = self.keeper.leases.get(self.shard)
+        if lease is None or self.keeper.lost.is_set():
+            return
+        if not await holds(raw, lease):
+            self.keeper.lose(
+                f"the lease of shard {self.shard} (epoch {lease.epoch}) was lost while the "
+                "database was out of reach"
+            )
 
     def guilds(self, column: str) -> str:
         """A condition: the server named by `column` is on this shard (plain integers, so it
