@@ -169,6 +169,11 @@ class Sender:
                 for queued in fresh:
                     if not await self._post(queued):
                         return  # stopping
+            except Refusal as exc:  # a storage refusal (full, the shard moved): one line
+                if not said_already(self.service, exc):
+                    log.error("sender: the messages to %s wait: %s", key, exc)
+                await pause(self._stop, LOOK_AGAIN)
+                continue
             except Exception as exc:
                 if not said_already(self.service, exc):
                     log.exception("sender: the messages to %s could not be read or marked", key)
