@@ -242,8 +242,12 @@ class Database:
 
     def forget_caches(self) -> None:
         """Drop what this process keeps of the database's contents (chain heads, pseudonyms,
-        and through `stale` the service's games, options and settings): read again as used."""
+        and through `stale` the service's games, options and settings): read again as used.
+        A shard's connection also takes a new block of log ids for its next write: another
+        process may have chained rows with later ids meanwhile (ids order each chain)."""
         self._failed()
+        if self.scope is not None:
+            self.next_id, self.ids_end = None, 0
         for told in self.stale:
             told()
 
