@@ -15,9 +15,12 @@ flight to commit, and every write after it finds another epoch and is refused
 still believes it holds the lease. `fence()` and `holds()` are the same check on a raw asyncpg
 connection (the lease tests and the shard bench's write path).
 
-Queues: each process reads only its shards' reminders and messages (`ShardScope`); a shard has
-one live holder at a time and its every write is fenced, so a reminder fires once, and a
-message is posted once by its nonce. Work one shard's process must do for another's games (a
+Queues: each process reads only its shards' reminders and messages (`ShardScope`), and claims
+them (`FOR UPDATE SKIP LOCKED`: storage/outbox.py, storage/deadlines.py), so two readers of one
+queue (a stale holder beside the new one, two senders of one process) never take the same
+work: a reminder fires once, and a message is posted once by its nonce. A lease taken tells
+`on_take` (the shard's caches are dropped), and a shard's connection made again after a loss
+checks its lease (`ShardScope.recheck`). Work one shard's process must do for another's games (a
 direct message's `tz` reaches shard 0, a forget names a person of any server) goes to the
 owner through `shard_work`.
 """
