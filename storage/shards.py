@@ -34,7 +34,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
@@ -43,8 +43,12 @@ from storage.backends import base
 from storage.backends.errors import StorageError
 from storage.backends.pg_schema import MIGRATION_2
 
-if TYPE_CHECKING:
-    from storage.db import Database
+
+class Forgetful(Protocol):
+    """What a shard's connection does when its lease is taken again (storage/db.py)."""
+
+    def forget_caches(self) -> None: ...
+
 
 # A connection of its own or one lent by a pool: the statements here take either.
 Conn: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
@@ -381,7 +385,7 @@ class ShardScope:
         """Shard 0 also does what belongs to no server: direct messages, free-roll days."""
         return self.shard == 0
 
-    def attach(self, db: Database) -> None:
+    def attach(self, db: Forgetful) -> None:
         """`db` is this shard's connection: when the shard's lease is taken again (a new
         epoch: another process may have held it meanwhile) its caches are dropped."""
 
