@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Callable
 
 from bot.replies import decode
-from bot.timekeeper import Transport, UndeliverableError, nonce_of
+from bot.timekeeper import Transport, UndeliverableError, nonce_of, said_already
 from engine.errors import Refusal
 from storage.service import GameService, Outgoing, Queued
 
@@ -38,6 +38,7 @@ BATCH = 20  # messages a lane reads at a time
 STOP_GRACE = 2.0  # seconds a stop lets the sends in flight finish
 MARK_EVERY = 0.25  # seconds: posted messages are marked sent in one commit at most this often
 RECENT = 4096  # marked messages remembered, against a read that began before their mark
+LOOK_AGAIN = 1.0  # seconds: a lane whose database failed looks again after this
 
 
 def retry_after(exc: BaseException) -> float | None:
@@ -115,13 +116,20 @@ class Sender:
             self._looking = True
             try:
                 await self.dispatch()
-            except Exception:  # the database failing: look again later
-                log.exception("sender: reading the outbox failed")
+            except Exception as exc:  # the database failing: look again later
+                if not said_already(self.service, exc):
+                    log.exception("sender: reading the outbox failed")
+                self._again_soon()
             self._looking = False
             self.changed()
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(IDLE_LOOK):
                     await self.wanted.wait()
+
+    def _again_soon(self) -> None:
+        """The outbox could not be read: every lane is looked at again in LOOK_AGAIN seconds."""
+        self.service.ctx.owed.add((None, None))
+        asyncio.get_running_loop().call_later(LOOK_AGAIN, self.wanted.set)
 
     async def dispatch(self) -> None:
         """A lane for each channel messages were queued for (every lane with messages owed
@@ -150,15 +158,27 @@ class Sender:
 
     async def _lane(self, lane: Outgoing) -> None:
         """Post the lane's messages in order, until it has none (looking again only when more
-        were queued for it while it ran)."""
+        were queued for it while it ran). The database failing holds the lane, which tries
+        again every LOOK_AGAIN seconds."""
         key = lane_of(lane)
         while not self._stop.is_set():
             self._again.discard(key)
-            found = await self.service.outbox_for(lane, limit=BATCH)
-            fresh = [q for q in found if not self._posted(q.id)]
-            for queued in fresh:
-                if not await self._post(queued):
-                    return  # stopping
+            try:
+                found = await self.service.outbox_for(lane, limit=BATCH)
+                fresh = [q for q in found if not self._posted(q.id)]
+                for queued in fresh:
+                    if not await self._post(queued):
+                        return  # stopping
+            except Refusal as exc:  # a storage refusal (full, the shard moved): one line
+                if not said_already(self.service, exc):
+                    log.error("sender: the messages to %s wait: %s", key, exc)
+                await pause(self._stop, LOOK_AGAIN)
+                continue
+            except Exception as exc:
+                if not said_already(self.service, exc):
+                    log.exception("sender: the messages to %s could not be read or marked", key)
+                await pause(self._stop, LOOK_AGAIN)
+                continue
             if len(found) < BATCH and key not in self._again:
                 return
             if not fresh and self._marking is not None:  # a batch posted, not yet marked
@@ -213,11 +233,13 @@ class Sender:
             try:
                 await self.service.posted(ids)
             except Refusal as exc:  # a storage refusal (full, busy, the shard moved): one line
-                log.error("sender: marking %d messages sent failed: %s", len(ids), exc)
+                if not said_already(self.service, exc):
+                    log.error("sender: marking %d messages sent failed: %s", len(ids), exc)
                 await asyncio.sleep(FIRST_WAIT)
                 continue
-            except Exception:  # the database failing: kept, and tried again
-                log.exception("sender: marking %d messages sent failed", len(ids))
+            except Exception as exc:  # the database failing: kept, and tried again
+                if not said_already(self.service, exc):
+                    log.exception("sender: marking %d messages sent failed", len(ids))
                 await asyncio.sleep(FIRST_WAIT)
                 continue
             self._unmarked.difference_update(ids)

@@ -4,10 +4,13 @@ A to B, one discord.py client per shard, each owning the games of its servers, o
 The process takes its shards' leases first (storage/shards.py): a shard a live process holds
 stops the start (exit status 6) unless `--standby`, which waits until a holder is gone and
 takes its shards (and keeps watching for more). A heartbeat renews the leases; when one is lost
-(another process took it after this one stalled, or the database stayed out of reach until it
-expired) every client closes at once and the process exits with status 5: its writes would be
-refused by the fence anyway. A stop (SIGTERM, Ctrl-C) lets the commands in flight finish, gives
-the leases back so a standby takes them at once, and exits 0.
+(another process took it after this one stalled, the database stayed out of reach until it
+expired, or a shard's connection made again after a loss found it gone) every client closes at
+once and the process exits with status 5: its writes would be refused by the fence anyway. A
+connection lost for less than the lease lasts is made again by itself (storage/backends/
+postgres.py): the commands that met it were refused, the next ones work. A stop (SIGTERM,
+Ctrl-C) lets the commands in flight finish, gives the leases back so a standby takes them at
+once, and exits 0.
 
 Whatever a holder applied but did not post is in the outbox: the new holder's sender posts it
 with the same nonces, so Discord keeps one copy.
@@ -95,7 +98,7 @@ class ShardRunner:
     async def watch(self) -> None:
         """Take the plan's shards whose holders are gone, and run them."""
         while not self.stopping.is_set() and not self.keeper.lost.is_set():
-            with contextlib.suppress(OSError, asyncpg.PostgresError):
+            with contextlib.suppress(OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
                 if await self.keeper.take_free():
                     await self.start_held()
             with contextlib.suppress(TimeoutError):

@@ -27,6 +27,7 @@ log = logging.getLogger("rollkeeper.timekeeper")
 IDLE_WAIT = 60.0  # seconds between looks at the database when nothing is due sooner
 RETRY_WAIT = 30.0  # after a transient failure; a failing reminder waits longer each time
 MAX_RETRY_WAIT = 3600.0
+LOST_WAIT = 2.0  # while the database is out of reach
 BATCH = 200
 COALESCE = 0.25  # seconds: how long a wake-up waits for more work to gather
 INDEX_BATCH = 256  # rows written before a tick indexes who wrote them
@@ -49,6 +50,13 @@ class TickReport:
     sent: int = 0
     failed: int = 0
     retry: bool = False
+    lost: bool = False  # the database was out of reach
+
+
+def said_already(service: GameService, exc: BaseException) -> bool:
+    """The database is out of reach: the storage said so once in the log, and reconnects by
+    itself; the loops wait and look again without a line (or a traceback) of their own."""
+    return service.db.backend.unreachable(exc)
 
 
 def nonce_of(queued: Queued) -> str:
@@ -97,7 +105,8 @@ class Timekeeper:
         try:  # who wrote which row, when the sender's marks have not (storage/rolllog.py)
             await self.service.index_log(at_least=INDEX_BATCH)
         except Exception as exc:  # a later tick (or the sender) does it
-            log.error("the roll log's index could not be brought up to date: %s", exc)
+            if not said_already(self.service, exc):
+                log.error("the roll log's index could not be brought up to date: %s", exc)
         failed: set[int] = set()
         while True:
             due = [r for r in await self.service.due_reminders(BATCH) if r.id not in failed]
@@ -105,6 +114,8 @@ class Timekeeper:
                 try:
                     what = await self.service.fire(reminder, self.herald)
                 except Exception as exc:
+                    if said_already(self.service, exc):  # not the reminder's fault
+                        raise
                     failed.add(reminder.id)
                     await self._retry_later(reminder, exc)
                     report.retry = True
@@ -128,7 +139,8 @@ class Timekeeper:
         try:
             count = await work()
         except Exception as exc:
-            log.error("%s: %s", failed, exc, exc_info=exc)
+            if not said_already(self.service, exc):
+                log.error("%s: %s", failed, exc, exc_info=exc)
             report.retry = True
             return False
         if count:
@@ -254,9 +266,11 @@ class Timekeeper:
             self.service.wakeup.clear()
             try:
                 report = await self.tick()
-            except Exception:
-                log.exception("timekeeper tick failed")
-                report = TickReport(retry=True)
+            except Exception as exc:
+                lost = said_already(self.service, exc)
+                if not lost:
+                    log.exception("timekeeper tick failed")
+                report = TickReport(retry=True, lost=lost)
             if report.fired or report.sent or report.failed:
                 log.info(
                     "timekeeper: %d fired, %d sent, %d undeliverable",
@@ -265,7 +279,12 @@ class Timekeeper:
                     report.failed,
                 )
             wait = RETRY_WAIT if report.retry else IDLE_WAIT
-            upcoming = None if report.retry else await self.service.next_due()
+            if report.lost:  # the database is away: look again soon (it reconnects by itself)
+                wait = LOST_WAIT
+            upcoming = None
+            if not report.retry:
+                with contextlib.suppress(Exception):  # (the next tick meets it, if it lasts)
+                    upcoming = await self.service.next_due()
             if upcoming is not None:
                 until = (upcoming - self.service.clock()).total_seconds()
                 wait = min(wait, max(until, 0.0) + 0.05)

@@ -166,6 +166,10 @@ class Clocks:
         self.ctx.wakeup.set()
         return moved
 
+    def forget_all(self) -> None:
+        """Read everyone's settings again when next asked."""
+        self._people.clear()
+
     def forget_cached(self, user_id: str) -> None:
         """A player's settings were erased by another process: read them again when asked."""
         self._people.pop(user_id, None)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from storage.backends import is_url
 from storage.backends.base import Backend, Conn, Reader
@@ -118,6 +118,10 @@ class Database:
         # touch, and the fence every write transaction passes first (storage/shards.py).
         self.scope: ShardScope | None = None
         self.ids_end = 0  # a shard's connection: the end of its block of ids (rolllog.py)
+        # Told when what this process keeps in memory may no longer be what the database holds
+        # (a lost connection made again, a shard's lease taken again): the service's caches.
+        self.stale: list[Callable[[], None]] = []
+        backend.after_reconnect(self._reconnected)
 
     @classmethod
     async def open(
@@ -140,6 +144,8 @@ class Database:
         backend = await _open_backend(path, durability, migrate, shared=scope is not None)
         db = cls(backend)
         db.scope = scope
+        if scope is not None:
+            scope.attach(db)
         db.readonly = not migrate
         try:
             await db._check_version(migrate=migrate)
@@ -246,6 +252,24 @@ class Database:
         if sealed:
             log.info("sealed the cards of %d actions of the last release's open games", sealed)
 
+    def forget_caches(self) -> None:
+        """Drop what this process keeps of the database's contents (chain heads, pseudonyms,
+        and through `stale` the service's games, options and settings): read again as used.
+        A shard's connection also takes a new block of log ids for its next write: another
+        process may have chained rows with later ids meanwhile (ids order each chain)."""
+        self._failed()
+        if self.scope is not None:
+            self.next_id, self.ids_end = None, 0
+        for told in self.stale:
+            told()
+
+    async def _reconnected(self, raw: Any) -> None:
+        """A lost connection was made again: a write in flight may or may not have committed,
+        and a shard's lease may have moved meanwhile (checked before any statement runs)."""
+        self.forget_caches()
+        if self.scope is not None:
+            await self.scope.recheck(raw)
+
     def _failed(self) -> None:
         self.heads.clear()
         self.staged_heads.clear()
@@ -265,7 +289,8 @@ class Database:
             refusal = self.backend.refusal(exc)
             if refusal is None:
                 raise
-            log.error("write to %s failed: %s", self.where, exc)
+            if not self.backend.unreachable(exc):  # else the backend has said so already
+                log.error("write to %s failed: %s", self.where, exc)
             raise refusal from None
 
     @asynccontextmanager

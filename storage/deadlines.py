@@ -2,6 +2,11 @@
 once. A reminder's messages are queued in the same transaction that marks it sent; a
 deadline's policy (wait, skip, autoplay) acts through the one road, marking the reminder in
 the same statement as its action, so a crash part-way resumes where it stopped.
+
+Firing claims the reminder first, in the transaction that fires it: on PostgreSQL its row is
+locked `FOR UPDATE SKIP LOCKED` and must still be pending, so of two timekeepers that found it
+due (two senders of one process, or a holder and the standby taking its shard over) one fires
+it and the other finds it taken and does nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from engine.kinds import ends_turn, next_action
 from engine.timing import ESCALATION, REMINDER_KINDS, WAIT, allowed_time, wait_interval
 from engine.turnorder import up_next, waits_only_on
 from storage import rolllog
+from storage.backends.base import Conn
 from storage.clocks import Clocks
 from storage.logrows import base_entry
 from storage.model import BOT, DueReminder, Herald, Outgoing, StoredGame, Where, timestamp
@@ -23,6 +29,21 @@ from storage.pace import HEADS_UP, NOTICES, Policy, Prefs, TurnClock, parse_mome
 from storage.road import Road
 from storage.store import Context, GameStore
 from storage.vocabulary import Act
+
+
+class TakenError(Exception):
+    """The reminder was fired (or is being fired) by another timekeeper: nothing to do."""
+
+
+async def claim(conn: Conn, due: DueReminder, locks: bool) -> None:
+    """Inside the transaction that fires `due`: take it, or raise TakenError (`locks`: skip a
+    row another transaction holds, on PostgreSQL; SQLite's one writer needs no lock)."""
+    lock = " FOR UPDATE SKIP LOCKED" if locks else ""
+    async with conn.execute(
+        f"SELECT 1 FROM reminders WHERE id = ? AND state = 'pending'{lock}", (due.id,)
+    ) as cursor:
+        if await cursor.fetchone() is None:
+            raise TakenError(f"reminder {due.id} is taken")
 
 
 class Deadlines:
@@ -76,8 +97,15 @@ class Deadlines:
 
     async def fire(self, due: DueReminder, herald: Herald) -> str:
         """Carry out one due reminder, once: a reminder's messages are queued in the outbox in
-        the same transaction that marks it sent; a deadline's policy acts through the one road,
-        marking the reminder in the same statement. Returns what happened, in words."""
+        the same transaction that claims it and marks it sent; a deadline's policy acts through
+        the one road, marking the reminder in the same statement. Returns what happened, in
+        words."""
+        try:
+            return await self._fire(due, herald)
+        except TakenError:
+            return "already done or moved"
+
+    async def _fire(self, due: DueReminder, herald: Herald) -> str:
         async with self.store.lock(due.channel_id):
             async with self.ctx.db.conn.execute(
                 "SELECT 1 FROM reminders WHERE id = ? AND state = 'pending' AND due_at <= ?",
@@ -120,6 +148,7 @@ class Deadlines:
     async def _send(self, due: DueReminder, outgoing: Sequence[Outgoing], now: datetime) -> str:
         """The reminder's message queued, and the reminder marked sent, in one transaction."""
         async with self.ctx.db.transaction() as conn:
+            await claim(conn, due, self.ctx.db.backend.claims)
             await conn.execute(
                 "UPDATE reminders SET state = 'sent', done_at = ? WHERE id = ?",
                 (timestamp(now), due.id),
@@ -161,6 +190,7 @@ class Deadlines:
                 await self._settle(due, "skipped", "quiet hours until the deadline")
                 return "skipped: quiet hours"
             async with self.ctx.db.transaction() as conn:
+                await claim(conn, due, self.ctx.db.backend.claims)
                 await conn.execute(
                     "UPDATE reminders SET due_at = ? WHERE id = ?", (timestamp(moved), due.id)
                 )
@@ -189,6 +219,7 @@ class Deadlines:
         )
         outgoing = herald.waiting(game, clock, count, now)
         async with self.ctx.db.transaction() as conn:
+            await claim(conn, due, self.ctx.db.backend.claims)
             await conn.execute(
                 "UPDATE reminders SET state = 'sent', done_at = ? WHERE id = ?",
                 (timestamp(now), due.id),
@@ -261,6 +292,7 @@ class Deadlines:
 
     async def _settle(self, due: DueReminder, state: str, note: str) -> None:
         async with self.ctx.db.transaction() as conn:
+            await claim(conn, due, self.ctx.db.backend.claims)
             await conn.execute(
                 "UPDATE reminders SET state = ?, done_at = ?, note = ? WHERE id = ?",
                 (state, timestamp(self.ctx.clock()), note, due.id),

@@ -762,6 +762,14 @@ MIGRATION_16 = [
     """,
 ]
 
+# 17 (issue 26): an outbox message's claim: who is posting it (`claimed_by`) and until when
+# (`claimed_until`, after which another sender may). PostgreSQL's senders claim their batches
+# (storage/outbox.py); SQLite's one process reads the queue plainly and leaves them empty.
+MIGRATION_17 = [
+    "ALTER TABLE outbox ADD COLUMN claimed_by TEXT",
+    "ALTER TABLE outbox ADD COLUMN claimed_until TEXT",
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -779,4 +787,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_14,
     MIGRATION_15,
     MIGRATION_16,
+    MIGRATION_17,
 ]

@@ -4,12 +4,30 @@ queued in the same transaction as what it announces (storage/road.py), sent by t
 sender in order per channel (bot/sender.py), then marked sent, so a message committed before a
 crash is sent after the restart (with the same nonce, so Discord drops a repeat). A message
 Discord refuses for good (channel gone, permission missing) is marked failed with why; a
-moderator's `mod resend` queues a channel's failed messages again."""
+moderator's `mod resend` queues a channel's failed messages again.
+
+Claims (PostgreSQL): several senders may read one queue (two processes while a shard changes
+hands, two senders in one process). A sender claims a batch before posting it: in one short
+transaction it locks the rows it would take `FOR UPDATE SKIP LOCKED`, keeps the oldest of each
+lane up to the first it could not take (a row another claimer holds, locked now or claimed
+until later: a lane's messages stay in order), and writes its name and an expiry on them
+(`claimed_by`, `claimed_until`, CLAIM_SECONDS ahead, pushed on at every retry). Another sender
+skips them until the claim runs out; a sender that died leaves its claims to run out, and the
+next one posts those messages with the same nonces, so Discord keeps one copy.
+
+A claim binds only the senders of its generation: a shard's holder at one lease epoch (or the
+one writing process, unsharded). A process that took a shard over, or a bot restarted after a
+crash, owes the messages its predecessor claimed at once: that one can no longer mark them
+sent (the fence, the writer guard), and if it is still posting one, the nonce makes the two
+posts one. SQLite's one process reads the queue as it is (the columns stay empty)."""
 
 from __future__ import annotations
 
+import os
+import secrets
+import socket
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from storage import rolllog
@@ -35,6 +53,20 @@ async def undelivered(db: Database, channel_id: str) -> bool:
         return await cursor.fetchone() is not None
 
 
+CLAIM_SECONDS = 120.0  # how long a claim keeps other senders off a message
+PROCESS = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"  # this bot, unsharded
+
+
+def generation(db: Database) -> str:
+    """Whose claims bind this process's senders: its own under its shard's lease epoch (a
+    shard's process), or its own (the one writer of an unsharded database)."""
+    if db.scope is not None:
+        lease = db.scope.keeper.leases.get(db.scope.shard)
+        if lease is not None:
+            return f"{lease.holder}@{lease.epoch}"
+    return PROCESS
+
+
 def _queued(row: Sequence[Any]) -> Queued:
     return Queued(int(row[0]), Outgoing(str(row[3]), row[1], row[2]))
 
@@ -44,19 +76,74 @@ def _mine(db: Database) -> str:
     return "" if db.scope is None else f" AND {db.scope.channels('outbox.channel_id')}"
 
 
+def _lane(row: Sequence[Any]) -> tuple[Any, Any]:
+    return row[1], row[2]
+
+
 class Outbox:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        self.token = secrets.token_hex(3)  # one per service: two senders, two claimers
+
+    @property
+    def claimer(self) -> str:
+        """This sender, as its claims name it: `generation/token`."""
+        return f"{generation(self.ctx.db)}/{self.token}"
 
     async def pending(self, limit: int = 50) -> list[Queued]:
-        """Messages owed, oldest first."""
-        async with self.ctx.db.conn.execute(
-            "SELECT id, channel_id, user_id, payload FROM outbox "
-            f"WHERE state != 'sent' AND state = 'pending'{_mine(self.ctx.db)} ORDER BY id LIMIT ?",
-            (limit,),
-        ) as cursor:
-            rows = await cursor.fetchall()
-        return [_queued(r) for r in rows]
+        """Messages owed, oldest first (claimed, where several senders may read the queue)."""
+        return await self._take("", (), limit)
+
+    async def _take(self, where: str, params: tuple[Any, ...], limit: int) -> list[Queued]:
+        """The oldest messages owed that match `where` (an `AND ...` condition), claimed for
+        this sender on PostgreSQL (see the module's docstring)."""
+        owed = (
+            "SELECT id, channel_id, user_id, payload, claimed_by, claimed_until FROM outbox "
+            f"WHERE state != 'sent' AND state = 'pending'{where}{_mine(self.ctx.db)}"
+        )
+        select = f"{owed} ORDER BY id LIMIT ?"
+        if not self.ctx.db.backend.claims:
+            rows = await self.ctx.db.conn.execute_fetchall(select, (*params, limit))
+            return [_queued(r) for r in rows]
+        now = self.ctx.clock()
+        async with self.ctx.db.transaction() as conn:
+            await conn.execute("SET LOCAL synchronous_commit = off")  # a claim lost is retaken
+            me, bound = self.claimer, f"{generation(self.ctx.db)}/"
+            locked = await conn.execute_fetchall(  # rows nobody else holds a claim on
+                f"{owed} AND (claimed_by IS NULL OR claimed_by = ? OR claimed_until <= ? "
+                "OR substr(claimed_by, 1, ?) != ?) ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED",
+                (*params, me, timestamp(now), len(bound), bound, limit),
+            )
+            # what is owed, locked or not, a little further on (to see which lanes are held)
+            seen = list(await conn.execute_fetchall(select, (*params, limit * 4)))
+            taken = self._claimable(seen, {int(r[0]) for r in locked}, timestamp(now), me)
+            taken = taken[:limit]
+            until = timestamp(now + timedelta(seconds=CLAIM_SECONDS))
+            await conn.executemany(
+                "UPDATE outbox SET claimed_by = ?, claimed_until = ? WHERE id = ?",
+                [(me, until, int(r[0])) for r in taken],
+            )
+        return [_queued(r) for r in taken]
+
+    @staticmethod
+    def _claimable(
+        seen: Sequence[Sequence[Any]], locked: set[int], now: str, me: str
+    ) -> list[Sequence[Any]]:
+        """Of the messages owed (`seen`, oldest first), those sender `me` may take: in each
+        lane, the oldest up to the first that another claimer holds (its row locked by a claim
+        being made now, or its claim, of this generation, not run out)."""
+        bound = me.rpartition("/")[0] + "/"
+        blocked: set[tuple[Any, Any]] = set()
+        taken = []
+        for row in seen:
+            lane = _lane(row)
+            held = row[4] is not None and row[4] != me and str(row[4]).startswith(bound)
+            mine = not held or str(row[5] or "") <= now
+            if lane in blocked or int(row[0]) not in locked or not mine:
+                blocked.add(lane)
+                continue
+            taken.append(row)
+        return taken
 
     async def lanes(self) -> list[Outgoing]:
         """Each channel (or person) with messages owed, once, the longest waiting first (an
@@ -71,17 +158,12 @@ class Outbox:
 
     async def pending_for(self, lane: Outgoing, after: int = 0, limit: int = 20) -> list[Queued]:
         """Messages owed to one channel (or one person, by direct message) after id `after`,
-        oldest first."""
+        oldest first (claimed, where several senders may read the queue). `state != 'sent'`
+        lets SQLite use the channel's index (migration 11)."""
         column, value = ("channel_id", lane.channel_id) if lane.channel_id else (
             "user_id", lane.user_id
         )  # fmt: skip
-        rows = await self.ctx.db.conn.execute_fetchall(  # one trip to the database's thread
-            f"SELECT id, channel_id, user_id, payload FROM outbox WHERE {column} = ? "
-            # `state != 'sent'` lets SQLite use the channel's index (migration 11)
-            "AND state != 'sent' AND state = 'pending' AND id > ? ORDER BY id LIMIT ?",
-            (value, after, limit),
-        )
-        return [_queued(r) for r in rows]
+        return await self._take(f" AND {column} = ? AND id > ?", (value, after), limit)
 
     async def posted(self, ids: Sequence[int]) -> None:
         """Mark messages sent, many in one transaction (the sender's batches); the rows
@@ -104,8 +186,11 @@ class Outbox:
     async def tried(self, queued: Queued) -> None:
         """Count a send that did not go through (yet): Discord was busy or unreachable."""
         async with self.ctx.db.transaction() as conn:
-            await conn.execute(
-                "UPDATE outbox SET attempts = attempts + 1 WHERE id = ?", (queued.id,)
+            until = timestamp(self.ctx.clock() + timedelta(seconds=CLAIM_SECONDS))
+            await conn.execute(  # and its claim, if this sender's, lasts on
+                "UPDATE outbox SET attempts = attempts + 1, claimed_until = CASE "
+                "WHEN claimed_by = ? THEN ? ELSE claimed_until END WHERE id = ?",
+                (self.claimer, until, queued.id),
             )
 
     async def undelivered(self, channel_id: str) -> list[Queued]:
@@ -122,7 +207,8 @@ class Outbox:
         """Queue the channel's refused messages again, in their order; how many."""
         async with self.ctx.db.transaction() as conn:
             cursor = await conn.execute(
-                "UPDATE outbox SET state = 'pending', error = NULL, done_at = NULL "
+                "UPDATE outbox SET state = 'pending', error = NULL, done_at = NULL, "
+                "claimed_by = NULL, claimed_until = NULL "
                 "WHERE channel_id = ? AND state != 'sent' AND state = 'failed'",
                 (channel_id,),
             )

@@ -105,6 +105,11 @@ class Seating:
         self._options[key] = found
         return found
 
+    def forget_options(self) -> None:
+        """Read every server option again when next asked (another process may have set it:
+        a shard that moved and came back, a connection made again)."""
+        self._options.clear()
+
     async def set_option(self, where: Where, who: Who, name: str, value: str) -> None:
         """Set a server option, as a chained row of the server's chain (who set what)."""
         now = timestamp(self.ctx.clock())

@@ -122,6 +122,14 @@ class GameService:
         self.seating = Seating(ctx, self.store, self.road)
         self.boards = Boards(ctx, self.store)
         self.follow_every = timedelta(minutes=10)  # a follower's batches: at most one this often
+        db.stale.append(self.forget_cached)
+
+    def forget_cached(self) -> None:
+        """Drop the games, server options and players' settings kept in memory: the database
+        may hold newer ones (a shard's lease taken again, a lost connection made again)."""
+        self.store.evict_all()
+        self.seating.forget_options()
+        self.clocks.forget_all()
 
     # What every part shares, as callers (and tests) set it.
 

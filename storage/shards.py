@@ -15,9 +15,12 @@ flight to commit, and every write after it finds another epoch and is refused
 still believes it holds the lease. `fence()` and `holds()` are the same check on a raw asyncpg
 connection (the lease tests and the shard bench's write path).
 
-Queues: each process reads only its shards' reminders and messages (`ShardScope`); a shard has
-one live holder at a time and its every write is fenced, so a reminder fires once, and a
-message is posted once by its nonce. Work one shard's process must do for another's games (a
+Queues: each process reads only its shards' reminders and messages (`ShardScope`), and claims
+them (`FOR UPDATE SKIP LOCKED`: storage/outbox.py, storage/deadlines.py), so two readers of one
+queue (a stale holder beside the new one, two senders of one process) never take the same
+work: a reminder fires once, and a message is posted once by its nonce. A lease taken tells
+`on_take` (the shard's caches are dropped), and a shard's connection made again after a loss
+checks its lease (`ShardScope.recheck`). Work one shard's process must do for another's games (a
 direct message's `tz` reaches shard 0, a forget names a person of any server) goes to the
 owner through `shard_work`.
 """
@@ -28,10 +31,10 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
@@ -39,6 +42,13 @@ from asyncpg.pool import PoolConnectionProxy
 from storage.backends import base
 from storage.backends.errors import StorageError
 from storage.backends.pg_schema import MIGRATION_2
+
+
+class Forgetful(Protocol):
+    """What a shard's connection does when its lease is taken again (storage/db.py)."""
+
+    def forget_caches(self) -> None: ...
+
 
 # A connection of its own or one lent by a pool: the statements here take either.
 Conn: TypeAlias = "asyncpg.Connection[Any] | PoolConnectionProxy[Any]"
@@ -266,6 +276,14 @@ class ShardKeeper:
     leases: dict[int, Lease] = field(default_factory=dict)
     lost: asyncio.Event = field(default_factory=asyncio.Event)
     why: str = ""
+    # Told of every lease taken (a new epoch): what this process kept in memory of the
+    # shard's servers may be stale (ShardScope.attach: its database's and service's caches).
+    on_take: list[Callable[[Lease], None]] = field(default_factory=list)
+
+    def _took(self, lease: Lease) -> None:
+        self.leases[lease.shard] = lease
+        for told in self.on_take:
+            told(lease)
 
     async def take_all(self) -> None:
         """Take every shard of the plan now. Raises `ShardBusyError` when a live process holds
@@ -281,7 +299,7 @@ class ShardKeeper:
                         f"shard {shard} is held by {who}; stop that process or start this one "
                         "with --standby to take over when it is gone"
                     )
-                self.leases[shard] = lease
+                self._took(lease)
 
     async def wait_for_any(self, look: float | None = None) -> list[int]:
         """As a standby: look every `look` seconds (the heartbeat) until some shard of the
@@ -301,7 +319,7 @@ class ShardKeeper:
                     continue
                 lease = await take(conn, shard, self.holder, self.expiry)
                 if lease is not None:
-                    self.leases[shard] = lease
+                    self._took(lease)
                     taken.append(shard)
                     log.info("took shard %d (epoch %d)", shard, lease.epoch)
         return taken
@@ -323,7 +341,7 @@ class ShardKeeper:
             try:
                 async with asyncio.timeout(self.expiry):
                     await self.beat()
-            except (OSError, asyncpg.PostgresError, TimeoutError) as exc:
+            except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError) as exc:
                 log.warning("heartbeat failed: %s", exc)
                 if self._expired():
                     self.lose(f"the leases could not be renewed before they expired ({exc})")
@@ -366,6 +384,29 @@ class ShardScope:
     def everything_else(self) -> bool:
         """Shard 0 also does what belongs to no server: direct messages, free-roll days."""
         return self.shard == 0
+
+    def attach(self, db: Forgetful) -> None:
+        """`db` is this shard's connection: when the shard's lease is taken again (a new
+        epoch: another process may have held it meanwhile) its caches are dropped."""
+
+        def taken(lease: Lease) -> None:
+            if lease.shard == self.shard:
+                db.forget_caches()
+
+        self.keeper.on_take.append(taken)
+
+    async def recheck(self, raw: Conn) -> None:
+        """After the shard's connection was made again: is the lease still this process's?
+        If it was lost while the database was away, the keeper is told (the process stops,
+        exit 5); the fence refuses every write meanwhile."""
+        lease = self.keeper.leases.get(self.shard)
+        if lease is None or self.keeper.lost.is_set():
+            return
+        if not await holds(raw, lease):
+            self.keeper.lose(
+                f"the lease of shard {self.shard} (epoch {lease.epoch}) was lost while the "
+                "database was out of reach"
+            )
 
     def guilds(self, column: str) -> str:
         """A condition: the server named by `column` is on this shard (plain integers, so it

@@ -88,6 +88,7 @@ class Cluster:
         self.running = False
         self._admin: PgReader | None = None
         self._template: str | None = None
+        self._options = ""  # the server's settings (`pg_ctl -o`), kept for a restart
         self._contract: str | None = None
 
     def _run(self, *args: str, timeout: float = 60) -> None:
@@ -116,10 +117,28 @@ class Cluster:
                 "-c shared_buffers=32MB" if not self.durable else "-c shared_buffers=128MB",
             ]
         )
-        log = self.root / "server.log"
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(log), "-o", settings, "-w", "start")
+        self._options = settings
+        self.resume()
         self.running = True
         return self
+
+    def halt(self) -> None:
+        """Stop the server (ending every session, as an operator's restart does); `resume`
+        starts it again. The admin connection is made again when next used."""
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def resume(self) -> None:
+        log = self.root / "server.log"
+        self._run(
+            "pg_ctl", "-D", str(self.data), "-l", str(log), "-o", self._options, "-w", "start"
+        )
+
+    def restart(self) -> None:
+        self.halt()
+        self.resume()
 
     def stop(self) -> None:
         if self._admin is not None:

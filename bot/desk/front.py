@@ -239,8 +239,9 @@ class Desk:
             return None
         except RulesError as exc:
             return exc
-        except Exception:  # a preview must never break a refusal's answer
-            log.exception("previewing %r failed", text)
+        except Exception as exc:  # a preview must never break a refusal's answer
+            if not self.service.db.backend.unreachable(exc):  # (else said once already)
+                log.exception("previewing %r failed", text)
             return UsageError("(could not check)")
         return None
 
@@ -268,17 +269,23 @@ class Desk:
             names: dict[str, str] = {}
             hint = exc.hint
             if caller is not None:
-                with contextlib.suppress(Refusal, *self.service.db.backend.errors):
+                backend = self.service.db.backend
+                with contextlib.suppress(Refusal, *backend.errors):
                     game = await self.service.game_here(caller.where.channel_id)
                     names = {**(game.names if game else {}), caller.who.user_id: caller.who.name}
-                hint = await self.checked_hint(caller, exc.hint, exc.about_a_move)
+                try:
+                    hint = await self.checked_hint(caller, exc.hint, exc.about_a_move)
+                except backend.errors as lost:  # the database is away: `help` needs none
+                    if not backend.unreachable(lost):
+                        raise
+                    hint = "help"
             return [self.refusal(exc, names, hint)]
         except self.service.db.backend.errors as exc:  # a read that met a damaged or busy file
             refusal = self.service.db.backend.refusal(exc)
             if refusal is None:
                 log.exception("command failed")
                 refusal = StorageError("Nothing was changed: the bot could not read its storage.")
-            else:
+            elif not self.service.db.backend.unreachable(exc):  # (else said once already)
                 log.error("command met a storage problem: %s", exc)
             return [self.refusal(refusal)]
         except Exception:

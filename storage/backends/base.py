@@ -11,7 +11,16 @@ both.
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol
@@ -81,6 +90,9 @@ class Backend(abc.ABC):
     where: str
     key_home: Path
     errors: tuple[type[BaseException], ...]  # the driver's errors, for `refusal`
+    # Several processes (or senders) may read one queue: the outbox's rows are claimed
+    # (`FOR UPDATE SKIP LOCKED`, storage/outbox.py). SQLite's one process reads it plainly.
+    claims: bool = False
 
     @abc.abstractmethod
     def problem(self, exc: BaseException) -> Exception | None:
@@ -119,6 +131,16 @@ class Backend(abc.ABC):
     @abc.abstractmethod
     def refusal(self, exc: BaseException) -> StorageError | None:
         """The player's refusal for a write that failed for a storage reason (None: a bug)."""
+
+    def unreachable(self, exc: BaseException) -> bool:
+        """`exc` (or the refusal made of it) is the database being out of reach, which the
+        backend has already said in the bot's log, once: whoever meets it says no more."""
+        return False
+
+    def after_reconnect(self, told: Callable[[Any], Awaitable[None]]) -> None:
+        """`told(connection)` runs after a lost connection is made again, before any statement
+        runs on it (a backend that never reconnects never calls it)."""
+        return None
 
     @abc.abstractmethod
     def unguarded(self, table: str) -> AbstractAsyncContextManager[None]:

@@ -520,10 +520,18 @@ MIGRATION_5 = [
     "CREATE TABLE follow_sent (user_id text PRIMARY KEY, sent_at text NOT NULL)",
 ]
 
+# 6: SQLite's migration 17 (issue 26): an outbox message's claim (who posts it, until when),
+# taken `FOR UPDATE SKIP LOCKED` by each sender (storage/outbox.py).
+MIGRATION_6 = [
+    "ALTER TABLE outbox ADD COLUMN claimed_by text",
+    "ALTER TABLE outbox ADD COLUMN claimed_until text",
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
     MIGRATION_3,
     MIGRATION_4,
     MIGRATION_5,
+    MIGRATION_6,
 ]

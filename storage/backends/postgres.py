@@ -9,6 +9,13 @@ become PostgreSQL's (`GLOB 'g*'`, `instr`, `COLLATE NOCASE`, `json_each`, `CAST(
 Parameters are given the type PostgreSQL deduced for them (a Discord id may come as an int for
 a text column), and results come back as tuples of plain values.
 
+A lost connection (the server restarted, an administrator ended the session, the network
+dropped) refuses the statement in flight and any transaction it was part of, says so in one
+line of the bot's log, and is made again at the next statement (or by the backoff loop that
+starts at once: 0.25 s doubling to 5 s): same settings, the writer guard taken again, the
+prepared statements prepared anew, and whoever asked (`after_reconnect`: the shard's lease
+check, the caches) told before any statement runs on it.
+
 One writer per database: a session advisory lock, held as long as the connection lives (the
 server lets go of it when the process dies, however it dies). Every append to a chain is also
 checked by the log's primary key (chain, seq): a second writer's row fails, never forks a
@@ -23,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import decimal
+import logging
 import os
 import re
 import socket
@@ -49,6 +57,8 @@ from storage.backends.pg_schema import MIGRATIONS
 
 T = TypeVar("T")
 
+log = logging.getLogger("rollkeeper.storage")
+
 EXIT_BAD_URI = 2  # the URI itself is wrong (as any unusable input)
 EXIT_NO_SERVER = 3  # no server answers there
 EXIT_REFUSED = 4  # the server refused the login or has no such database
@@ -63,6 +73,9 @@ URI_PARAMETERS = (
 CONNECT_SECONDS = 5
 PREPARED_KEPT = 500  # statements kept prepared per connection (a few dozen in use)
 WRITER_LOCK = 0x726B5752  # 'rkWR': the one writer's advisory lock, per database
+FIRST_RECONNECT_WAIT = 0.25  # seconds before the backoff loop's second try at a lost connection
+MAX_RECONNECT_WAIT = 5.0  # the longest wait between its tries
+LOST_STATES = ("57P01", "57P02", "57P03")  # administrator or crash shutdown, cannot connect now
 
 _REWRITES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\bGLOB '(\w*)\*'"), r"LIKE '\1%'"),
@@ -248,13 +261,53 @@ def _count(status: str | None) -> int:
     return int(last) if last.isdigit() else -1
 
 
-class PgConn:
-    """asyncpg's connection behind the common surface (base.py)."""
+class UnreachableError(ConnectionError):
+    """The database cannot be reached now: its connection was lost and is not made again yet
+    (the statement did not run)."""
 
-    def __init__(self, raw: asyncpg.Connection) -> None:
+
+class LostMidwayError(UnreachableError):
+    """The connection was lost while a statement ran (it did not commit by itself)."""
+
+
+class CommitUnknownError(UnreachableError):
+    """The connection was lost during a COMMIT: the server may or may not have applied it."""
+
+
+def lost_connection(exc: BaseException) -> bool:
+    """Is `exc` the connection's loss rather than the statement's fault? (asyncpg's
+    connection errors, a closed connection, a socket's OSError, an administrator's or a crash's
+    shutdown, SQLSTATE class 08.)"""
+    if isinstance(exc, OSError | asyncpg.PostgresConnectionError):
+        return True
+    if isinstance(exc, asyncpg.PostgresError):
+        state = str(getattr(exc, "sqlstate", "") or "")
+        return state.startswith("08") or state in LOST_STATES
+    return isinstance(exc, asyncpg.InterfaceError) and "closed" in str(exc).lower()
+
+
+Reconnect = Callable[[], Awaitable[asyncpg.Connection]]
+AfterReconnect = Callable[[asyncpg.Connection], Awaitable[None]]
+
+
+class PgConn:
+    """asyncpg's connection behind the common surface (base.py). With `reconnect`, a lost
+    connection is made again (see the module's docstring); without (the readers), it stays
+    lost."""
+
+    def __init__(
+        self, raw: asyncpg.Connection, where: str = "", reconnect: Reconnect | None = None
+    ) -> None:
         self.raw = raw
+        self.where = where
+        self._reconnect = reconnect
         self._lock = asyncio.Lock()
         self._prepared: dict[str, _Prepared] = {}
+        self.after_reconnect: list[AfterReconnect] = []  # told, in order, of a new connection
+        self.lost: str | None = None  # why the connection is down (None: it is up)
+        self._in_transaction = False
+        self._last_try = float("-inf")
+        self._healing: asyncio.Task[None] | None = None
 
     async def _prepare(self, sql: str) -> _Prepared:
         found = self._prepared.get(sql)
@@ -266,29 +319,145 @@ class PgConn:
             self._prepared[sql] = found
         return found
 
-    async def run(self, sql: str, parameters: Params = ()) -> PgCursor:
+    def _unreachable(self) -> UnreachableError:
+        return UnreachableError(f"{self.where} cannot be reached ({self.lost})")
+
+    async def _ready(self, asked: float) -> None:
+        """Inside the lock, before a statement asked for at `asked` (the loop's time): the
+        connection is up, or made again now; not inside a transaction the lost connection took
+        with it, and not when a try began while this statement waited for the lock (the
+        statements queued behind a try share its answer)."""
+        if self.lost is None:
+            return
+        if self._in_transaction or self._reconnect is None or self._last_try >= asked:
+            raise self._unreachable()
+        await self._try_again()
+
+    async def _try_again(self) -> None:
+        """Inside the lock: one try at a new connection; UnreachableError if it failed."""
+        assert self._reconnect is not None
+        self._last_try = asyncio.get_running_loop().time()
+        try:
+            raw = await self._reconnect()
+        except Exception as exc:
+            self.lost = _why(exc)
+            raise self._unreachable() from None
+        old, self.raw = self.raw, raw
+        old.terminate()
+        self._prepared.clear()  # prepared on the old connection: prepared again as used
+        self.lost = None
+        try:
+            for told in self.after_reconnect:
+                await told(raw)
+        except Exception as exc:
+            if lost_connection(exc) or raw.is_closed():
+                self._lose(exc)
+                raise self._unreachable() from None
+            raise
+        log.warning("reconnected to %s", self.where)
+
+    def _lose(self, exc: BaseException) -> None:
+        """The connection is gone: said once, and the backoff loop started."""
+        if self.lost is not None:
+            return
+        self.lost = _why(exc)
+        log.error(
+            "lost the connection to %s (%s): commands are refused until it is back; reconnecting",
+            self.where,
+            self.lost,
+        )
+        if self._reconnect is not None and (self._healing is None or self._healing.done()):
+            self._healing = asyncio.create_task(self._heal(), name="reconnect")
+
+    async def _heal(self) -> None:
+        """Try again after 0.25 s, then waits doubling up to MAX_RECONNECT_WAIT, until the
+        connection is back (or a statement brought it back first)."""
+        wait = FIRST_RECONNECT_WAIT
+        while self.lost is not None:
+            await asyncio.sleep(wait)
+            async with self._lock:
+                if self.lost is None or self._in_transaction:
+                    continue
+                with contextlib.suppress(UnreachableError):
+                    await self._try_again()
+            wait = min(wait * 2, MAX_RECONNECT_WAIT)
+
+    async def _guarded(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run `work` under the lock, on a live connection; a connection lost under it is
+        noted (and the error goes on to the caller)."""
+        asked = asyncio.get_running_loop().time()
         async with self._lock:
+            await self._ready(asked)
+            try:
+                return await work()
+            except Exception as exc:
+                if not (lost_connection(exc) or self.raw.is_closed()):
+                    raise
+                self._lose(exc)
+                raise LostMidwayError(f"{self.where} was lost ({self.lost})") from exc
+
+    async def run(self, sql: str, parameters: Params = ()) -> PgCursor:
+        async def work() -> PgCursor:
             prepared = await self._prepare(sql)
             records = await prepared.stmt.fetch(*prepared.args(parameters))
             return PgCursor(prepared.rows(records), _count(prepared.stmt.get_statusmsg()))
 
+        return await self._guarded(work)
+
     async def simple(self, sql: str) -> None:
         """A statement of PostgreSQL's own, as it is (no translation, no parameters)."""
-        async with self._lock:
-            await self.raw.execute(sql)
+        await self._guarded(lambda: self.raw.execute(sql))
+
+    async def begin(self) -> None:
+        async def work() -> None:
+            await self.raw.execute("BEGIN")
+            self._in_transaction = True
+
+        await self._guarded(work)
+
+    async def commit(self) -> None:
+        """COMMIT; a connection lost during it leaves the outcome unknown (CommitUnknownError)."""
+        try:
+            await self._guarded(lambda: self.raw.execute("COMMIT"))
+        except LostMidwayError as exc:
+            raise CommitUnknownError(
+                f"{self.where} was lost during a COMMIT ({self.lost})"
+            ) from exc
+        finally:
+            self._in_transaction = False
+
+    async def rollback(self) -> None:
+        """ROLLBACK (nothing to do when the connection was lost: the server rolled it back)."""
+        if self.lost is not None:
+            self._in_transaction = False
+            return
+        try:
+            await self._guarded(lambda: self.raw.execute("ROLLBACK"))
+        finally:
+            self._in_transaction = False
 
     def execute(self, sql: str, parameters: Params = ()) -> CursorCtx:
         return _Pending(self.run(sql, parameters))
 
     async def executemany(self, sql: str, parameters: Iterable[Params]) -> None:
-        async with self._lock:
+        async def work() -> None:
             prepared = await self._prepare(sql)
             rows = [prepared.args(p) for p in parameters]
             if rows:
                 await prepared.stmt.executemany(rows)
 
+        await self._guarded(work)
+
     async def execute_fetchall(self, sql: str, parameters: Params = ()) -> list[Any]:
         return (await self.run(sql, parameters)).fetchall()
+
+    def stop_healing(self) -> None:
+        if self._healing is not None:
+            self._healing.cancel()
+
+
+def _why(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def shown_url(url: str) -> str:
@@ -380,19 +549,64 @@ async def _connect(url: str, settings: dict[str, str]) -> asyncpg.Connection:
         raise problem from None
 
 
+async def _take_writer_lock(
+    raw: asyncpg.Connection, where: str, shared: bool = False, ours: int | None = None
+) -> None:
+    """The one writer's lock (`shared`: the shards' share of it). A holder that was a process
+    of this machine which no longer runs (killed: the server has not seen its connection close
+    yet), or this backend's own lost session (server pid `ours`), is ended and waited for; a
+    live one is named."""
+    waited = 0.0
+    take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
+    while not await raw.fetchval(f"SELECT {take}($1)", WRITER_LOCK):
+        found = await raw.fetchrow(
+            "SELECT a.application_name, a.pid FROM pg_locks l JOIN pg_stat_activity a "
+            "USING (pid) WHERE l.locktype = 'advisory' AND l.objid = $1 AND l.granted AND "
+            "l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            WRITER_LOCK,
+        )
+        holder = None if found is None else str(found[0])
+        mine = found is not None and ours is not None and found[1] == ours
+        if waited >= CONNECT_SECONDS or (holder is not None and not mine and not _gone(holder)):
+            _held_by(where, holder, shared)
+        if holder is not None and found is not None:
+            with contextlib.suppress(asyncpg.PostgresError):
+                await raw.execute("SELECT pg_terminate_backend($1)", found[1])
+        await asyncio.sleep(0.05)
+        waited += 0.05
+
+
+def _held_by(where: str, holder: str | None, shared: bool = False) -> None:
+    if shared:
+        raise DatabaseFileError(
+            f"{where} is in use by a rollkeeper that is not sharded "
+            f"({holder or 'another process'}); stop it before starting shards"
+        )
+    raise DatabaseFileError(
+        f"{where} is in use by another rollkeeper ({holder or 'another process'}); "
+        "stop that one first (the read-only `rollkeeper audit` tools work beside it)"
+    )
+
+
 class PostgresBackend(Backend):
     """A PostgreSQL database: `open(url, durability, writer=True)` to play (one such process
     per database), `writer=False` to read beside it (audit tools; nothing can change)."""
 
     errors = (asyncpg.PostgresError, asyncpg.InterfaceError, OSError)
+    claims = True
 
-    def __init__(self, raw: asyncpg.Connection, url: str) -> None:
-        self.raw = raw
-        self.pg = PgConn(raw)
-        self.conn = self.pg
+    def __init__(
+        self, raw: asyncpg.Connection, url: str, reconnect: Reconnect | None = None
+    ) -> None:
         self.url = url
         self.where = shown_url(url)
+        self.pg = PgConn(raw, self.where, reconnect)
+        self.conn = self.pg
         self.key_home = key_home(url)
+
+    @property
+    def raw(self) -> asyncpg.Connection:
+        return self.pg.raw
 
     @classmethod
     async def open(
@@ -400,55 +614,44 @@ class PostgresBackend(Backend):
     ) -> PostgresBackend:
         """`shared`: one shard's connection (`run --shard-count`), one of several writers, each
         fenced by its shard's lease (storage/shards.py): the shards share the writer guard, and
-        a writer that is not a shard's is refused while any runs (and the other way round)."""
+        a writer that is not a shard's is refused while any runs (and the other way round).
+        A lost connection is made again with the same settings (and, for a writer, its guard
+        taken again)."""
         who = f"rollkeeper pid {os.getpid()} on {socket.gethostname()}"[:63]
         settings = {"application_name": who}
         if writer:
             settings["synchronous_commit"] = "on" if durability is Durability.FULL else "off"
         else:
             settings["default_transaction_read_only"] = "on"
+        where = shown_url(url)
         raw = await _connect(url, settings)
-        backend = cls(raw, url)
         if writer:
             try:
-                await backend._take_writer_lock(shared)
+                await _take_writer_lock(raw, where, shared)
             except BaseException:
                 await raw.close()
                 raise
+        backend: PostgresBackend
+
+        async def again() -> asyncpg.Connection:
+            old = backend.raw.get_server_pid()  # its session may outlive it on the server
+            fresh = await _connect(url, settings)
+            if writer:
+                try:
+                    await _take_writer_lock(fresh, where, shared, ours=old)
+                except BaseException:
+                    fresh.terminate()
+                    raise
+            return fresh
+
+        backend = cls(raw, url, again)
         return backend
 
-    async def _take_writer_lock(self, shared: bool = False) -> None:
-        """The one writer's lock (`shared`: the shards' share of it). A holder that was a
-        process of this machine which no longer runs (killed: the server has not seen its
-        connection close yet) is ended and waited for; a live one is named."""
-        waited = 0.0
-        take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
-        while not await self.raw.fetchval(f"SELECT {take}($1)", WRITER_LOCK):
-            found = await self.raw.fetchrow(
-                "SELECT a.application_name, a.pid FROM pg_locks l JOIN pg_stat_activity a "
-                "USING (pid) WHERE l.locktype = 'advisory' AND l.objid = $1 AND l.granted AND "
-                "l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-                WRITER_LOCK,
-            )
-            holder = None if found is None else str(found[0])
-            if waited >= CONNECT_SECONDS or (holder is not None and not _gone(holder)):
-                self._held_by(holder, shared)
-            if holder is not None and found is not None:
-                with contextlib.suppress(asyncpg.PostgresError):
-                    await self.raw.execute("SELECT pg_terminate_backend($1)", found[1])
-            await asyncio.sleep(0.05)
-            waited += 0.05
+    def after_reconnect(self, told: AfterReconnect) -> None:
+        self.pg.after_reconnect.append(told)
 
-    def _held_by(self, holder: str | None, shared: bool = False) -> None:
-        if shared:
-            raise DatabaseFileError(
-                f"{self.where} is in use by a rollkeeper that is not sharded "
-                f"({holder or 'another process'}); stop it before starting shards"
-            )
-        raise DatabaseFileError(
-            f"{self.where} is in use by another rollkeeper ({holder or 'another process'}); "
-            "stop that one first (the read-only `rollkeeper audit` tools work beside it)"
-        )
+    def unreachable(self, exc: BaseException) -> bool:
+        return isinstance(exc, UnreachableRefusal) or lost_connection(exc)
 
     def problem(self, exc: BaseException) -> Exception | None:
         if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError | OSError):
@@ -458,6 +661,7 @@ class PostgresBackend(Backend):
         return None
 
     async def close(self, failed: bool = False) -> None:
+        self.pg.stop_healing()
         with contextlib.suppress(OSError, asyncpg.InterfaceError, asyncpg.PostgresError):
             await asyncio.wait_for(self.raw.close(), CONNECT_SECONDS)
         self.raw.terminate()
@@ -495,13 +699,13 @@ class PostgresBackend(Backend):
                     await self.raw.execute("UPDATE rollkeeper_schema SET version = $1", number)
 
     async def begin(self) -> None:
-        await self.pg.simple("BEGIN")
+        await self.pg.begin()
 
     async def commit(self) -> None:
-        await self.pg.simple("COMMIT")
+        await self.pg.commit()
 
     async def rollback(self) -> None:
-        await self.pg.simple("ROLLBACK")
+        await self.pg.rollback()
 
     def refusal(self, exc: BaseException) -> StorageError | None:
         return pg_refusal(exc)
@@ -564,20 +768,24 @@ def pg_refusal(exc: BaseException) -> StorageError | None:
             "Nothing was recorded: another write to the same game came first. "
             "Try again in a moment."
         )
-    if isinstance(
-        exc,
-        OSError
-        | asyncpg.InterfaceError
-        | asyncpg.PostgresConnectionError
-        | asyncpg.CannotConnectNowError
-        | asyncpg.AdminShutdownError
-        | asyncpg.ReadOnlySQLTransactionError,
+    if isinstance(exc, CommitUnknownError):
+        return UnreachableRefusal(
+            "The bot lost its database while recording that: it may or may not have been "
+            "recorded. Look at the game before sending it again."
+        )
+    if lost_connection(exc) or isinstance(
+        exc, asyncpg.InterfaceError | asyncpg.ReadOnlySQLTransactionError
     ):
-        return StorageError(
-            "Nothing was recorded: the bot could not reach its database. Tell a moderator; "
-            "the bot's log says why."
+        return UnreachableRefusal(
+            "Nothing was recorded: the bot could not reach its database. Send that again in "
+            "a moment; if it keeps failing, tell a moderator (the bot's log says why)."
         )
     return None
+
+
+class UnreachableRefusal(StorageError):
+    """A command refused because the database could not be reached: the bot's log has said
+    so once already (nobody logs it again)."""
 
 
 class PgReader:

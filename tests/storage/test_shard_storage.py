@@ -256,3 +256,28 @@ async def test_a_due_reminder_fires_once_though_the_stale_holder_tries_too(
     queued = await pool.fetchval("SELECT count(*) FROM outbox WHERE state = 'pending'")
     assert queued == 1  # one reminder message, queued once
     assert await beta.service.due_reminders() == []
+
+
+async def test_a_shard_taken_again_reads_its_servers_options_and_games_afresh(
+    pool: Any, pg_url: str, opened: list[Shard], dice: QueueDice
+) -> None:
+    alpha = await run_shard(pool, pg_url, "alpha", 1, opened, dice)
+    await start_solo(alpha.service, ON_SECOND)
+    assert await alpha.service.server_option(SECOND_GUILD, "undo") == "on"  # kept in memory
+    before = await alpha.service.require_game_here(ON_SECOND.channel_id)
+    # alpha stalls; beta takes the shard over, a moderator turns undo off and a move is made
+    await pool.execute("UPDATE shard_leases SET expires_at = clock_timestamp() WHERE shard = 1")
+    beta = await run_shard(pool, pg_url, "beta", 1, opened, dice)
+    await beta.service.set_server_option(ON_SECOND, GYPSY, "undo", "off")
+    dice.push([1, 2, 3, 4, 5])
+    await beta.service.play(ON_SECOND, GYPSY, Roll(GYPSY.user_id))
+    # beta stops cleanly and the shard comes back to alpha, at a new epoch
+    await beta.keeper.release_all()
+    del alpha.keeper.leases[1]
+    assert await alpha.keeper.take_free() == [1]
+    assert await alpha.service.server_option(SECOND_GUILD, "undo") == "off"
+    game = await alpha.service.require_game_here(ON_SECOND.channel_id)
+    assert game.version == before.version + 1 and game.state.rolls_used == 1
+    dice.push([5])  # and alpha plays on from there
+    await alpha.service.play(ON_SECOND, GYPSY, Score(GYPSY.user_id, "chance"))
+    assert (await verify(alpha.db)).ok
