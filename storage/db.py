@@ -31,6 +31,7 @@ from storage.backends.sqlite import (
     storage_refusal,
 )
 from storage.backends.sqlite import connect_readonly as _sqlite_reader
+from storage.dmseal import seal_plain_direct_messages
 from storage.legacycards import seal_open_card_games
 from storage.migrations import MIGRATIONS
 from storage.seal import ENV_KEY, SealKey, SealKeyError, create_key, default_key_file, find_key
@@ -244,13 +245,18 @@ class Database:
 
     async def _seal_legacy_cards(self) -> None:
         """The last release's open card games: their faces and snapshot sealed, once there is
-        a key (storage/legacycards.py)."""
+        a key (storage/legacycards.py); and every direct message the outbox holds in the clear
+        (storage/dmseal.py)."""
         if self.seal is None:
             return
         async with self._write_lock:
             sealed = await seal_open_card_games(self.backend, self.seal)
         if sealed:
             log.info("sealed the cards of %d actions of the last release's open games", sealed)
+        async with self._write_lock:
+            sealed = await seal_plain_direct_messages(self.backend, self.seal)
+        if sealed:
+            log.info("sealed %d direct messages the outbox held in the clear", sealed)
 
     def forget_caches(self) -> None:
         """Drop what this process keeps of the database's contents (chain heads, pseudonyms,

@@ -19,29 +19,52 @@ A claim binds only the senders of its generation: a shard's holder at one lease 
 one writing process, unsharded). A process that took a shard over, or a bot restarted after a
 crash, owes the messages its predecessor claimed at once: that one can no longer mark them
 sent (the fence, the writer guard), and if it is still posting one, the nonce makes the two
-posts one. SQLite's one process reads the queue as it is (the columns stay empty)."""
+posts one. SQLite's one process reads the queue as it is (the columns stay empty).
+
+Direct messages are kept sealed under the seal key (they may show a hand) and opened here, as
+they are read for sending; one that no longer opens is dropped, counted (storage/dmseal.py)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import socket
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from storage import rolllog
 from storage.backends.base import Conn
 from storage.db import Database
+from storage.dmseal import LOST, SEALED_SQL, is_sealed, opened
 from storage.model import Outgoing, Queued, timestamp
+from storage.seal import SealKey
 from storage.store import Context
 
+log = logging.getLogger(__name__)
 
-async def queue(conn: Conn, outgoing: Sequence[Outgoing], now: datetime) -> None:
-    """Queue messages inside the caller's transaction."""
+
+def at_rest(outgoing: Sequence[Outgoing], seal: SealKey | None) -> list[Outgoing]:
+    """Messages as the outbox keeps them: each direct message's payload sealed (with a key)."""
+    if seal is None:
+        return list(outgoing)
+    return [
+        replace(o, payload=seal.seal_text(o.payload))
+        if o.user_id is not None and not is_sealed(o.payload)
+        else o
+        for o in outgoing
+    ]
+
+
+async def queue(
+    conn: Conn, outgoing: Sequence[Outgoing], now: datetime, seal: SealKey | None
+) -> None:
+    """Queue messages inside the caller's transaction (direct messages sealed with `seal`)."""
     await conn.executemany(
         "INSERT INTO outbox (created_at, channel_id, user_id, payload) VALUES (?, ?, ?, ?)",
-        [(timestamp(now), o.channel_id, o.user_id, o.payload) for o in outgoing],
+        [(timestamp(now), o.channel_id, o.user_id, o.payload) for o in at_rest(outgoing, seal)],
     )
 
 
@@ -72,8 +95,10 @@ def _queued(row: Sequence[Any]) -> Queued:
 
 
 def _mine(db: Database) -> str:
-    """A shard's process sends only its shards' messages (storage/shards.py); else all."""
-    return "" if db.scope is None else f" AND {db.scope.channels('outbox.channel_id')}"
+    """A shard's process sends only its shards' messages (storage/shards.py); else all. A
+    sealed direct message waits while the key is missing (storage/dmseal.py)."""
+    held = "" if db.seal is not None else f" AND NOT {SEALED_SQL}"
+    return held if db.scope is None else f"{held} AND {db.scope.channels('outbox.channel_id')}"
 
 
 def _lane(row: Sequence[Any]) -> tuple[Any, Any]:
@@ -84,6 +109,7 @@ class Outbox:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.token = secrets.token_hex(3)  # one per service: two senders, two claimers
+        self.dropped = 0  # sealed direct messages that no longer open (storage/dmseal.py)
 
     @property
     def claimer(self) -> str:
@@ -96,15 +122,42 @@ class Outbox:
 
     async def _take(self, where: str, params: tuple[Any, ...], limit: int) -> list[Queued]:
         """The oldest messages owed that match `where` (an `AND ...` condition), claimed for
-        this sender on PostgreSQL (see the module's docstring)."""
+        this sender on PostgreSQL (see the module's docstring), direct messages opened. Those
+        that no longer open are dropped and the batch read again (a full batch tells the
+        sender there may be more)."""
+        while True:
+            rows = await self._claim(where, params, limit)
+            found = [(r, opened(str(r[3]), self.ctx.db.seal, int(r[0]))) for r in rows]
+            lost = [int(r[0]) for r, text in found if text is None]
+            if not lost:
+                return [Queued(int(r[0]), Outgoing(str(t), r[1], r[2])) for r, t in found]
+            await self._drop(lost)
+
+    async def _drop(self, ids: Sequence[int]) -> None:
+        """Sealed direct messages the key cannot open: marked failed, with why; one line."""
+        async with self.ctx.db.transaction() as conn:
+            await conn.executemany(
+                "UPDATE outbox SET state = 'failed', done_at = ?, error = ? WHERE id = ?",
+                [(timestamp(self.ctx.clock()), LOST, i) for i in ids],
+            )
+        self.dropped += len(ids)
+        log.warning(
+            "outbox: dropped %d direct message%s (ids %s) %s (README, 'Sealed seeds')",
+            len(ids),
+            "" if len(ids) == 1 else "s",
+            ", ".join(map(str, ids)),
+            LOST,
+        )
+
+    async def _claim(self, where: str, params: tuple[Any, ...], limit: int) -> list[Sequence[Any]]:
+        """The rows `_take` reads (and, on PostgreSQL, claims)."""
         owed = (
             "SELECT id, channel_id, user_id, payload, claimed_by, claimed_until FROM outbox "
             f"WHERE state != 'sent' AND state = 'pending'{where}{_mine(self.ctx.db)}"
         )
         select = f"{owed} ORDER BY id LIMIT ?"
         if not self.ctx.db.backend.claims:
-            rows = await self.ctx.db.conn.execute_fetchall(select, (*params, limit))
-            return [_queued(r) for r in rows]
+            return list(await self.ctx.db.conn.execute_fetchall(select, (*params, limit)))
         now = self.ctx.clock()
         async with self.ctx.db.transaction() as conn:
             await conn.execute("SET LOCAL synchronous_commit = off")  # a claim lost is retaken
@@ -123,7 +176,7 @@ class Outbox:
                 "UPDATE outbox SET claimed_by = ?, claimed_until = ? WHERE id = ?",
                 [(me, until, int(r[0])) for r in taken],
             )
-        return [_queued(r) for r in taken]
+        return taken
 
     @staticmethod
     def _claimable(

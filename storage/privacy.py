@@ -16,8 +16,10 @@ from typing import Any
 from storage import rolllog, shards
 from storage.boards import follows_of, unshown
 from storage.db import Database
+from storage.dmseal import SEALED_SQL, mentions
 from storage.logrows import plain_entry, played_for_name
 from storage.model import BOT, Where, timestamp
+from storage.seal import SealKey
 from storage.shards import ShardScope
 from storage.store import Context
 from storage.vocabulary import Act
@@ -178,7 +180,7 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
             games = len(renamed)
             boarded = await unshown(conn, renamed)  # their boards named them
             rows = await _erase_rows(conn, pseudo, names)
-            await _erase_beside(conn, user_id, names, db.scope)
+            await _erase_beside(conn, user_id, names, db.scope, db.seal)
             if db.scope is not None:  # the other shards erase what they hold of them
                 await shards.post_forget_work(conn, db.scope, user_id, sorted(names))
             await _erase_follows(conn, guild_id, user_id)
@@ -263,12 +265,17 @@ async def _erase_follows(conn: Any, guild_id: str, user_id: str) -> None:
 
 
 async def _erase_beside(
-    conn: Any, user_id: str, names: set[str], scope: ShardScope | None = None
+    conn: Any,
+    user_id: str,
+    names: set[str],
+    scope: ShardScope | None = None,
+    seal: SealKey | None = None,
 ) -> None:
     """Their settings, seats, reminders, the watchdog's copies of their messages, and every
-    message to or about them the outbox holds. A shard's process erases the seats,
-    reminders and messages of its own servers' games (the others' are left to their owners,
-    `erase_elsewhere`)."""
+    message to or about them the outbox holds (direct messages to others opened to look: one
+    that cannot be opened is erased too, storage/dmseal.py). A shard's process erases the
+    seats, reminders and messages of its own servers' games (the others' are left to their
+    owners, `erase_elsewhere`)."""
     games = ""
     if scope is not None:
         games = f" AND game_id IN (SELECT g.id FROM games g WHERE {scope.guilds('g.guild_id')})"
@@ -289,10 +296,15 @@ async def _erase_beside(
     )
     for name in names:
         await conn.execute(f"DELETE FROM outbox WHERE instr(payload, ?) > 0{sent}", (name,))
+    sealed = await conn.execute_fetchall(f"SELECT id, payload FROM outbox WHERE {SEALED_SQL}{sent}")
+    await conn.executemany(
+        "DELETE FROM outbox WHERE id = ?",
+        [(i,) for i, p in sealed if mentions(str(p), seal, [user_id, *names])],
+    )
 
 
 async def erase_elsewhere(db: Database, user_id: str, names: Sequence[str]) -> None:
     """A player forgotten in a server of another shard: erase what this shard holds of them
     (their seats, reminders and messages in its servers' games), in one fenced transaction."""
     async with db.transaction() as conn:
-        await _erase_beside(conn, user_id, set(names), db.scope)
+        await _erase_beside(conn, user_id, set(names), db.scope, db.seal)

@@ -20,6 +20,7 @@ from storage.clocks import Clocks
 from storage.families import action_entries, family_of
 from storage.logrows import base_entry, with_move
 from storage.model import Announce, Outcome, Outgoing, StoredGame, Where, Who, timestamp
+from storage.outbox import at_rest
 from storage.rolllog import LogEntry, LogRow
 from storage.seeds import Seeds
 from storage.store import Context, GameStore
@@ -139,7 +140,8 @@ class Road:
                 rows = tuple(self._hide(done, prepared))
                 outcome = Outcome(done.game, done.events, rows, done.hushed)  # type: ignore[arg-type]
                 outgoing = announce(outcome) if announce is not None else []
-                turn = (done.players, done.clock_json, fired, outgoing)
+                # direct messages sealed (they may show a hand: storage/dmseal.py)
+                turn = (done.players, done.clock_json, fired, at_rest(outgoing, db.seal))
                 commit = build_commit(game, done.game, where, done.now, rows, turn, snapshot)
                 async with db.writing() as conn:
                     if not await rolllog.unmoved(db, rows):

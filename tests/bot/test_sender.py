@@ -68,6 +68,7 @@ async def queue(service: GameService, channel: str, texts: list[str]) -> None:
             conn,
             [Outgoing(encode(Reply(text=t)), channel_id=channel) for t in texts],
             service.clock(),
+            service.db.seal,
         )
     service.ctx.sending.set()
 

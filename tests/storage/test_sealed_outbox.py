@@ -1,0 +1,165 @@
+"""Direct messages in the outbox are kept sealed under the seal key (they may show a hand):
+queued sealed on both roads, opened for the sender; a channel's message stays plain. One the
+key no longer opens is dropped, said in one line, and holds up nothing; while the key is
+missing it waits. Plain ones already in a file are sealed at its next open with the key;
+`forget` still finds the messages that name the person."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from bot.replies import Reply, decode, encode
+from engine import Join
+from storage.db import Database
+from storage.dmseal import LOST
+from storage.model import Outgoing
+from storage.outbox import queue
+from storage.seal import SealKey
+from storage.service import GameService, Where, Who
+from tests.conftest import FakeClock
+
+pytestmark = pytest.mark.backends
+
+HERE = Where("g", "table")
+ANN = Who("100000000000000001", "Ann")
+BOB = Who("100000000000000777", "Bobbington")
+CY = "100000000000000003"
+
+
+def dm(text: str, user: str) -> Outgoing:
+    return Outgoing(encode(Reply(text=text)), user_id=user)
+
+
+def said(text: str) -> Outgoing:
+    return Outgoing(encode(Reply(text=text)), channel_id=HERE.channel_id)
+
+
+async def stored(db: Database) -> list[tuple[str | None, str, str]]:
+    """The outbox as the file keeps it: (to whom, the payload, its state), oldest first."""
+    rows = await db.conn.execute_fetchall("SELECT user_id, payload, state FROM outbox ORDER BY id")
+    return [(r[0], str(r[1]), str(r[2])) for r in rows]
+
+
+async def owed(service: GameService) -> list[str | None]:
+    return [decode(q.message.payload).text for q in await service.outbox()]
+
+
+async def seated(db: Database, clock: FakeClock) -> GameService:
+    drawn = iter(bytes([n]) * 32 for n in range(1, 50))
+    service = GameService(db, clock=clock, seeds=lambda: next(drawn))
+    await service.new_game(HERE, ANN, "classic", {"order": "join"})
+    return service
+
+
+async def test_direct_messages_are_sealed_at_rest_and_opened_for_sending(
+    db_path: Path, clock: FakeClock
+) -> None:
+    db = await Database.open(db_path)
+    try:
+        service = await seated(db, clock)
+        # The one statement of an applied action, and a transaction's queue.
+        await service.play(
+            HERE,
+            BOB,
+            Join(BOB.user_id),
+            lambda _: [said("Bob joins"), dm("Your cards: 7h", BOB.user_id)],
+        )
+        async with db.transaction() as conn:
+            await queue(
+                conn, [dm("You drew Kd", BOB.user_id), said("a reminder")], clock(), db.seal
+            )
+        rows = await stored(db)
+        assert [(u, p.startswith("rk-seal/2:")) for u, p, _ in rows] == [
+            (None, False), (BOB.user_id, True), (BOB.user_id, True), (None, False)
+        ]  # fmt: skip
+        assert not [p for u, p, _ in rows if u and ("7h" in p or "Kd" in p or "cards" in p)]
+        assert await owed(service) == ["Bob joins", "Your cards: 7h", "You drew Kd", "a reminder"]
+    finally:
+        await db.close()
+
+
+async def test_a_direct_message_the_key_no_longer_opens_is_dropped_and_said_once(
+    db_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = await Database.open(db_path)
+    try:
+        service = await seated(db, clock)
+        async with db.transaction() as conn:
+            await queue(conn, [dm("under the old key", BOB.user_id)], clock(), db.seal)
+        (old,) = await db.conn.execute_fetchall("SELECT id FROM outbox")
+        kept = db.seal
+        db.seal = None  # the key is missing: the sealed message waits, the rest goes on
+        async with db.transaction() as conn:
+            await queue(conn, [said("in the channel"), dm("no key, plain", CY)], clock(), db.seal)
+        assert await owed(service) == ["in the channel", "no key, plain"]
+        assert {(lane.channel_id, lane.user_id) for lane in await service.outbox_lanes()} == {
+            (HERE.channel_id, None), (None, CY)
+        }  # fmt: skip
+        db.seal = SealKey.generate()  # declared lost, a new key made (`rollkeeper seal lost`)
+        async with db.transaction() as conn:
+            await queue(conn, [dm("under the new key", BOB.user_id)], clock(), db.seal)
+        with caplog.at_level(logging.WARNING, logger="storage.outbox"):
+            texts = await owed(service)
+        assert texts == ["in the channel", "no key, plain", "under the new key"]
+        (line,) = [r.getMessage() for r in caplog.records if r.name == "storage.outbox"]
+        assert line.startswith(f"outbox: dropped 1 direct message (ids {old[0]}) sealed under a ")
+        assert [s for u, _, s in await stored(db) if u == BOB.user_id] == ["failed", "pending"]
+        failed = await db.conn.execute_fetchall("SELECT error FROM outbox WHERE state = 'failed'")
+        assert [str(e) for (e,) in failed] == [LOST]
+        assert kept is not None and kept.key_id != db.seal.key_id
+    finally:
+        await db.close()
+
+
+async def test_plain_direct_messages_in_a_file_are_sealed_at_its_next_open(
+    db_path: Path, clock: FakeClock
+) -> None:
+    db = await Database.open(db_path)
+    try:
+        service = await seated(db, clock)
+        key, db.seal = db.seal, None  # as a release before this sealing wrote them
+        async with db.transaction() as conn:
+            await queue(conn, [dm("Your cards: 7h 8h", BOB.user_id), said("hi")], clock(), None)
+        sent = await db.conn.execute_fetchall("SELECT id FROM outbox WHERE user_id IS NOT NULL")
+        await service.posted([int(i) for (i,) in sent])  # sent ones are sealed too
+        db.seal = key
+    finally:
+        await db.close()
+    db = await Database.open(db_path)
+    try:
+        rows = await stored(db)
+        assert [(u, p.startswith("rk-seal/2:"), s) for u, p, s in rows] == [
+            (BOB.user_id, True, "sent"), (None, False, "pending")
+        ]  # fmt: skip
+        assert db.seal is not None
+        assert decode(db.seal.unseal_text(rows[0][1], "it")).text == "Your cards: 7h 8h"
+    finally:
+        await db.close()
+
+
+async def test_forget_erases_the_sealed_messages_that_name_the_person(
+    db_path: Path, clock: FakeClock
+) -> None:
+    db = await Database.open(db_path)
+    try:
+        service = await seated(db, clock)
+        await service.play(HERE, BOB, Join(BOB.user_id))
+        async with db.transaction() as conn:
+            await queue(
+                conn,
+                [
+                    dm("Your cards: 7h", BOB.user_id),
+                    dm(f"{BOB.name} finished a turn", CY),
+                    dm(f"<@{BOB.user_id}> is next", CY),
+                    dm("Ann finished a turn", CY),
+                ],
+                clock(),
+                db.seal,
+            )
+        await service.forget("g", BOB.user_id)
+        assert await owed(service) == ["Ann finished a turn"]
+    finally:
+        await db.close()
