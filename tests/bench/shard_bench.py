@@ -503,21 +503,39 @@ async def emulate_flush(cluster: Cluster, flush_ms: float) -> None:
         await conn.close()
 
 
-async def one_disk(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any]:
-    """Every N and mode once a round, `args.rounds` rounds (a load that comes and goes hits
-    them all alike); the medians, with each N's ratio to N = 1 and per-game to one chain."""
-    commit_ms = await commit_latency(cluster)
-    rounds: dict[str, list[dict[str, Any]]] = {}
+def disk_name(flush_ms: float) -> str:
+    return "this disk" if flush_ms == 0 else f"flush +{flush_ms:g} ms"
+
+
+async def every_run(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any]:
+    """Every disk, N and mode once a round, `args.rounds` rounds (a load that comes and goes
+    hits them all alike); per disk the medians, with each N's ratio to N = 1 and the per-game
+    chain's to one chain."""
+    rounds: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    results: dict[str, Any] = {}
+    for flush_ms in args.flush_ms:
+        await emulate_flush(cluster, flush_ms)  # what one chain waits for each time
+        results[disk_name(flush_ms)] = {"durable_commit_ms_median": await commit_latency(cluster)}
     for _ in range(args.rounds):
-        for processes in PROCESSES:
-            for mode in ("desk", "per_game", "one_chain"):
-                figures = await measure(cluster, processes, mode, args)
-                rounds.setdefault(f"{mode}.N{processes}", []).append(figures)
-    results: dict[str, Any] = {
-        key: {name: statistics.median(r[name] for r in runs) for name in runs[0]}
-        for key, runs in rounds.items()
-    }
-    results["durable_commit_ms_median"] = commit_ms  # what one chain waits for each time
+        for flush_ms in args.flush_ms:
+            await emulate_flush(cluster, flush_ms)
+            runs = rounds.setdefault(disk_name(flush_ms), {})
+            for processes in PROCESSES:
+                for mode in ("desk", "per_game", "one_chain"):
+                    figures = await measure(cluster, processes, mode, args)
+                    runs.setdefault(f"{mode}.N{processes}", []).append(figures)
+    for disk, runs in rounds.items():
+        results[disk].update(
+            {
+                key: {name: statistics.median(r[name] for r in found) for name in found[0]}
+                for key, found in runs.items()
+            }
+        )
+        ratios(results[disk])
+    return results
+
+
+def ratios(results: dict[str, Any]) -> None:
     for mode in ("desk", "per_game"):
         base = results[f"{mode}.N1"]["actions_per_s"]
         for processes in PROCESSES:
@@ -528,7 +546,6 @@ async def one_disk(cluster: Cluster, args: argparse.Namespace) -> dict[str, Any]
             results[f"per_game.N{processes}"]["actions_per_s"]
             / results[f"one_chain.N{processes}"]["actions_per_s"]
         )
-    return results
 
 
 def verdicts(disk: str, results: dict[str, Any]) -> None:
@@ -542,12 +559,8 @@ def verdicts(disk: str, results: dict[str, Any]) -> None:
 
 async def main(args: argparse.Namespace) -> None:
     cluster = Cluster(durable=True).start()
-    results: dict[str, Any] = {}
     try:
-        for flush_ms in args.flush_ms:
-            await emulate_flush(cluster, flush_ms)
-            disk = "this disk" if flush_ms == 0 else f"flush +{flush_ms:g} ms"
-            results[disk] = await one_disk(cluster, args)
+        results = await every_run(cluster, args)
     finally:
         cluster.stop()
     print(
