@@ -161,6 +161,11 @@ class GameStore:
         self.remember(game)
         return game
 
+    def cached(self, game_id: int, channel_id: str) -> StoredGame | None:
+        """Game `game_id` as cached, when it is the channel's open game (None: not cached)."""
+        found = self._games.get(channel_id)
+        return found if found is not None and found.id == game_id else None
+
     def remember(self, game: StoredGame) -> None:
         """Keep an open game in the cache (forget a finished one)."""
         if game.state.is_over:
