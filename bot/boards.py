@@ -23,7 +23,7 @@ import logging
 from collections.abc import Callable
 from typing import Protocol
 
-from bot.desk.board import board_reply
+from bot.desk.board import NOT_MOVES, board_reply
 from bot.desk.context import Context
 from bot.replies import Reply
 from bot.sender import FIRST_WAIT, MARK_EVERY, Sender, next_wait, pause, refused_for_good
@@ -193,7 +193,7 @@ class BoardKeeper:
         await self.service.boards.posted(game, message_id, game.version, pinned, asked=True)
 
     async def _render(self, game: StoredGame) -> Reply:
-        rows = await self.service.boards.last_rows(game.id)
+        rows = await self.service.boards.last_rows(game.id, 1, NOT_MOVES)
         return board_reply(self.context, game, rows, self.service.clock())
 
     async def stop(self, task: asyncio.Task[None]) -> None:

@@ -15,7 +15,7 @@ across a restart and nothing hidden (the rows' bodies hold no card a player keep
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -204,11 +204,17 @@ class Boards:
             )
         self.ctx.moved(game.id)
 
-    async def last_rows(self, game_id: int, limit: int = 8) -> list[LogRow]:
-        """The game's latest log rows, newest first."""
-        sql = f"{rolllog.ROW_SELECT} WHERE chain = ? ORDER BY seq DESC LIMIT ?"
+    async def last_rows(
+        self, game_id: int, limit: int = 8, skipping: Collection[str] = ()
+    ) -> list[LogRow]:
+        """The game's latest log rows, newest first, but for those whose action is one of
+        `skipping` (a board's last move: one row read, not the eight it may be among)."""
+        actions = sorted(str(a) for a in skipping)
+        marks = ", ".join("?" * len(actions))
+        unless = f" AND COALESCE(action, '') NOT IN ({marks})" if actions else ""
+        sql = f"{rolllog.ROW_SELECT} WHERE chain = ?{unless} ORDER BY seq DESC LIMIT ?"
         conn = self.ctx.db.conn
-        async with conn.execute(sql, (f"g{game_id}", limit)) as cursor:
+        async with conn.execute(sql, (f"g{game_id}", *actions, limit)) as cursor:
             found = await cursor.fetchall()
         return await rolllog.shown_all(conn, [rolllog.row_from_record(r) for r in found])
 

@@ -156,7 +156,7 @@ class Following:
         if self.context.outbox and self.context.config.live_board and not game.state.is_over:
             await self.service.ask_board(game)
             return [Reply(text="📌 The board is on its way to the bottom.", queued=True)]
-        rows = await self.service.board_rows(game.id)
+        rows = await self.service.board_rows(game.id, 1, NOT_MOVES)
         return [board_reply(self.context, game, rows, self.service.clock())]
 
     async def follow(self, caller: Caller, what: str = "") -> list[Reply]:
