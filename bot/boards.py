@@ -27,10 +27,10 @@ import logging
 from collections.abc import Callable
 from typing import Protocol
 
-from bot.desk.board import away_players, board_reply
+from bot.desk.board import NOT_MOVES, away_players, board_reply
 from bot.desk.context import Context
 from bot.replies import Reply, encode
-from bot.sender import Sender, next_wait, pause, refused_for_good
+from bot.sender import FIRST_WAIT, MARK_EVERY, Sender, next_wait, pause, refused_for_good
 from engine import Phase
 from storage.boards import BoardRow
 from storage.service import StoredGame
@@ -75,6 +75,7 @@ class BoardKeeper:
         self._again: set[int] = set()
         self._showing: dict[int, bytes] = {}  # each board's last posted or edited content
         self._stop = asyncio.Event()
+        self._writing: asyncio.Task[None] | None = None
         self.edits = 0
         self.posts = 0
         self.grace = 2.0  # seconds a stop lets the boards in flight finish
@@ -112,6 +113,7 @@ class BoardKeeper:
             self.wanted.is_set()
             or bool(self.service.ctx.boards_owed)
             or any(not t.done() for t in self._games.values())
+            or self.service.boards.unwritten()
         )
 
     async def _keep(self, game_id: int) -> None:
@@ -137,10 +139,10 @@ class BoardKeeper:
 
     async def _refresh(self, game_id: int) -> None:
         boards = self.service.boards
-        game = await boards.game(game_id)
+        row = await boards.row(game_id)
+        game = await boards.game(game_id, row.channel_id if row is not None else None)
         if game is None or game.state.phase is Phase.LOBBY:
             return
-        row = await boards.row(game_id)
         if row is None or row.message_id is None or row.repost:
             if game.state.is_over:
                 return  # a game that ended before its board was posted has none to keep
@@ -148,11 +150,11 @@ class BoardKeeper:
             return
         if self._showing.get(game_id) == _digest(await self._render(game)):
             if row.shown < game.version:  # nothing it shows moved: no edit to make
-                await boards.shown(game_id, game.version, was=row.shown)
+                self._mark(game_id, game.version, was=row.shown)
             return
         if self.sender is not None:
             await self.sender.quiet(game.channel_id)
-            game = await boards.game(game_id) or game  # the latest, after the wait
+            game = await boards.game(game_id, game.channel_id) or game  # the latest, after it
         reply = await self._render(game)
         try:
             await self.transport.edit_board(game.channel_id, row.message_id, reply)
@@ -164,14 +166,37 @@ class BoardKeeper:
         pinned = row.pinned
         if game.state.is_over and row.pinned:  # a finished game's board gives its pin back
             pinned = await self.transport.pin_board(game.channel_id, row.message_id, False)
-        await boards.shown(game_id, game.version, pinned, was=row.shown)
+        self._mark(game_id, game.version, pinned, was=row.shown)
+
+    def _mark(
+        self, game_id: int, version: int, pinned: bool | None = None, was: int | None = None
+    ) -> None:
+        """The board shows `version`: marked at once, written with the next batch."""
+        self.service.boards.shown(game_id, version, pinned, was=was)
+        if self._writing is None or self._writing.done():
+            self._writing = asyncio.create_task(self._write_marks(), name="board marks")
+
+    async def _write_marks(self) -> None:
+        """Write what the boards show, all edited in the last MARK_EVERY seconds in one commit
+        (not one commit, and its fsync, per edit)."""
+        boards = self.service.boards
+        while boards.unwritten():
+            await pause(self._stop, MARK_EVERY)
+            try:
+                await boards.write_shown()
+            except Exception as exc:  # the database failing: kept, and tried again
+                log.warning("boards: writing what the boards show failed: %s", exc)
+                if self._stop.is_set():
+                    return  # edited again after the restart
+                await pause(self._stop, FIRST_WAIT)
+        self.changed()
 
     async def _post(self, game: StoredGame, row: BoardRow | None) -> None:
         """A new board message at the bottom of the channel (after the channel's own
         messages), pinned where the bot may; the old one goes."""
         if self.sender is not None:
             await self.sender.quiet(game.channel_id)
-        game = await self.service.boards.game(game.id) or game  # the latest, after the wait
+        game = await self.service.boards.game(game.id, game.channel_id) or game  # the latest
         reply = await self._render(game)
         nonce = f"rkb-{game.id}-{(row.posts if row else 0) + 1}"
         message_id = await self.transport.post_board(game.channel_id, reply, nonce)
@@ -183,7 +208,7 @@ class BoardKeeper:
         await self.service.boards.posted(game, message_id, game.version, pinned, asked=True)
 
     async def _render(self, game: StoredGame) -> Reply:
-        rows = await self.service.boards.last_rows(game.id)
+        rows = await self.service.boards.last_rows(game.id, 1, NOT_MOVES)
         now = self.service.clock()
         away = await away_players(self.service, game, now)
         return board_reply(self.context, game, rows, now, away)
@@ -196,6 +221,10 @@ class BoardKeeper:
             await asyncio.wait(running, timeout=self.grace)
         self._stop.set()
         self.wanted.set()
+        if self._writing is not None:  # the marks are written now (the rest: edited again)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(self._writing), self.grace)
+            running.append(self._writing)
         for t in (*running, task):
             if not t.done():
                 t.cancel()

@@ -18,8 +18,9 @@ across a restart and nothing hidden (the rows' bodies hold no card a player keep
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -66,20 +67,45 @@ Render = Callable[[str, Sequence[News]], list[Outgoing]]
 
 
 class Boards:
-    """The boards' rows and the follows (see the module's docstring)."""
+    """The boards' rows and the follows (see the module's docstring).
+
+    The rows of open games' boards are kept in memory as this process (their only writer)
+    last wrote them; what a board shows is marked at once in memory and written in batches
+    (`write_shown`): a mark lost in a crash only means one more edit of the same board after
+    the restart."""
 
     def __init__(self, ctx: Context, store: GameStore) -> None:
         self.ctx = ctx
         self.store = store
+        self._rows: dict[int, BoardRow] = {}
+        # game -> (shown, pinned, the `shown` read before the first render of the batch)
+        self._unwritten: dict[int, tuple[int, bool | None, int | None]] = {}
+        self._writes = 0  # a read begun before a write does not fill the cache
+        store.forgotten.append(self._forget)
+
+    def _forget(self, game: StoredGame) -> None:
+        self._rows.pop(game.id, None)  # a finished game's board: read again if ever needed
 
     # ---- boards ------------------------------------------------------------------------------
 
-    async def game(self, game_id: int) -> StoredGame | None:
+    async def game(self, game_id: int, channel_id: str | None = None) -> StoredGame | None:
+        """The game as stored: the open game cached for `channel_id` when it is that one."""
+        if channel_id is not None:
+            cached = self.store.cached(game_id, channel_id)
+            if cached is not None:
+                return cached
         async with self.ctx.db.conn.execute(f"{GAME_SELECT} WHERE g.id = ?", (game_id,)) as cur:
             row = await cur.fetchone()
         return None if row is None else game_from_row(row, self.ctx.db.seal)
 
     async def row(self, game_id: int) -> BoardRow | None:
+        if game_id in self.ctx.boards_unshown:  # marked behind by a change that is no move
+            self.ctx.boards_unshown.discard(game_id)
+            self._rows.pop(game_id, None)
+        known = self._rows.get(game_id)
+        if known is not None:
+            return known
+        writes = self._writes
         async with self.ctx.db.conn.execute(
             "SELECT game_id, channel_id, message_id, shown, pinned, repost, posts FROM boards "
             "WHERE game_id = ?",
@@ -88,7 +114,7 @@ class Boards:
             found = await cursor.fetchone()
         if found is None:
             return None
-        return BoardRow(
+        row = BoardRow(
             int(found[0]),
             str(found[1]),
             found[2],
@@ -97,6 +123,12 @@ class Boards:
             bool(found[5]),
             int(found[6]),
         )
+        mark = self._unwritten.get(game_id)
+        if mark is not None and mark[0] > row.shown >= 0:  # (a mark below 0 shows: behind)
+            row = replace(row, shown=mark[0], pinned=row.pinned if mark[1] is None else mark[1])
+        if writes == self._writes and self.store.cached(game_id, row.channel_id) is not None:
+            self._rows[game_id] = row
+        return row
 
     async def behind(self) -> list[int]:
         """At start-up: every board behind its game or asked to move, and every game in play
@@ -113,7 +145,7 @@ class Boards:
     ) -> None:
         """A board message was posted for `game` (showing `version`); `asked`: it answered a
         `board` (a newer ask stays)."""
-        async with self.ctx.db.transaction() as conn:
+        async with self._writing(game.id), self.ctx.db.transaction() as conn:
             await conn.execute(
                 "INSERT INTO boards (game_id, channel_id, message_id, shown, pinned, posts) "
                 "VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (game_id) DO UPDATE SET "
@@ -123,27 +155,61 @@ class Boards:
                 (game.id, game.channel_id, message_id, version, int(pinned), int(asked)),
             )
 
-    async def shown(
+    @asynccontextmanager
+    async def _writing(self, game_id: int) -> AsyncIterator[None]:
+        """A write of a board's row: its cached row goes, and no read that overlaps the write
+        (which could see it uncommitted, or not yet) fills the cache again."""
+        self._writes += 1
+        self._rows.pop(game_id, None)
+        try:
+            yield
+        finally:
+            self._writes += 1
+
+    def shown(
         self, game_id: int, version: int, pinned: bool | None = None, was: int | None = None
     ) -> None:
-        """The board's message now shows `version` (and is pinned or not). `was`: the `shown`
-        read before rendering it; a change marked since (`unshown`) keeps the board behind."""
-        async with self.ctx.db.transaction() as conn:
-            await conn.execute(
-                "UPDATE boards SET shown = CASE WHEN CAST(:was AS INTEGER) IS NULL "
-                "OR shown = :was THEN :version ELSE shown END, "
-                "pinned = COALESCE(:pinned, pinned) WHERE game_id = :game",
-                {
-                    "version": version,
-                    "pinned": None if pinned is None else int(pinned),
-                    "game": game_id,
-                    "was": was,
-                },
+        """The board's message now shows `version` (and is pinned or not): known at once,
+        written with the next `write_shown`. `was`: the `shown` read before rendering it; a
+        change marked since (`unshown`) keeps the board behind."""
+        earlier = self._unwritten.get(game_id)
+        if pinned is None and earlier is not None:
+            pinned = earlier[1]
+        if earlier is not None and (was is None or was >= 0):
+            was = earlier[2]  # what the file held before the batch (unless a mark was seen)
+        self._unwritten[game_id] = (version, pinned, was)
+        known = self._rows.get(game_id)
+        if known is not None:
+            self._rows[game_id] = replace(
+                known, shown=version, pinned=known.pinned if pinned is None else pinned
             )
+
+    def unwritten(self) -> bool:
+        """Are some boards' marks not written yet?"""
+        return bool(self._unwritten)
+
+    async def write_shown(self) -> None:
+        """Write what the boards show, all marked since the last write in one transaction (a
+        mark never takes a board back to an older version: a repost wrote a newer one)."""
+        marks = dict(self._unwritten)
+        if not marks:
+            return
+        async with self.ctx.db.transaction() as conn:
+            await conn.executemany(  # a mark below 0 made since the read stays (`unshown`)
+                "UPDATE boards SET shown = ?, pinned = COALESCE(?, pinned) "
+                "WHERE game_id = ? AND shown < ? AND (shown >= 0 OR shown = ?)",
+                [
+                    (version, None if pinned is None else int(pinned), game_id, version, was)
+                    for game_id, (version, pinned, was) in marks.items()
+                ],
+            )
+        for game_id, mark in marks.items():
+            if self._unwritten.get(game_id) == mark:
+                del self._unwritten[game_id]
 
     async def ask_repost(self, game: StoredGame) -> None:
         """`board`: post the board again at the bottom of the channel (the old one goes)."""
-        async with self.ctx.db.transaction() as conn:
+        async with self._writing(game.id), self.ctx.db.transaction() as conn:
             await conn.execute(
                 "INSERT INTO boards (game_id, channel_id, repost) VALUES (?, ?, 1) "
                 "ON CONFLICT (game_id) DO UPDATE SET repost = 1",
@@ -151,13 +217,19 @@ class Boards:
             )
         self.ctx.moved(game.id)
 
-    async def last_rows(self, game_id: int, limit: int = 8) -> list[LogRow]:
-        """The game's latest log rows, newest first."""
-        sql = f"{rolllog.ROW_SELECT} WHERE chain = ? ORDER BY seq DESC LIMIT ?"
+    async def last_rows(
+        self, game_id: int, limit: int = 8, skipping: Collection[str] = ()
+    ) -> list[LogRow]:
+        """The game's latest log rows, newest first, but for those whose action is one of
+        `skipping` (a board's last move: one row read, not the eight it may be among)."""
+        actions = sorted(str(a) for a in skipping)
+        marks = ", ".join("?" * len(actions))
+        unless = f" AND COALESCE(action, '') NOT IN ({marks})" if actions else ""
+        sql = f"{rolllog.ROW_SELECT} WHERE chain = ?{unless} ORDER BY seq DESC LIMIT ?"
         conn = self.ctx.db.conn
-        async with conn.execute(sql, (f"g{game_id}", limit)) as cursor:
+        async with conn.execute(sql, (f"g{game_id}", *actions, limit)) as cursor:
             found = await cursor.fetchall()
-        return [await rolllog.shown(conn, rolllog.row_from_record(r)) for r in found]
+        return await rolllog.shown_all(conn, [rolllog.row_from_record(r) for r in found])
 
     # ---- followers ---------------------------------------------------------------------------
 
@@ -282,7 +354,7 @@ class Boards:
         conn = self.ctx.db.conn
         async with conn.execute(sql + "ORDER BY seq", (game.chain, told, upto)) as cursor:
             found = await cursor.fetchall()
-        rows = [await rolllog.shown(conn, rolllog.row_from_record(r)) for r in found]
+        rows = await rolllog.shown_all(conn, [rolllog.row_from_record(r) for r in found])
         return News(game, tuple(rows), upto)
 
     async def next_batch(self, every: timedelta) -> datetime | None:

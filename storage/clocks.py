@@ -196,8 +196,7 @@ class Clocks:
             ) as cursor:
                 games = [int(r[0]) for r in await cursor.fetchall()]
             boarded = await unshown(conn, games)
-        for game_id in boarded:
-            self.ctx.moved(game_id)
+        self.ctx.behind(boarded)
 
     async def _replan_player(self, prefs: Prefs, shift: timedelta) -> list[StoredGame]:
         scope = self.ctx.db.scope
@@ -243,7 +242,7 @@ class Clocks:
                 await unshown(conn, [game.id])  # its board shows the deadline (or none)
             updated = replace(game, pace=pace)
             self.store.remember(updated)
-            self.ctx.moved(game.id)
+            self.ctx.behind([game.id])
             clock = game.clock
             if clock is not None:
                 due = clock.started_at + pace.deadline if pace.deadline else None
@@ -307,5 +306,5 @@ class Clocks:
             await unshown(conn, [game.id])  # its board shows the deadline
         updated = replace(game, clock=clock)
         self.store.remember(updated)
-        self.ctx.moved(game.id)
+        self.ctx.behind([game.id])
         return updated

@@ -200,8 +200,7 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
         await db.backend.scrub(rebuild=True)
     finally:
         await db.backend.secure_delete(False)
-    for game_id in boarded:  # (after the rebuild, which no read may overlap)
-        ctx.moved(game_id)
+    ctx.behind(boarded)  # (after the rebuild, which no read may overlap)
     return Forgotten(pseudo, games, left, rows)
 
 

@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import json
 import re
+from collections import defaultdict
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
@@ -807,13 +808,37 @@ class _Names:
 
 async def shown(conn: Conn, row: LogRow) -> LogRow:
     """`row` with the people its text names shown by name (see `_Names`)."""
+    return (await shown_all(conn, [row]))[0]
+
+
+async def shown_all(conn: Conn, rows: Sequence[LogRow]) -> list[LogRow]:
+    """`rows` with the people their texts name shown by name: one read per server for all of
+    them (a board's last rows name the same few players)."""
+    wanted: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        if "@{" in row.dice:
+            wanted[row.guild_id].update(_TOKEN.findall(row.dice))
+    if not wanted:
+        return list(rows)
+    names: dict[tuple[str, str], str] = {}
+    for guild, pseudos in wanted.items():
+        ordered = sorted(pseudos)
+        marks = ", ".join("?" * len(ordered))
+        sql = (
+            "SELECT pseudonym, name, user_id FROM persons "
+            f"WHERE guild_id = ? AND pseudonym IN ({marks})"
+        )
+        async with conn.execute(sql, (guild, *ordered)) as cursor:
+            found = {str(r[0]): r[1:] for r in await cursor.fetchall()}
+        for pseudo in ordered:
+            names[(guild, pseudo)] = _person_name(found.get(pseudo), pseudo)
+    return [_named_row(row, names) for row in rows]
+
+
+def _named_row(row: LogRow, names: Mapping[tuple[str, str], str]) -> LogRow:
     if "@{" not in row.dice:
         return row
-    names: dict[str, str] = {}
-    for pseudo in set(_TOKEN.findall(row.dice)):
-        async with conn.execute(_PERSON, (row.guild_id, pseudo)) as cursor:
-            names[pseudo] = _person_name(await cursor.fetchone(), pseudo)
-    return replace(row, dice=named(row.dice, lambda p: names.get(p, p)))
+    return replace(row, dice=named(row.dice, lambda p: names.get((row.guild_id, p), p)))
 
 
 async def in_thread(db: Database, work: Callable[[Reader], T]) -> T:
@@ -836,8 +861,8 @@ async def rows_for_game(conn: Conn, game_id: int) -> AsyncIterator[LogRow]:
     """Every row of one game, oldest first, streamed."""
     async with conn.execute(_GAME_ROWS, (game_id,)) as cursor:
         records = await cursor.fetchall()
-    for record in records:
-        yield await shown(conn, row_from_record(record))
+    for row in await shown_all(conn, [row_from_record(r) for r in records]):
+        yield row
 
 
 async def get(conn: Conn, row_id: int) -> LogRow | None:

@@ -60,6 +60,9 @@ class Context:
     # The games that moved since the board keeper last looked (bot/boards.py); `boarding` wakes it.
     boards_owed: set[int] = field(default_factory=set)
     boarding: asyncio.Event = field(default_factory=asyncio.Event)
+    # Games whose boards were marked behind outside their moves (storage/boards.py `unshown`):
+    # a board row this process keeps in memory is read again from the file.
+    boards_unshown: set[int] = field(default_factory=set)
 
     def owe(self, lanes: Iterable[tuple[str | None, str | None]]) -> None:
         """Messages were queued for these lanes (channel, user): the sender is woken for them
@@ -72,6 +75,13 @@ class Context:
         live board is owed the game's latest state. Every change a player could see calls it."""
         self.boards_owed.add(game_id)
         self.boarding.set()
+
+    def behind(self, game_ids: Iterable[int]) -> None:
+        """These games' boards were marked behind (`unshown`) in a committed change that is
+        no move: each is owed its game's latest state, read afresh."""
+        for game_id in game_ids:
+            self.boards_unshown.add(game_id)
+            self.moved(game_id)
 
 
 GAME_SELECT = (
@@ -160,6 +170,11 @@ class GameStore:
         game = game_from_row(row, self.db.seal)
         self.remember(game)
         return game
+
+    def cached(self, game_id: int, channel_id: str) -> StoredGame | None:
+        """Game `game_id` as cached, when it is the channel's open game (None: not cached)."""
+        found = self._games.get(channel_id)
+        return found if found is not None and found.id == game_id else None
 
     def remember(self, game: StoredGame) -> None:
         """Keep an open game in the cache (forget a finished one)."""

@@ -19,7 +19,7 @@ import fcntl
 import os
 import sqlite3
 import sys
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -223,6 +223,73 @@ def _lock_inode(path: Path) -> int:
     return fd
 
 
+class Fetched:
+    """A statement's result, read whole on the database's thread (as the PostgreSQL backend
+    reads it: the statements here return a few rows), with how many rows it changed."""
+
+    __slots__ = ("_at", "_rows", "rowcount")
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self._rows = rows
+        self._at = 0
+        self.rowcount = rowcount
+
+    async def fetchone(self) -> Any:
+        if self._at >= len(self._rows):
+            return None
+        self._at += 1
+        return self._rows[self._at - 1]
+
+    async def fetchall(self) -> list[Any]:
+        rest = self._rows[self._at :]
+        self._at = len(self._rows)
+        return rest
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._each()
+
+    async def _each(self) -> AsyncIterator[Any]:
+        for row in await self.fetchall():
+            yield row
+
+
+def _run(conn: sqlite3.Connection, sql: str, parameters: Params) -> Fetched:
+    """On the database's thread: the statement, its rows and its count, the cursor closed."""
+    cursor = conn.execute(sql, parameters)
+    try:
+        return Fetched(cursor.fetchall(), cursor.rowcount)
+    finally:
+        cursor.close()
+
+
+class _Statement:
+    """`await conn.execute(...)` or `async with conn.execute(...) as cursor`: one trip to the
+    database's thread either way (aiosqlite's cursor takes three for a read: the statement,
+    the fetch and the close, each a hand-over of the interpreter between two threads)."""
+
+    __slots__ = ("_parameters", "_raw", "_sql")
+
+    def __init__(self, raw: aiosqlite.Connection, sql: str, parameters: Params) -> None:
+        self._raw = raw
+        self._sql = sql
+        self._parameters = parameters
+
+    async def _go(self) -> Fetched:
+        raw = self._raw
+        # aiosqlite's own queue to its thread (`_execute`), as its `execute_fetchall` uses it.
+        run: Callable[..., Awaitable[Fetched]] = raw._execute
+        return await run(_run, raw._conn, self._sql, self._parameters)
+
+    def __await__(self) -> Generator[Any, None, Fetched]:
+        return self._go().__await__()
+
+    async def __aenter__(self) -> Fetched:
+        return await self._go()
+
+    async def __aexit__(self, *_: object) -> None:
+        return None
+
+
 class SqliteConn:
     """aiosqlite's connection behind the common surface (storage/backends/base.py)."""
 
@@ -230,7 +297,7 @@ class SqliteConn:
         self.raw = raw
 
     def execute(self, sql: str, parameters: Params = ()) -> CursorCtx:
-        return cast(CursorCtx, self.raw.execute(sql, parameters))
+        return cast(CursorCtx, _Statement(self.raw, sql, parameters))
 
     async def executemany(self, sql: str, parameters: Iterable[Params]) -> None:
         await self.raw.executemany(sql, parameters)

@@ -8,6 +8,8 @@ loopback, next to its floor, and start-up with 100,000 open games.
    `--games` one-player games (open loop: commands go out on schedule, whatever the replies).
    The floor is a bare discord.py bot that answers the same messages after one SQLite commit of
    one row with the same durability. Only `!roll` commands are timed; scores keep games going.
+   Beside the latencies, the bot process's CPU time (all its threads) per command while the
+   commands flow: a figure the other load on a shared machine moves far less than the tails.
 2. A database holding 100,000 open games: time from process start to ready to serve (database
    opened, service built, one command answered) and peak RSS, in a fresh process.
 """
@@ -18,6 +20,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -70,6 +73,15 @@ class FloorBot(discord.Client):
             await self.db.close()
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used so far, all its threads (Linux; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def drive(
     fake: FakeDiscord,
     kind: str,
@@ -78,9 +90,10 @@ async def drive(
     channels: list[int],
     rate: float,
     commands: int,
-) -> list[float]:
+) -> tuple[list[float], float]:
     """Start the bot in its own process, send commands on an open-loop schedule, and return
-    roll latencies in seconds (both ends stamped here, on the fake's clock)."""
+    roll latencies in seconds (both ends stamped here, on the fake's clock) and the bot's CPU
+    seconds per command while they flowed."""
     child = subprocess.Popen(
         [
             sys.executable,
@@ -117,6 +130,7 @@ async def drive(
     gc.freeze()
     gc.disable()
     try:
+        cpu_before = cpu_seconds(child.pid)
         start = time.perf_counter()
         for k in range(commands):
             delay = start + k / rate - time.perf_counter()
@@ -129,6 +143,7 @@ async def drive(
                 sent.append((channel, time.perf_counter(), len(fake.messages)))
             await fake.say(user.name, text, channel)
         await asyncio.sleep(2.0)
+        cpu = (cpu_seconds(child.pid) - cpu_before) / max(commands, 1)
     finally:
         gc.enable()
         gc.unfreeze()
@@ -151,7 +166,7 @@ async def drive(
     missing = len(sent) - len(latencies)
     if missing:
         print(f"warning: {missing} rolls got no reply")
-    return latencies
+    return latencies, cpu
 
 
 async def latency(
@@ -167,7 +182,7 @@ async def latency(
             fake = FakeDiscord(users, channels=channels)
             await fake.start()
             try:
-                samples = await drive(
+                samples, cpu = await drive(
                     fake, name, base / f"{name}-{round_}.sqlite3", users, channels, rate, commands
                 )
             finally:
@@ -178,17 +193,21 @@ async def latency(
                     "p50_ms": pct(samples, 0.5) * 1000,
                     "p99_ms": pct(samples, 0.99) * 1000,
                     "max_ms": max(samples) * 1000,
+                    "cpu_ms_per_command": cpu * 1000,
                 }
             )
     results: dict[str, Any] = {}
     for name, measured in runs.items():
         results[name] = {
             key: statistics.median(r[key] for r in measured)
-            for key in ("rolls", "p50_ms", "p99_ms", "max_ms")
+            for key in ("rolls", "p50_ms", "p99_ms", "max_ms", "cpu_ms_per_command")
         }
         results[name]["p99_ms_each_round"] = [round(r["p99_ms"], 1) for r in measured]
     results["p99_ratio"] = results["rollkeeper"]["p99_ms"] / results["floor"]["p99_ms"]
     results["p50_ratio"] = results["rollkeeper"]["p50_ms"] / results["floor"]["p50_ms"]
+    results["cpu_ratio"] = (
+        results["rollkeeper"]["cpu_ms_per_command"] / results["floor"]["cpu_ms_per_command"]
+    )
     return results
 
 

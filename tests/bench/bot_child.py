@@ -25,7 +25,11 @@ async def main(kind: str, api: str, gateway: str, db_path: Path) -> None:
     client: discord.Client = (
         FloorBot(db_path)
         if kind == "floor"
-        else RollkeeperBot(Config(), db_path, guild_ready_timeout=0.05)
+        else RollkeeperBot(
+            Config(live_board=not os.environ.get("ROLLKEEPER_NO_BOARD")),
+            db_path,
+            guild_ready_timeout=0.05,
+        )
     )
     async with client:
         await client.start("fake-token", reconnect=False)

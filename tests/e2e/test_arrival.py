@@ -271,6 +271,9 @@ async def test_killed_between_applying_a_press_and_posting_it(tmp_path: Path, ta
         await fake.wait_for(lambda m: "is in" in text_of(m), timeout=30)
         await fake.say("Gypsy", "!start solo")
         turn = await fake.wait_for(lambda m: "rk:o:" in " ".join(custom_ids(m)), timeout=30)
+        # The game's live board is posted after the start's messages: the send held below
+        # must be the press's message, not the board's.
+        await fake.wait_for(lambda m: "Live board" in text_of(m), timeout=30)
         fake.hold_sends = True
         roll = next(c for c in custom_ids(turn) if c.startswith("rk:o:"))
         await fake.click("Gypsy", turn, roll)

@@ -47,13 +47,15 @@ async def test_each_change_a_board_shows_marks_it_behind(service: GameService) -
         service.ctx.boards_owed.clear()
         row = await service.boards.row(game_id)
         assert row is not None
-        await service.boards.shown(game_id, version, was=row.shown)
+        service.boards.shown(game_id, version, was=row.shown)
+        await service.boards.write_shown()
         assert await service.boards.behind() == []
     # A keeper that read the board before a change's mark does not clear it.
     row = await service.boards.row(game_id)
     assert row is not None
     await service.set_prefs(replace(await service.prefs(BO.user_id), away_until=None))
-    await service.boards.shown(game_id, version, was=row.shown)
+    service.boards.shown(game_id, version, was=row.shown)
+    await service.boards.write_shown()
     assert await service.boards.behind() == [game_id]
 
 
@@ -64,7 +66,8 @@ async def test_forgetting_a_player_marks_their_finished_games_boards(
     await service.moderate(HERE, MOD, EndGame(), "an evening cut short")
     game = await service.boards.game(game_id)
     assert game is not None and game.state.is_over
-    await service.boards.shown(game_id, game.version)
+    service.boards.shown(game_id, game.version)
+    await service.boards.write_shown()
     assert await service.boards.behind() == []
     await service.forget(HERE.guild_id, BO.user_id)
     assert await service.boards.behind() == [game_id]
