@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -414,11 +414,6 @@ class GameService:
 
     async def ask_board(self, game: StoredGame) -> None:
         await self.boards.ask_repost(game)
-
-    async def board_rows(
-        self, game_id: int, limit: int = 8, skipping: Collection[str] = ()
-    ) -> list[LogRow]:
-        return await self.boards.last_rows(game_id, limit, skipping)
 
     async def follow(
         self, user_id: str, guild_id: str, game: StoredGame | None, player_id: str | None

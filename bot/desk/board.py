@@ -177,7 +177,7 @@ class Following:
         if self.context.outbox and self.context.config.live_board and not game.state.is_over:
             await self.service.ask_board(game)
             return [Reply(text="📌 The board is on its way to the bottom.", queued=True)]
-        rows = await self.service.board_rows(game.id, 1, NOT_MOVES)
+        rows = await self.service.boards.last_rows(game.id, 1, NOT_MOVES)
         now = self.service.clock()
         away = await away_players(self.service, game, now)
         return [board_reply(self.context, game, rows, now, away)]

@@ -374,7 +374,6 @@ def test_a_preview_can_change_nothing() -> None:
         "own_checkpoint_channel",
         "my_data",
         "server_option",
-        "board_rows",
         "follows_of",
     }
     public = {
