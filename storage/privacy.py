@@ -8,6 +8,7 @@ still owed to them. Read only; the same data a forget (to come) erases.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -23,6 +24,8 @@ from storage.seal import SealKey
 from storage.shards import ShardScope
 from storage.store import Context
 from storage.vocabulary import Act
+
+log = logging.getLogger(__name__)
 
 _THEIRS = " UNION ".join(rolllog.actor_ids(":actor"))  # the ids of the rows `:actor` wrote
 
@@ -295,10 +298,20 @@ async def _erase_beside(
     )
     for name in names:
         await conn.execute(f"DELETE FROM outbox WHERE instr(payload, ?) > 0{sent}", (name,))
-    sealed = await conn.execute_fetchall(f"SELECT id, payload FROM outbox WHERE {SEALED_SQL}{sent}")
+    sealed = await conn.execute_fetchall(
+        f"SELECT id, payload, state FROM outbox WHERE {SEALED_SQL}{sent}"
+    )
+    # Without the key (missing, not declared lost) a sealed message owed to someone else cannot
+    # be read: it is kept for them, not erased unread (their hand, their reminder).
+    kept = [i for i, _, state in sealed if seal is None and state == "pending"]
+    if kept:
+        log.warning(
+            "forget: %d direct messages owed to other people are sealed and the seal key is "
+            "missing: kept unread (ids %s)", len(kept), ", ".join(map(str, kept[:10])),
+        )  # fmt: skip
     await conn.executemany(
         "DELETE FROM outbox WHERE id = ?",
-        [(i,) for i, p in sealed if mentions(str(p), seal, [user_id, *names])],
+        [(i,) for i, p, _ in sealed if i not in kept and mentions(str(p), seal, [user_id, *names])],
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.replies import Reply, decode, encode
-from engine import Join
+from engine import Join, Leave
 from storage.db import Database
 from storage.dmseal import LOST
 from storage.model import Outgoing
@@ -161,5 +161,35 @@ async def test_forget_erases_the_sealed_messages_that_name_the_person(
             )
         await service.forget("g", BOB.user_id)
         assert await owed(service) == ["Ann finished a turn"]
+    finally:
+        await db.close()
+
+
+async def test_forget_without_the_key_keeps_the_sealed_messages_owed_to_others(
+    db_path: Path, clock: FakeClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The key missing (not declared lost): a forget cannot read sealed messages owed to other
+    people, so it keeps them for them (one warning), and erases the person's own."""
+    db = await Database.open(db_path)
+    try:
+        service = await seated(db, clock)
+        await service.play(HERE, BOB, Join(BOB.user_id))
+        await service.play(HERE, BOB, Leave(BOB.user_id))  # (a seat's leave needs the key)
+        async with db.transaction() as conn:
+            await queue(
+                conn,
+                [dm("Your cards: 7h", BOB.user_id), dm("Your cards: 9s", CY)],
+                clock(),
+                db.seal,
+            )
+        key, db.seal = db.seal, None  # the key file missing at start-up
+        db.lost_key = key.key_id
+        with caplog.at_level(logging.WARNING, logger="storage.privacy"):
+            await service.forget("g", BOB.user_id)
+        assert [u for u, _, _ in await stored(db)] == [CY]
+        (line,) = [r.getMessage() for r in caplog.records if r.name == "storage.privacy"]
+        assert line.startswith("forget: 1 direct messages owed to other people are sealed")
+        db.seal, db.lost_key = key, None  # the key is back: Cy still gets their cards
+        assert await owed(service) == ["Your cards: 9s"]
     finally:
         await db.close()
