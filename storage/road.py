@@ -16,6 +16,8 @@ from dataclasses import dataclass, replace
 from engine import AnyAction, RecordingDice, apply
 from engine.kinds import action_to_data
 from storage import rolllog
+from storage.backends.base import Conn
+from storage.backends.errors import NotAppliedError, OutcomeUnknownError
 from storage.clocks import Clocks
 from storage.families import action_entries, family_of
 from storage.logrows import base_entry, with_move
@@ -146,7 +148,14 @@ class Road:
                 async with db.writing() as conn:
                     if not await rolllog.unmoved(db, rows):
                         continue
-                    await conn.execute(commit.statement, commit.parameters)
+                    try:
+                        await conn.execute(commit.statement, commit.parameters)
+                    except OutcomeUnknownError as lost:  # lost as it committed itself: look
+                        landed = await _landed(conn, done.game)
+                        if landed is None:
+                            raise  # (the player is told it may or may not have been)
+                        if not landed:
+                            raise NotAppliedError(str(lost)) from lost
                     rolllog.stage(db, rows)
             finally:
                 rolllog.release(db, prepared)
@@ -215,3 +224,15 @@ class Road:
         if set(state.players) != set(game.state.players) or state.is_over:
             players = json.dumps([] if state.is_over else list(state.players))
         return _Applied(updated, events, recording.faces, entries, now, clock_json, hushed, players)
+
+
+async def _landed(conn: Conn, game: StoredGame) -> bool | None:
+    """After a write whose outcome is unknown (the connection lost while it committed by
+    itself): did it land? Its game is at the version it wrote. None: the database cannot be
+    reached to look (the read makes the connection again if it can)."""
+    try:
+        async with conn.execute("SELECT version FROM games WHERE id = ?", (game.id,)) as cursor:
+            found = await cursor.fetchone()
+    except (ConnectionError, OSError):
+        return None
+    return found is not None and int(found[0]) == game.version

@@ -34,6 +34,16 @@ class ServerError(DatabaseFileError):
         self.status = status
 
 
+class OutcomeUnknownError(ConnectionError):
+    """The connection to the database was lost while a write that commits by itself ran, or
+    during a COMMIT: the server may or may not have applied it (the writer may look)."""
+
+
+class NotAppliedError(ConnectionError):
+    """The connection was lost as a write committed by itself, and a look once it was back
+    found the write not applied: nothing was recorded (refused as the lost connection is)."""
+
+
 class StorageError(Refusal):
     """A write that could not be made now (disk full, file busy): nothing was recorded, the
     bot carries on, and the same command works once the cause is gone."""

@@ -52,7 +52,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import asyncpg
 
 from storage.backends.base import Backend, CursorCtx, Params, Reader
-from storage.backends.errors import DatabaseFileError, Durability, ServerError, StorageError
+from storage.backends.errors import (
+    DatabaseFileError,
+    Durability,
+    OutcomeUnknownError,
+    ServerError,
+    StorageError,
+)
 from storage.backends.pg_schema import MIGRATIONS
 
 T = TypeVar("T")
@@ -270,7 +276,7 @@ class LostMidwayError(UnreachableError):
     """The connection was lost while a statement ran (it did not commit by itself)."""
 
 
-class CommitUnknownError(UnreachableError):
+class CommitUnknownError(UnreachableError, OutcomeUnknownError):
     """The connection was lost during a COMMIT: the server may or may not have applied it."""
 
 
@@ -382,11 +388,18 @@ class PgConn:
                     await self._try_again()
             wait = min(wait * 2, MAX_RECONNECT_WAIT)
 
-    async def _guarded(self, work: Callable[[], Awaitable[T]]) -> T:
+    async def _guarded(self, work: Callable[[], Awaitable[T]], writes: bool = False) -> T:
         """Run `work` under the lock, on a live connection; a connection lost under it is
-        noted (and the error goes on to the caller)."""
+        noted (and the error goes on to the caller). `writes`: a statement that may write,
+        run outside a transaction, commits by itself: lost under it, its outcome is unknown
+        (CommitUnknownError), as a COMMIT's would be."""
         asked = asyncio.get_running_loop().time()
         async with self._lock:
+            alone = writes and not self._in_transaction
+            if alone and self.lost is None and self.raw.is_closed():
+                # A write that commits by itself, on a connection known closed: not sent, so
+                # nothing recorded (only a loss while it ran leaves the outcome unknown).
+                self._lose(ConnectionResetError("the server closed the connection"))
             await self._ready(asked)
             try:
                 return await work()
@@ -394,6 +407,11 @@ class PgConn:
                 if not (lost_connection(exc) or self.raw.is_closed()):
                     raise
                 self._lose(exc)
+                if alone:
+                    raise CommitUnknownError(
+                        f"{self.where} was lost during a statement that commits by itself "
+                        f"({self.lost})"
+                    ) from exc
                 raise LostMidwayError(f"{self.where} was lost ({self.lost})") from exc
 
     async def run(self, sql: str, parameters: Params = ()) -> PgCursor:
@@ -402,7 +420,8 @@ class PgConn:
             records = await prepared.stmt.fetch(*prepared.args(parameters))
             return PgCursor(prepared.rows(records), _count(prepared.stmt.get_statusmsg()))
 
-        return await self._guarded(work)
+        reads = sql.lstrip().upper().startswith("SELECT")
+        return await self._guarded(work, writes=not reads)
 
     async def simple(self, sql: str) -> None:
         """A statement of PostgreSQL's own, as it is (no translation, no parameters)."""

@@ -28,6 +28,7 @@ from bot.timekeeper import Timekeeper
 from engine import make_rules
 from storage import shards
 from storage.audit import verify_file
+from storage.backends.postgres import CommitUnknownError
 from storage.db import Database, StorageError
 from storage.service import GameService, Where, Who
 from storage.shards import ShardKeeper, ShardPlan, ShardScope
@@ -170,7 +171,12 @@ async def test_while_the_server_is_down_commands_are_refused_plainly_then_work_b
     await table.turn(BOXES[0])
     pg_cluster.halt()
     try:
-        for _ in range(3):  # every command while it is down: one plain line, nothing recorded
+        # The move that meets the loss was sent: with the server gone, nobody can tell whether
+        # it committed before the end, so the player is told to look. Every command after it
+        # is refused before it is sent: one plain line, nothing recorded.
+        first = await table.say("Ann: !roll")
+        assert first.startswith("The bot lost its database while recording that: it may or may")
+        for _ in range(3):
             refused = await table.say("Ann: !roll")
             assert refused.startswith("Nothing was recorded: the bot could not reach its database")
     finally:
@@ -191,6 +197,63 @@ async def test_a_command_whose_transaction_loses_the_connection_records_nothing(
             end_sessions(pg_cluster, pg_url)
             await conn.execute("UPDATE games SET version = version + 100")
     await table.turn(BOXES[1])
+    assert await scores_kept(table) == table.scored
+    assert verify_file(pg_url).problem is None
+
+
+async def test_a_statement_that_commits_by_itself_lost_midway_is_said_unknown(
+    table: Table, pg_cluster: Cluster, pg_url: str
+) -> None:
+    """A write that runs outside a transaction commits by itself: lost while it ran, the
+    server may have committed it, so the player is told to look before sending it again,
+    never that nothing was recorded."""
+    await table.turn(BOXES[0])
+    db = table.service.db
+    holder = await asyncpg.connect(pg_url)  # holds the games' rows: the write waits on them
+    try:
+        await holder.execute("BEGIN")
+        await holder.execute("SELECT id FROM games FOR UPDATE")
+
+        async def write() -> None:
+            async with db.writing() as conn:
+                await conn.execute("UPDATE games SET version = version")
+
+        waiting = asyncio.create_task(write())
+        await asyncio.sleep(0.3)
+        end_sessions(pg_cluster, pg_url)
+        with pytest.raises(StorageError, match="may or may not have been recorded"):
+            await waiting
+        await holder.execute("ROLLBACK")
+    finally:
+        await holder.close()
+    await table.turn(BOXES[1])
+    assert await scores_kept(table) == table.scored
+    assert verify_file(pg_url).problem is None
+
+
+async def test_a_move_whose_connection_is_lost_as_it_commits_is_looked_up_and_kept(
+    table: Table, pg_cluster: Cluster, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The move's one statement committed, then the connection went before its answer came
+    back: the bot looks, finds the move applied, and the player gets the move, not a refusal
+    that invites a second roll."""
+    await table.turn(BOXES[0])
+    backend = table.service.db.backend
+    run = type(backend.pg).run
+
+    async def run_then_lose(pg: Any, sql: str, parameters: Any = ()) -> Any:
+        found = await run(pg, sql, parameters)
+        if sql.lstrip().upper().startswith("INSERT INTO APPLY_TURN"):
+            end_sessions(pg_cluster, pg_url)  # the answer never came back, as `_guarded`
+            pg._lose(ConnectionResetError("lost as it committed"))  # meets such a loss
+            raise CommitUnknownError("lost as it committed")
+        return found
+
+    monkeypatch.setattr(type(backend.pg), "run", run_then_lose)
+    await table.turn(BOXES[1])  # the move applied by `apply_turn` lost as it committed
+    monkeypatch.undo()
+    assert table.refused == 0  # each looked up and found applied: no refusal
+    await table.turn(BOXES[2])
     assert await scores_kept(table) == table.scored
     assert verify_file(pg_url).problem is None
 
