@@ -205,7 +205,10 @@ class BoardKeeper:
         if row is not None and row.message_id and row.message_id != message_id:
             await self.transport.drop_board(game.channel_id, row.message_id)
         pinned = await self.transport.pin_board(game.channel_id, message_id, True)
-        await self.service.boards.posted(game, message_id, game.version, pinned, asked=True)
+        shown = None if row is None else row.shown
+        await self.service.boards.posted(
+            game, message_id, game.version, pinned, asked=True, was=shown
+        )
 
     async def _render(self, game: StoredGame) -> Reply:
         rows = await self.service.boards.last_rows(game.id, 1, NOT_MOVES)

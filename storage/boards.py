@@ -141,18 +141,27 @@ class Boards:
             return [int(r[0]) for r in await cursor.fetchall()]
 
     async def posted(
-        self, game: StoredGame, message_id: str, version: int, pinned: bool, asked: bool
+        self,
+        game: StoredGame,
+        message_id: str,
+        version: int,
+        pinned: bool,
+        asked: bool,
+        was: int | None = None,
     ) -> None:
         """A board message was posted for `game` (showing `version`); `asked`: it answered a
-        `board` (a newer ask stays)."""
+        `board` (a newer ask stays). `was`: the `shown` read before rendering it; a change
+        marked since (`unshown`) keeps the board behind, as in `write_shown`."""
         async with self._writing(game.id), self.ctx.db.transaction() as conn:
             await conn.execute(
                 "INSERT INTO boards (game_id, channel_id, message_id, shown, pinned, posts) "
                 "VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (game_id) DO UPDATE SET "
-                "message_id = excluded.message_id, shown = excluded.shown, "
+                "message_id = excluded.message_id, "
+                "shown = CASE WHEN boards.shown < 0 AND boards.shown != CAST(? AS INTEGER) "
+                "THEN boards.shown ELSE excluded.shown END, "
                 "pinned = excluded.pinned, posts = boards.posts + 1, "
                 "repost = CASE WHEN ? = 1 THEN 0 ELSE boards.repost END",
-                (game.id, game.channel_id, message_id, version, int(pinned), int(asked)),
+                (game.id, game.channel_id, message_id, version, int(pinned), was, int(asked)),
             )
 
     @asynccontextmanager

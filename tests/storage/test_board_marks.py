@@ -72,3 +72,22 @@ async def test_forgetting_a_player_marks_their_finished_games_boards(
     await service.forget(HERE.guild_id, BO.user_id)
     assert await service.boards.behind() == [game_id]
     assert game_id in service.ctx.boards_owed
+
+
+async def test_a_change_marked_while_a_board_is_posted_keeps_it_behind(
+    service: GameService,
+) -> None:
+    """A board being posted again (a repost, or Discord slow to take it) while a deadline
+    changes: the post rendered before the mark, so the board stays behind (a restart edits
+    it); a post rendered after the mark clears it."""
+    game_id = await _game_with_board(service)
+    game = await service.require_game_here(HERE.channel_id)
+    row = await service.boards.row(game_id)
+    assert row is not None
+    await service.set_pace(HERE, MOD, Pace(timedelta(hours=24)), "a quicker pace")
+    await service.boards.posted(game, "556", game.version, True, asked=True, was=row.shown)
+    assert await service.boards.behind() == [game_id]
+    row = await service.boards.row(game_id)  # read (and rendered) after the mark
+    assert row is not None and row.message_id == "556"
+    await service.boards.posted(game, "557", game.version, True, asked=True, was=row.shown)
+    assert await service.boards.behind() == []
