@@ -205,9 +205,9 @@ class BoardKeeper:
         if row is not None and row.message_id and row.message_id != message_id:
             await self.transport.drop_board(game.channel_id, row.message_id)
         pinned = await self.transport.pin_board(game.channel_id, message_id, True)
-        shown = None if row is None else row.shown
+        shown, asks = (None, 0) if row is None else (row.shown, row.repost)
         await self.service.boards.posted(
-            game, message_id, game.version, pinned, asked=True, was=shown
+            game, message_id, game.version, pinned, asked=True, was=shown, seen=asks
         )
 
     async def _render(self, game: StoredGame) -> Reply:

@@ -2,8 +2,9 @@
 follows which game or player.
 
 A board's row says where its message is, the game version it last showed and whether it is
-pinned; `repost` records a `board` that asked for it at the bottom of the channel, so a restart
-finishes it. A change a board shows that is no move of its game (a deadline changed, a player
+pinned; `repost` counts the `board`s that asked for it at the bottom of the channel and are not
+posted yet (a post answers the asks read before it, so one made meanwhile is posted too), so a
+restart finishes them. A change a board shows that is no move of its game (a deadline changed, a player
 away or back, a player forgotten) sets `shown` below 0 in the change's own transaction
 (`unshown`), so the board is behind until edited, across a restart too. The bot's board keeper
 (bot/boards.py) edits the message from the game's latest state whenever the game moved
@@ -41,7 +42,7 @@ class BoardRow:
     message_id: str | None
     shown: int  # the game version the message shows (below 0: never posted, or `unshown`)
     pinned: bool
-    repost: bool  # a `board` asked for it at the bottom of the channel
+    repost: int  # `board`s that asked for it at the bottom of the channel, not yet posted
     posts: int = 0  # board messages posted for the game so far (each new one's nonce)
 
 
@@ -120,7 +121,7 @@ class Boards:
             found[2],
             int(found[3]),
             bool(found[4]),
-            bool(found[5]),
+            int(found[5]),
             int(found[6]),
         )
         mark = self._unwritten.get(game_id)
@@ -136,7 +137,7 @@ class Boards:
         async with self.ctx.db.conn.execute(
             "SELECT g.id FROM games g LEFT JOIN boards b ON b.game_id = g.id "
             "WHERE (g.phase = 'playing' AND b.game_id IS NULL) OR b.shown < g.version "
-            "OR b.repost = 1 ORDER BY g.id"
+            "OR b.repost > 0 ORDER BY g.id"
         ) as cursor:
             return [int(r[0]) for r in await cursor.fetchall()]
 
@@ -148,10 +149,12 @@ class Boards:
         pinned: bool,
         asked: bool,
         was: int | None = None,
+        seen: int = 0,
     ) -> None:
-        """A board message was posted for `game` (showing `version`); `asked`: it answered a
-        `board` (a newer ask stays). `was`: the `shown` read before rendering it; a change
-        marked since (`unshown`) keeps the board behind, as in `write_shown`."""
+        """A board message was posted for `game` (showing `version`); `asked`: it answered the
+        `board` asks read before rendering it (`seen`: a newer ask stays, and is posted again).
+        `was`: the `shown` read before rendering it; a change marked since (`unshown`) keeps
+        the board behind, as in `write_shown`."""
         async with self._writing(game.id), self.ctx.db.transaction() as conn:
             await conn.execute(
                 "INSERT INTO boards (game_id, channel_id, message_id, shown, pinned, posts) "
@@ -160,8 +163,12 @@ class Boards:
                 "shown = CASE WHEN boards.shown < 0 AND boards.shown != CAST(? AS INTEGER) "
                 "THEN boards.shown ELSE excluded.shown END, "
                 "pinned = excluded.pinned, posts = boards.posts + 1, "
-                "repost = CASE WHEN ? = 1 THEN 0 ELSE boards.repost END",
-                (game.id, game.channel_id, message_id, version, int(pinned), was, int(asked)),
+                "repost = CASE WHEN ? = 1 AND boards.repost > ? THEN boards.repost - ? "
+                "WHEN ? = 1 THEN 0 ELSE boards.repost END",
+                (
+                    *(game.id, game.channel_id, message_id, version, int(pinned), was),
+                    *(int(asked), seen, seen, int(asked)),
+                ),
             )
 
     @asynccontextmanager
@@ -221,7 +228,7 @@ class Boards:
         async with self._writing(game.id), self.ctx.db.transaction() as conn:
             await conn.execute(
                 "INSERT INTO boards (game_id, channel_id, repost) VALUES (?, ?, 1) "
-                "ON CONFLICT (game_id) DO UPDATE SET repost = 1",
+                "ON CONFLICT (game_id) DO UPDATE SET repost = boards.repost + 1",
                 (game.id, game.channel_id),
             )
         self.ctx.moved(game.id)

@@ -48,9 +48,20 @@ async def test_the_row_in_memory_follows_every_write(db_path: Path, clock: FakeC
     await service.ask_board(game)  # `board`: the row read before it must not stay
     asked = await boards.row(game.id)
     assert asked is not None and asked.repost
-    await boards.posted(game, "5002", game.version, True, asked=True)
+    await boards.posted(game, "5002", game.version, True, asked=True, seen=asked.repost)
     reposted = await boards.row(game.id)
     assert reposted is not None and (reposted.message_id, reposted.repost) == ("5002", False)
+    # A second `board` while the first one's post is on its way is not lost with it.
+    await service.ask_board(game)
+    seen = await boards.row(game.id)
+    assert seen is not None and seen.repost
+    await service.ask_board(game)  # (the post of the first is in flight)
+    await boards.posted(game, "5003", game.version, True, asked=True, seen=seen.repost)
+    still = await boards.row(game.id)
+    assert still is not None and still.repost and await boards.behind() == [game.id]
+    await boards.posted(game, "5004", game.version, True, asked=True, seen=still.repost)
+    done = await boards.row(game.id)
+    assert done is not None and not done.repost and await boards.behind() == []
     version = await roll(service, ANN)
     boards.shown(game.id, version)
     marked = await boards.row(game.id)
