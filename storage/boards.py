@@ -4,8 +4,8 @@ follows which game or player.
 A board's row says where its message is, the game version it last showed and whether it is
 pinned; `repost` counts the `board`s that asked for it at the bottom of the channel and are not
 posted yet (a post answers the asks read before it, so one made meanwhile is posted too), so a
-restart finishes them. A change a board shows that is no move of its game (a deadline changed, a player
-away or back, a player forgotten) sets `shown` below 0 in the change's own transaction
+restart finishes them. A change a board shows that is no move of its game (a deadline changed,
+a player away or back, a player forgotten) sets `shown` below 0 in the change's own transaction
 (`unshown`), so the board is behind until edited, across a restart too. The bot's board keeper
 (bot/boards.py) edits the message from the game's latest state whenever the game moved
 (`Context.moved`), and at start-up for every board behind its game, so the board never stays
