@@ -82,6 +82,7 @@ class Boards:
         # game -> (shown, pinned, the `shown` read before the first render of the batch)
         self._unwritten: dict[int, tuple[int, bool | None, int | None]] = {}
         self._writes = 0  # a read begun before a write does not fill the cache
+        self._read_after: dict[int, int] = {}  # game -> the marks (`Context.behind`) it saw
         store.forgotten.append(self._forget)
 
     def _forget(self, game: StoredGame) -> None:
@@ -103,6 +104,7 @@ class Boards:
         if game_id in self.ctx.boards_unshown:  # marked behind by a change that is no move
             self.ctx.boards_unshown.discard(game_id)
             self._rows.pop(game_id, None)
+        self._read_after[game_id] = self.ctx.boards_marked.get(game_id, 0)
         known = self._rows.get(game_id)
         if known is not None:
             return known
@@ -155,6 +157,7 @@ class Boards:
         `board` asks read before rendering it (`seen`: a newer ask stays, and is posted again).
         `was`: the `shown` read before rendering it; a change marked since (`unshown`) keeps
         the board behind, as in `write_shown`."""
+        was = self._unless_marked_since(game.id, was)
         async with self._writing(game.id), self.ctx.db.transaction() as conn:
             await conn.execute(
                 "INSERT INTO boards (game_id, channel_id, message_id, shown, pinned, posts) "
@@ -193,12 +196,19 @@ class Boards:
             pinned = earlier[1]
         if earlier is not None and (was is None or was >= 0):
             was = earlier[2]  # what the file held before the batch (unless a mark was seen)
-        self._unwritten[game_id] = (version, pinned, was)
+        self._unwritten[game_id] = (version, pinned, self._unless_marked_since(game_id, was))
         known = self._rows.get(game_id)
         if known is not None:
             self._rows[game_id] = replace(
                 known, shown=version, pinned=known.pinned if pinned is None else pinned
             )
+
+    def _unless_marked_since(self, game_id: int, was: int | None) -> int | None:
+        """`was`, or 0 when a change marked the board behind after its row was last read (the
+        render is older than the mark, whatever value the mark has: it must not clear it)."""
+        if self.ctx.boards_marked.get(game_id, 0) != self._read_after.get(game_id, 0):
+            return 0
+        return was
 
     def unwritten(self) -> bool:
         """Are some boards' marks not written yet?"""

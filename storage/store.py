@@ -63,6 +63,9 @@ class Context:
     # Games whose boards were marked behind outside their moves (storage/boards.py `unshown`):
     # a board row this process keeps in memory is read again from the file.
     boards_unshown: set[int] = field(default_factory=set)
+    # How many such marks each game has had in this process: a board's mark rendered before
+    # the latest one never clears it (storage/boards.py `Boards.shown`).
+    boards_marked: dict[int, int] = field(default_factory=dict)
 
     def owe(self, lanes: Iterable[tuple[str | None, str | None]]) -> None:
         """Messages were queued for these lanes (channel, user): the sender is woken for them
@@ -81,6 +84,7 @@ class Context:
         no move: each is owed its game's latest state, read afresh."""
         for game_id in game_ids:
             self.boards_unshown.add(game_id)
+            self.boards_marked[game_id] = self.boards_marked.get(game_id, 0) + 1
             self.moved(game_id)
 
 

@@ -91,3 +91,26 @@ async def test_a_change_marked_while_a_board_is_posted_keeps_it_behind(
     assert row is not None and row.message_id == "556"
     await service.boards.posted(game, "557", game.version, True, asked=True, was=row.shown)
     assert await service.boards.behind() == []
+
+
+async def test_a_render_older_than_a_second_mark_does_not_clear_it(
+    service: GameService,
+) -> None:
+    """Two changes mark the board behind (each `-1` in the file): a render that read the
+    board before the second one, its edit held up, must not clear the second mark when it
+    lands, though the value it read is the same."""
+    game_id = await _game_with_board(service)
+    version = (await service.require_game_here(HERE.channel_id)).version
+    await service.set_pace(HERE, MOD, Pace(timedelta(hours=24)), "a quicker pace")  # mark A
+    first = await service.boards.row(game_id)  # the edit for A reads the mark
+    assert first is not None and first.shown < 0
+    service.boards.shown(game_id, version, was=first.shown)
+    stale = await service.boards.row(game_id)  # a move's render begins (A's mark unwritten)
+    assert stale is not None
+    stale_read = first.shown  # what that render saw in the file: A's mark
+    await service.boards.write_shown()
+    assert await service.boards.behind() == []
+    await service.set_pace(HERE, MOD, Pace(timedelta(hours=12)), "quicker still")  # mark B
+    service.boards.shown(game_id, version, was=stale_read)  # the held-up edit lands
+    await service.boards.write_shown()
+    assert await service.boards.behind() == [game_id]  # B still owes the board an edit
