@@ -219,8 +219,7 @@ class Database:
         """A file from before sealing has its plaintext seeds sealed now (their old pages
         overwritten), and records its key."""
         assert self.seal is not None
-        await self.backend.secure_delete(True)
-        async with self.transaction() as conn:
+        async with self.erasing(rebuild=False) as conn:
             async with conn.execute("SELECT id, seed FROM games WHERE seed IS NOT NULL") as cur:
                 games = await cur.fetchall()
             for game_id, seed in games:
@@ -240,8 +239,6 @@ class Database:
             await conn.execute(
                 "INSERT INTO seal_key (only_row, key_id) VALUES (1, ?)", (self.seal.key_id,)
             )
-        await self.backend.scrub(rebuild=False)
-        await self.backend.secure_delete(False)
 
     async def _seal_legacy_cards(self) -> None:
         """The last release's open card games: their faces and snapshot sealed, once there is
@@ -316,6 +313,18 @@ class Database:
                     self._failed()
                     raise
                 self._committed()
+
+    @asynccontextmanager
+    async def erasing(self, rebuild: bool) -> AsyncIterator[Conn]:
+        """One write transaction that erases (Backend.erasing, under this database's lock):
+        its bytes overwritten, then scrubbed from the journal (`rebuild`: and free space)."""
+        await self.backend.secure_delete(True)
+        try:
+            async with self.transaction() as conn:
+                yield conn
+            await self.backend.scrub(rebuild)
+        finally:
+            await self.backend.secure_delete(False)
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[Conn]:

@@ -18,7 +18,6 @@ why, counted in one log line; the messages queued after it go on. While the key 
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 
 from storage.backends.base import Backend
@@ -67,18 +66,9 @@ async def seal_plain_direct_messages(backend: Backend, seal: SealKey) -> int:
     plain = list(await conn.execute_fetchall(_PLAIN_DMS))
     if not plain:
         return 0
-    await backend.secure_delete(True)
-    await backend.begin()
-    try:
+    async with backend.erasing(rebuild=True):
         await conn.executemany(
             "UPDATE outbox SET payload = ? WHERE id = ? AND payload = ?",
             [(seal.seal_text(str(p)), int(i), p) for i, p in plain],
         )
-        await backend.commit()
-    except BaseException:
-        with contextlib.suppress(*backend.errors):
-            await backend.rollback()
-        raise
-    await backend.scrub(rebuild=True)
-    await backend.secure_delete(False)
     return len(plain)

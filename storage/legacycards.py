@@ -21,7 +21,6 @@ are.
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Any
 
@@ -78,26 +77,16 @@ async def seal_open_card_games(backend: Backend, seal: SealKey) -> int:
     todo = [(g, s, faces) for g, s, faces in found if faces or not str(s).startswith(SEALED)]
     if not todo:
         return 0
-    await backend.secure_delete(True)
-    await backend.begin()
-    try:
-        async with backend.unguarded("game_actions"):
-            for game_id, snapshot, faces in todo:
-                await conn.executemany(
-                    "UPDATE game_actions SET faces = ? WHERE game_id = ? AND seq = ? AND faces = ?",
-                    [(sealed_faces(seal, json.loads(t)), game_id, q, t) for q, t in faces],
+    async with backend.erasing(rebuild=True), backend.unguarded("game_actions"):
+        for game_id, snapshot, faces in todo:
+            await conn.executemany(
+                "UPDATE game_actions SET faces = ? WHERE game_id = ? AND seq = ? AND faces = ?",
+                [(sealed_faces(seal, json.loads(t)), game_id, q, t) for q, t in faces],
+            )
+            if not str(snapshot).startswith(SEALED):
+                state = from_snapshot(json.loads(snapshot))
+                await conn.execute(
+                    "UPDATE games SET snapshot = ? WHERE id = ? AND snapshot = ?",
+                    (sealed_snapshot(seal, str(snapshot), state), game_id, snapshot),
                 )
-                if not str(snapshot).startswith(SEALED):
-                    state = from_snapshot(json.loads(snapshot))
-                    await conn.execute(
-                        "UPDATE games SET snapshot = ? WHERE id = ? AND snapshot = ?",
-                        (sealed_snapshot(seal, str(snapshot), state), game_id, snapshot),
-                    )
-        await backend.commit()
-    except BaseException:
-        with contextlib.suppress(*backend.errors):
-            await backend.rollback()
-        raise
-    await backend.scrub(rebuild=True)
-    await backend.secure_delete(False)
     return sum(len(faces) for _, _, faces in todo)

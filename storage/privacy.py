@@ -128,22 +128,16 @@ async def erase_old_texts(ctx: Context, days: int) -> int:
     their commitments, so every hash still holds. Returns how many rows lost a text."""
     cutoff = timestamp(ctx.clock() - timedelta(days=days))
     db = ctx.db
-    await db.backend.secure_delete(True)
-    try:
-        async with db.transaction() as conn:
-            erased = await conn.execute(
-                "UPDATE log SET reason = NULL WHERE chain != 'log' AND reason IS NOT NULL "
-                "AND at < ?",
-                (cutoff,),
-            )
-            await conn.execute(
-                "UPDATE message_rolls SET content = '', seen = NULL WHERE content != '' AND "
-                "log_id IN (SELECT id FROM log WHERE at < ? AND chain != 'log')",
-                (cutoff,),
-            )
-        await db.backend.scrub(rebuild=False)
-    finally:
-        await db.backend.secure_delete(False)
+    async with db.erasing(rebuild=False) as conn:
+        erased = await conn.execute(
+            "UPDATE log SET reason = NULL WHERE chain != 'log' AND reason IS NOT NULL AND at < ?",
+            (cutoff,),
+        )
+        await conn.execute(
+            "UPDATE message_rolls SET content = '', seen = NULL WHERE content != '' AND "
+            "log_id IN (SELECT id FROM log WHERE at < ? AND chain != 'log')",
+            (cutoff,),
+        )
     return int(erased.rowcount or 0)
 
 
@@ -176,33 +170,28 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
         {"actor": pseudo},
     ) as cursor:
         names = {str(n) for (n,) in await cursor.fetchall()} | ({str(found[1])} - {"None"})
-    await db.backend.secure_delete(True)
-    try:
-        async with db.transaction() as conn:
-            renamed = await _rename_in_games(conn, guild_id, user_id, pseudo)
-            games = len(renamed)
-            boarded = await unshown(conn, renamed)  # their boards named them
-            rows = await _erase_rows(conn, pseudo, names)
-            await _erase_beside(conn, user_id, names, db.scope, db.seal)
-            if db.scope is not None:  # the other shards erase what they hold of them
-                await shards.post_forget_work(conn, db.scope, user_id, sorted(names))
-            await _erase_follows(conn, guild_id, user_id)
-            await conn.execute(
-                "DELETE FROM persons WHERE guild_id = ? AND user_id = ?", (guild_id, user_id)
-            )
-            facts = {"games": games, "rows": rows}
-            entry = replace(
-                plain_entry(Where(guild_id, ""), BOT, timestamp(ctx.clock()), Act.FORGOTTEN),
-                chain=f"s{guild_id}",
-                dice="a player was forgotten",
-                data=json.dumps(facts, separators=(",", ":")),
-            )
-            await rolllog.append(db, [entry])
-        db.pseudonyms.pop((guild_id, user_id), None)
+    async with db.erasing(rebuild=True) as conn:
+        renamed = await _rename_in_games(conn, guild_id, user_id, pseudo)
+        games = len(renamed)
+        boarded = await unshown(conn, renamed)  # their boards named them
+        rows = await _erase_rows(conn, pseudo, names)
+        await _erase_beside(conn, user_id, names, db.scope, db.seal)
+        if db.scope is not None:  # the other shards erase what they hold of them
+            await shards.post_forget_work(conn, db.scope, user_id, sorted(names))
+        await _erase_follows(conn, guild_id, user_id)
+        await conn.execute(
+            "DELETE FROM persons WHERE guild_id = ? AND user_id = ?", (guild_id, user_id)
+        )
+        facts = {"games": games, "rows": rows}
+        entry = replace(
+            plain_entry(Where(guild_id, ""), BOT, timestamp(ctx.clock()), Act.FORGOTTEN),
+            chain=f"s{guild_id}",
+            dice="a player was forgotten",
+            data=json.dumps(facts, separators=(",", ":")),
+        )
+        await rolllog.append(db, [entry])
+        db.pseudonyms.pop((guild_id, user_id), None)  # (read again, whatever the commit does)
         db.names.pop((guild_id, user_id), None)
-        await db.backend.scrub(rebuild=True)
-    finally:
-        await db.backend.secure_delete(False)
     ctx.behind(boarded)  # (after the rebuild, which no read may overlap)
     return Forgotten(pseudo, games, left, rows)
 

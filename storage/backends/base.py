@@ -11,6 +11,7 @@ both.
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -21,7 +22,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -155,3 +156,22 @@ class Backend(abc.ABC):
     async def scrub(self, rebuild: bool) -> None:
         """After an erasure: old copies of erased bytes gone from the journal (and, with
         `rebuild`, from free space as well)."""
+
+    @asynccontextmanager
+    async def erasing(self, rebuild: bool) -> AsyncIterator[None]:
+        """One write transaction that erases (the caller holds the writer's lock): its bytes
+        overwritten (`secure_delete`), committed or rolled back, then `scrub`bed; erasing is
+        off again afterwards, whatever happened. (Database.erasing: the same with its lock.)"""
+        await self.secure_delete(True)
+        try:
+            await self.begin()
+            try:
+                yield
+                await self.commit()
+            except BaseException:
+                with contextlib.suppress(*self.errors):
+                    await self.rollback()
+                raise
+            await self.scrub(rebuild)
+        finally:
+            await self.secure_delete(False)
