@@ -101,10 +101,10 @@ class Boards:
         return None if row is None else game_from_row(row, self.ctx.db.seal)
 
     async def row(self, game_id: int) -> BoardRow | None:
-        if game_id in self.ctx.boards_unshown:  # marked behind by a change that is no move
-            self.ctx.boards_unshown.discard(game_id)
+        marks = self.ctx.boards_marked.get(game_id, 0)
+        if self._read_after.get(game_id, 0) != marks:  # marked behind since the last read
             self._rows.pop(game_id, None)
-        self._read_after[game_id] = self.ctx.boards_marked.get(game_id, 0)
+        self._read_after[game_id] = marks
         known = self._rows.get(game_id)
         if known is not None:
             return known

@@ -60,11 +60,9 @@ class Context:
     # The games that moved since the board keeper last looked (bot/boards.py); `boarding` wakes it.
     boards_owed: set[int] = field(default_factory=set)
     boarding: asyncio.Event = field(default_factory=asyncio.Event)
-    # Games whose boards were marked behind outside their moves (storage/boards.py `unshown`):
-    # a board row this process keeps in memory is read again from the file.
-    boards_unshown: set[int] = field(default_factory=set)
-    # How many such marks each game has had in this process: a board's mark rendered before
-    # the latest one never clears it (storage/boards.py `Boards.shown`).
+    # How many times each game's board was marked behind outside its moves in this process
+    # (storage/boards.py `unshown`): a board row kept in memory from before is read again, and
+    # an edit rendered before the latest mark never clears it (`Boards.shown`).
     boards_marked: dict[int, int] = field(default_factory=dict)
 
     def owe(self, lanes: Iterable[tuple[str | None, str | None]]) -> None:
@@ -83,7 +81,6 @@ class Context:
         """These games' boards were marked behind (`unshown`) in a committed change that is
         no move: each is owed its game's latest state, read afresh."""
         for game_id in game_ids:
-            self.boards_unshown.add(game_id)
             self.boards_marked[game_id] = self.boards_marked.get(game_id, 0) + 1
             self.moved(game_id)
 
