@@ -150,7 +150,21 @@ async def roll(
     return int(message), payload
 
 
-class Marks:
+class Flushed:
+    """What is owed written every quarter second while a run lasts, and once more at its end
+    (as bot/sender.py marks posted messages, `MARK_EVERY`)."""
+
+    async def flush(self) -> None:
+        raise NotImplementedError
+
+    async def run(self, done: asyncio.Event) -> None:
+        while not done.is_set():
+            await asyncio.sleep(0.25)
+            await self.flush()
+        await self.flush()
+
+
+class Marks(Flushed):
     """Posted messages marked sent in one fenced commit per quarter second (as bot/sender.py)."""
 
     def __init__(self, pool: Any, keeper: ShardKeeper) -> None:
@@ -168,12 +182,6 @@ class Marks:
                 await conn.execute(
                     "UPDATE bench_outbox SET state = 'sent' WHERE id = ANY($1::bigint[])", ids
                 )
-
-    async def run(self, done: asyncio.Event) -> None:
-        while not done.is_set():
-            await asyncio.sleep(0.25)
-            await self.flush()
-        await self.flush()
 
 
 async def post(
@@ -244,7 +252,7 @@ async def worker(args: argparse.Namespace) -> None:
 # ---- the same through the desk and the real storage ---------------------------------------------
 
 
-class DeskMarks:
+class DeskMarks(Flushed):
     """A shard's posted messages marked sent in one commit per quarter second, as bot/sender.py
     does (`MARK_EVERY`), not one commit (and its flush) per message."""
 
@@ -261,12 +269,6 @@ class DeskMarks:
         owed, self.owed = self.owed, []
         if owed:
             await self.service.posted(owed)
-
-    async def run(self, done: asyncio.Event) -> None:
-        while not done.is_set():
-            await asyncio.sleep(0.25)
-            await self.flush()
-        await self.flush()
 
 
 async def desk_game(
