@@ -161,6 +161,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
+_READ = re.compile(r"\s*SELECT\b", re.IGNORECASE)  # a statement that only reads (its prefix)
+
+
 class _Prepared:
     """One translated statement, prepared on the connection, with its parameters' coercions."""
 
@@ -420,8 +423,7 @@ class PgConn:
             records = await prepared.stmt.fetch(*prepared.args(parameters))
             return PgCursor(prepared.rows(records), _count(prepared.stmt.get_statusmsg()))
 
-        reads = sql.lstrip().upper().startswith("SELECT")
-        return await self._guarded(work, writes=not reads)
+        return await self._guarded(work, writes=_READ.match(sql) is None)
 
     async def simple(self, sql: str) -> None:
         """A statement of PostgreSQL's own, as it is (no translation, no parameters)."""
