@@ -9,11 +9,13 @@ import random
 from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
+import asyncpg
 import pytest
 from hypothesis import settings
 
+from storage import shards
 from storage.db import Database
 from storage.service import GameService
 from tests.pgcluster import Cluster
@@ -140,3 +142,17 @@ def pg_url(pg_cluster: Cluster) -> Iterator[str]:
     url = pg_cluster.create_database()
     yield url
     pg_cluster.drop_database(url)
+
+
+@pytest.fixture
+async def pool(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
+    """A connection pool on `pg_url` with the shard tables installed (storage/shards.py), in
+    a folder of the test's own (the seal key file, `<database>.key`, goes there)."""
+    monkeypatch.chdir(tmp_path)
+    made = await asyncpg.create_pool(pg_url, min_size=1, max_size=4)
+    async with made.acquire() as conn:
+        await shards.install(conn)
+    try:
+        yield made
+    finally:
+        await made.close()

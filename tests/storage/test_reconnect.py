@@ -26,7 +26,6 @@ from bot.console import Console
 from bot.desk import Desk
 from bot.timekeeper import Timekeeper
 from engine import make_rules
-from storage import shards
 from storage.audit import verify_file
 from storage.backends.postgres import CommitUnknownError
 from storage.db import Database, StorageError
@@ -256,18 +255,6 @@ async def test_a_move_whose_connection_is_lost_as_it_commits_is_looked_up_and_ke
     await table.turn(BOXES[2])
     assert await scores_kept(table) == table.scored
     assert verify_file(pg_url).problem is None
-
-
-@pytest.fixture
-async def pool(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
-    monkeypatch.chdir(tmp_path)
-    made = await asyncpg.create_pool(pg_url, min_size=1, max_size=2)
-    async with made.acquire() as conn:
-        await shards.install(conn)
-    try:
-        yield made
-    finally:
-        await made.close()
 
 
 async def test_a_shard_reconnecting_after_its_lease_moved_stops_and_writes_nothing(

@@ -9,10 +9,8 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-import asyncpg
 import pytest
 
 from engine import Roll, Score, Start
@@ -38,18 +36,6 @@ class Shard:
     keeper: ShardKeeper
     db: Database
     service: GameService
-
-
-@pytest.fixture
-async def pool(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
-    monkeypatch.chdir(tmp_path)  # the seal key file, `<database>.key`, goes here
-    made = await asyncpg.create_pool(pg_url, min_size=1, max_size=4)
-    async with made.acquire() as conn:
-        await shards.install(conn)
-    try:
-        yield made
-    finally:
-        await made.close()
 
 
 @pytest.fixture
