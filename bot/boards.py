@@ -148,14 +148,16 @@ class BoardKeeper:
                 return  # a game that ended before its board was posted has none to keep
             await self._post(game, row)
             return
-        if self._showing.get(game_id) == _digest(await self._render(game)):
+        reply = await self._render(game)
+        if self._showing.get(game_id) == _digest(reply):
             if row.shown < game.version:  # nothing it shows moved: no edit to make
                 self._mark(game_id, game.version, was=row.shown)
             return
         if self.sender is not None:
             await self.sender.quiet(game.channel_id)
-            game = await boards.game(game_id, game.channel_id) or game  # the latest, after it
-        reply = await self._render(game)
+            latest = await boards.game(game_id, game.channel_id) or game  # after its messages
+            if latest is not game:  # the game changed meanwhile: rendered again
+                game, reply = latest, await self._render(latest)
         try:
             await self.transport.edit_board(game.channel_id, row.message_id, reply)
         except BoardGoneError:
