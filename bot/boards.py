@@ -3,7 +3,8 @@
 Every change to a game calls `Context.moved` (storage/store.py); the keeper then renders the
 board from the game's state as it is now and edits the game's message, one game at a time each
 (a game that moves while its edit is on its way gets one more edit, with the latest state, so
-quick moves make one edit and the last edit always shows the last move). A board waits until
+quick moves make one edit and the last edit always shows the last move), and at most once in
+`board_seconds` (config: the moves made meanwhile make one edit, the latest). A board waits until
 the channel's own game messages are posted, so it never shows a move before the channel heard
 of it. A move, a changed deadline, a player away or back and a player forgotten each mark the
 board owed (`Context.moved`); the keeper edits it when what it would show differs from what it
@@ -24,6 +25,7 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+import math
 from collections.abc import Callable
 from typing import Protocol
 
@@ -65,8 +67,13 @@ class BoardKeeper:
         transport: BoardTransport,
         sender: Sender | None = None,
         changed: Callable[[], None] = lambda: None,
+        pace: float = 0.0,
+        handling: Callable[[str], bool] = lambda _: False,
     ) -> None:
         self.context = context
+        self.pace = pace  # seconds: a board is edited at most once in this long
+        self.handling = handling  # is a command of this channel handled or waiting?
+        self._edited: dict[int, float] = {}  # when each board was last edited (loop time)
         self.service = context.service
         self.transport = transport
         self.sender = sender  # a board waits for its channel's game messages
@@ -119,6 +126,11 @@ class BoardKeeper:
     async def _keep(self, game_id: int) -> None:
         """Bring one game's board up to date, and again while the game moved meanwhile."""
         while not self._stop.is_set():
+            wait = self._edited.get(game_id, -math.inf) + self.pace - self._now()
+            if wait > 0:  # edited moments ago: this edit shows the moves made meanwhile too
+                await pause(self._stop, wait)
+                if self._stop.is_set():
+                    return  # behind: caught up at the next start
             self._again.discard(game_id)
             tries = 0
             while not self._stop.is_set():
@@ -154,7 +166,7 @@ class BoardKeeper:
                 self._mark(game_id, game.version, was=row.shown)
             return
         if self.sender is not None:
-            await self.sender.quiet(game.channel_id)
+            await self._settled(game.channel_id)
             latest = await boards.game(game_id, game.channel_id) or game  # after its messages
             if latest is not game:  # the game changed meanwhile: rendered again
                 game, reply = latest, await self._render(latest)
@@ -164,6 +176,7 @@ class BoardKeeper:
             await self._post(game, row)
             return
         self.edits += 1
+        self._edited[game_id] = self._now()
         self._showing[game_id] = _digest(reply)
         pinned = row.pinned
         if game.state.is_over and row.pinned:  # a finished game's board gives its pin back
@@ -197,7 +210,7 @@ class BoardKeeper:
         """A new board message at the bottom of the channel (after the channel's own
         messages), pinned where the bot may; the old one goes."""
         if self.sender is not None:
-            await self.sender.quiet(game.channel_id)
+            await self._settled(game.channel_id)
         game = await self.service.boards.game(game.id, game.channel_id) or game  # the latest
         reply = await self._render(game)
         nonce = f"rkb-{game.id}-{(row.posts if row else 0) + 1}"
@@ -211,6 +224,20 @@ class BoardKeeper:
         await self.service.boards.posted(
             game, message_id, game.version, pinned, asked=True, was=shown, seen=asks
         )
+
+    async def _settled(self, channel_id: str) -> None:
+        """Return once the channel's commands are handled and their messages posted: a board
+        goes below a burst of moves, never between their messages."""
+        assert self.sender is not None
+        while not self._stop.is_set():
+            await self.sender.quiet(channel_id)
+            if not self.handling(channel_id):
+                return
+            await asyncio.sleep(0.01)
+
+    @staticmethod
+    def _now() -> float:
+        return asyncio.get_running_loop().time()
 
     async def _render(self, game: StoredGame) -> Reply:
         rows = await self.service.boards.last_rows(game.id, 1, NOT_MOVES)

@@ -148,6 +148,8 @@ class Config(BaseModel):
     token_file: Path | None = None
     message_content: bool = True
     live_board: bool = True  # one board message per game, edited as it moves (bot/boards.py)
+    # a board is edited at most once in this many seconds (quick moves: one edit, the latest)
+    board_seconds: Annotated[float, Field(ge=0, le=600)] = 3
     follow_minutes: Annotated[int, Field(ge=1, le=1440)] = (
         10  # a follower's batch at most this often
     )

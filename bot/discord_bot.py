@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp
 import discord
@@ -92,9 +92,7 @@ class RollkeeperBot(discord.Client):
         self.tree = app_commands.CommandTree(self)
         self.db: Database | None = None
         self._desk: Desk | None = None
-        self._inboxes: weakref.WeakValueDictionary[int, asyncio.Lock] = (
-            weakref.WeakValueDictionary()
-        )
+        self._inboxes: weakref.WeakValueDictionary[int, Inbox] = weakref.WeakValueDictionary()
         self.cooldown = Cooldown()
         self.transport = Transport(self, config, self.cooldown, clock)
         self.watchdog: Watchdog | None = None
@@ -102,16 +100,21 @@ class RollkeeperBot(discord.Client):
         self._in_flight: set[asyncio.Task[Any]] = set()
         register(self.tree, self, COMMANDS)
 
-    def inbox(self, channel_id: int | None) -> asyncio.Lock:
+    def inbox(self, channel_id: int | None) -> Inbox:
         """One queue per channel: its commands are handled in the order they arrived (each
         event runs as its own task; the lock is taken before the first await, and asyncio's
         locks wake waiters first come, first served)."""
         key = channel_id or 0
         lock = self._inboxes.get(key)
         if lock is None:
-            lock = asyncio.Lock()
+            lock = Inbox()
             self._inboxes[key] = lock
         return lock
+
+    def channel_busy(self, channel_id: str) -> bool:
+        """Is a command of this channel being handled or waiting its turn?"""
+        lock = self._inboxes.get(int(channel_id)) if channel_id.isdigit() else None
+        return lock is not None and lock.waiting > 0
 
     @property
     def desk(self) -> Desk:
@@ -145,7 +148,14 @@ class RollkeeperBot(discord.Client):
         service.follow_every = timedelta(minutes=self.config.follow_minutes)
         self.sender = Sender(service, self.transport, self.sent)
         if self.config.live_board:
-            self.boards = BoardKeeper(self._desk.context, self.transport, self.sender, self.sent)
+            self.boards = BoardKeeper(
+                self._desk.context,
+                self.transport,
+                self.sender,
+                self.sent,
+                pace=self.config.board_seconds,
+                handling=self.channel_busy,
+            )
         self.watchdog = Watchdog(self, service, self.config, self.transport)
         self.checkpoints = CheckpointWatch(
             self, service, self.config, self.transport, self.watchdog
@@ -376,6 +386,27 @@ class RollkeeperBot(discord.Client):
     async def on_raw_bulk_message_delete(self, payload: discord.RawBulkMessageDeleteEvent) -> None:
         if self.watchdog is not None:
             await self.watchdog.purged(payload)
+
+
+class Inbox(asyncio.Lock):
+    """A channel's queue of commands (`RollkeeperBot.inbox`), counting those in it: waiting
+    their turn or being handled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waiting = 0
+
+    async def acquire(self) -> Literal[True]:
+        self.waiting += 1
+        try:
+            return await super().acquire()
+        except BaseException:
+            self.waiting -= 1
+            raise
+
+    def release(self) -> None:
+        super().release()
+        self.waiting -= 1
 
 
 def run_discord(config: Config, token: str, db_path: Path | str) -> int:

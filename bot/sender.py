@@ -100,6 +100,12 @@ class Sender:
         self._recent: deque[int] = deque(maxlen=RECENT)  # marked lately, oldest first
         self._recent_ids: set[int] = set()
         self._again: set[str] = set()  # lanes asked for while running
+        # Lanes whose owed messages this sender has all seen: each read its outbox rows fully
+        # since it was last told of a message queued without being handed (`_lane`).
+        self._synced: set[str] = set()
+        self._told: dict[str, int] = {}  # per lane, how many times it was told so
+        self._told_all = 0  # how many times every lane was (`dispatch` looking everywhere)
+        self._redo: set[tuple[str | None, str | None]] = set()  # lanes to run again, as they were
         self.sent = 0
         self.failed = 0
         self.retried = 0
@@ -133,14 +139,28 @@ class Sender:
 
     async def dispatch(self) -> None:
         """A lane for each channel messages were queued for (every lane with messages owed
-        when it is not known which: at start-up, after reminders fired, `mod resend`)."""
-        known = self.service.ctx.owed
-        everywhere = not known or (None, None) in known
-        lanes = [Outgoing("", c, u) for c, u in known if (c, u) != (None, None)]
+        when it is not known which: at start-up, after reminders fired, `mod resend`, and
+        every IDLE_LOOK seconds). A lane told of messages queued without being handed to the
+        sender reads its outbox rows again before it posts from what it was handed."""
+        ctx = self.service.ctx
+        known = ctx.owed
+        everywhere = (not known and not ctx.handed and not self._redo) or (None, None) in known
+        told = [(c, u) for c, u in known if (c, u) != (None, None)]
         known.clear()
+        for c, u in told:
+            key = lane_of(Outgoing("", c, u))
+            self._synced.discard(key)
+            self._told[key] = self._told.get(key, 0) + 1
+        lanes = {(c, u): None for c, u in (*told, *ctx.handed, *self._redo)}
+        self._redo.clear()
         if everywhere:
-            lanes = await self.service.outbox_lanes()
-        for owed in lanes:
+            self._synced.clear()
+            self._told_all += 1
+            lanes.update(
+                {(o.channel_id, o.user_id): None for o in await self.service.outbox_lanes()}
+            )
+        for c, u in lanes:
+            owed = Outgoing("", c, u)
             lane = lane_of(owed)
             task = self._lanes.get(lane)
             if task is not None and not task.done():
@@ -152,36 +172,70 @@ class Sender:
 
     def _lane_done(self, owed: Outgoing, _: asyncio.Task[None]) -> None:
         if lane_of(owed) in self._again:  # asked for as it ended: it looks once more
-            self.service.ctx.owed.add((owed.channel_id, owed.user_id))
+            self._redo.add((owed.channel_id, owed.user_id))
             self.wanted.set()
         self.changed()
 
+    def _in_step(self, at: tuple[str | None, str | None], key: str) -> bool:
+        """Has this sender seen every message owed in the lane, but those handed to it? Not
+        when a message was queued for it since without being handed (`Context.owe`, before
+        `dispatch` takes the news)."""
+        owed = self.service.ctx.owed
+        return key in self._synced and at not in owed and (None, None) not in owed
+
+    async def _read(self, lane: Outgoing, key: str) -> tuple[list[Queued], bool]:
+        """The lane's oldest messages owed, from the outbox, and whether there may be more.
+        Messages handed to the sender that this read covers are dropped from the hand; once a
+        read saw all that was owed, with no news in the meantime, the lane is in step."""
+        at = (lane.channel_id, lane.user_id)
+        told = (self._told_all, self._told.get(key, 0))
+        found = await self.service.outbox_for(lane, limit=BATCH)
+        full = len(found) >= BATCH
+        newest = max((q.id for q in found), default=0)
+        handed = self.service.ctx.handed
+        later = [q for q in handed.pop(at, ()) if q.id > newest]
+        if later:
+            handed[at] = later
+        if not full and told == (self._told_all, self._told.get(key, 0)):
+            self._synced.add(key)
+        else:
+            self._synced.discard(key)
+        return found, full
+
     async def _lane(self, lane: Outgoing) -> None:
         """Post the lane's messages in order, until it has none (looking again only when more
-        were queued for it while it ran). The database failing holds the lane, which tries
+        were queued for it while it ran). A lane in step posts what it was handed as it was
+        handed; else it reads the outbox. The database failing holds the lane, which tries
         again every LOOK_AGAIN seconds."""
         key = lane_of(lane)
+        at = (lane.channel_id, lane.user_id)
+        handed = self.service.ctx.handed
         while not self._stop.is_set():
             self._again.discard(key)
+            fresh: list[Queued] = []
+            read = True
             try:
-                found = await self.service.outbox_for(lane, limit=BATCH)
+                read = not self._in_step(at, key)
+                found, full = await self._read(lane, key) if read else (handed.pop(at, []), False)
                 fresh = [q for q in found if not self._posted(q.id)]
                 for queued in fresh:
                     if not await self._post(queued):
                         return  # stopping
             except Refusal as exc:  # a storage refusal (full, the shard moved): one line
+                self._synced.discard(key)
                 if not said_already(self.service, exc):
                     log.error("sender: the messages to %s wait: %s", key, exc)
                 await pause(self._stop, LOOK_AGAIN)
                 continue
             except Exception as exc:
+                self._synced.discard(key)
                 if not said_already(self.service, exc):
                     log.exception("sender: the messages to %s could not be read or marked", key)
                 await pause(self._stop, LOOK_AGAIN)
                 continue
-            if len(found) < BATCH and key not in self._again:
+            if not full and key not in self._again and not handed.get(at):
                 return
-            if not fresh and self._marking is not None:  # a batch posted, not yet marked
+            if read and not fresh and self._marking is not None:  # posted, not yet marked
                 await asyncio.wait({self._marking})
 
     async def _post(self, queued: Queued) -> bool:
@@ -265,7 +319,11 @@ class Sender:
             task = self._lanes.get(key)
             if task is not None and not task.done():
                 await asyncio.wait({task})
-            elif (channel_id, None) in self.service.ctx.owed or key in self._again:
+            elif (
+                (channel_id, None) in self.service.ctx.owed
+                or self.service.ctx.handed.get((channel_id, None))
+                or key in self._again
+            ):
                 await asyncio.sleep(0.01)  # queued: the sender has not taken it yet
             else:
                 return

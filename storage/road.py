@@ -21,7 +21,16 @@ from storage.backends.errors import NotAppliedError, OutcomeUnknownError
 from storage.clocks import Clocks
 from storage.families import action_entries, family_of
 from storage.logrows import base_entry, with_move
-from storage.model import Announce, Outcome, Outgoing, StoredGame, Where, Who, timestamp
+from storage.model import (
+    Announce,
+    Outcome,
+    Outgoing,
+    Queued,
+    StoredGame,
+    Where,
+    Who,
+    timestamp,
+)
 from storage.outbox import at_rest
 from storage.rolllog import LogEntry, LogRow
 from storage.seeds import Seeds
@@ -133,6 +142,7 @@ class Road:
         done = await self._apply(game, where, who, action, reason, corrects, automatic)
         db = self.ctx.db
         snapshot = self.seeds.snapshot_text(done.game)
+        ids: list[int] | None = None  # of the messages queued, when the backend tells them
         while True:
             # Chained after the game's chain as it is now, and the messages rendered, outside
             # the write lock; if another write moved the chain meanwhile, again. (Only the
@@ -149,26 +159,37 @@ class Road:
                     if not await rolllog.unmoved(db, rows):
                         continue
                     try:
-                        await conn.execute(commit.statement, commit.parameters)
+                        ids = await conn.execute_queuing(
+                            commit.statement, commit.parameters, len(outgoing)
+                        )
                     except OutcomeUnknownError as lost:  # lost as it committed itself: look
                         landed = await _landed(conn, done.game)
                         if landed is None:
                             raise  # (the player is told it may or may not have been)
                         if not landed:
                             raise NotAppliedError(str(lost)) from lost
+                        ids = None
                     rolllog.stage(db, rows)
             finally:
                 rolllog.release(db, prepared)
             break
+        self._written(done, outgoing, ids)
+        return outcome
+
+    def _written(self, done: _Applied, outgoing: list[Outgoing], ids: list[int] | None) -> None:
+        """After the write: the game remembered, its board owed, its messages handed to the
+        sender (with their ids, when the backend told them: no read back) and the timekeeper
+        woken if a reminder may fall due sooner."""
         self.store.remember(done.game)
         self.ctx.moved(done.game.id)
-        if outgoing:
+        if ids is not None and outgoing:
+            self.ctx.hand([Queued(i, o) for i, o in zip(ids, outgoing, strict=True)])
+        elif outgoing:
             self.ctx.owe((o.channel_id, o.user_id) for o in outgoing)
         if (outgoing and not self.ctx.has_sender) or (
             done.game.clock is not None and self.clocks.due_before_wake(done.clock_json)
         ):
             self.ctx.wakeup.set()
-        return outcome
 
     def _hide(self, done: _Applied, rows: list[LogRow]) -> list[LogRow]:
         """A card game's faces decide cards nobody may see yet: kept beside its move's row

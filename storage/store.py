@@ -21,11 +21,12 @@ from typing import Any
 from engine import DiceSource, RulesError
 from engine.kinds import from_snapshot
 from storage.db import Database
-from storage.model import StoredGame, utc_now
+from storage.model import Queued, StoredGame, utc_now
 from storage.pace import Pace, Policy, clock_from_row
 from storage.seal import SealKey
 
 CACHED_GAMES = 20_000  # open games kept in memory (least recently used ones are dropped)
+HANDED = 100  # messages a lane keeps in memory for the sender (`Context.hand`)
 
 
 class NoGameHereError(RulesError):
@@ -57,6 +58,9 @@ class Context:
     owed: set[tuple[str | None, str | None]] = field(default_factory=set)
     # A sender posts the outbox (bot/sender.py): queued messages wake it, not the timekeeper.
     has_sender: bool = False
+    # Messages an action queued, handed to the sender with their ids as they were committed
+    # (by lane, oldest first), so that it need not read them back (`hand`).
+    handed: dict[tuple[str | None, str | None], list[Queued]] = field(default_factory=dict)
     # The games that moved since the board keeper last looked (bot/boards.py); `boarding` wakes it.
     boards_owed: set[int] = field(default_factory=set)
     boarding: asyncio.Event = field(default_factory=asyncio.Event)
@@ -69,6 +73,23 @@ class Context:
         """Messages were queued for these lanes (channel, user): the sender is woken for them
         (`(None, None)`: look at every lane)."""
         self.owed.update(lanes)
+        self.sending.set()
+
+    def hand(self, queued: Sequence[Queued]) -> None:
+        """Messages just committed to the outbox, with their ids: the sender posts them from
+        here when it knows its lane holds nothing older (bot/sender.py); they stay in the
+        outbox for it to read in any case. Without a sender, as `owe`."""
+        if not self.has_sender:
+            self.owe((q.message.channel_id, q.message.user_id) for q in queued)
+            return
+        for q in queued:
+            lane = (q.message.channel_id, q.message.user_id)
+            held = self.handed.setdefault(lane, [])
+            if len(held) >= HANDED:  # a lane held up (Discord away): read back instead
+                del self.handed[lane]
+                self.owed.add(lane)
+                continue
+            held.append(q)
         self.sending.set()
 
     def moved(self, game_id: int) -> None:

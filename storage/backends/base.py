@@ -63,6 +63,12 @@ class Conn(Protocol):
 
     async def execute_fetchall(self, sql: str, parameters: Params = ()) -> Iterable[Any]: ...
 
+    async def execute_queuing(self, sql: str, parameters: Params, queued: int) -> list[int] | None:
+        """Run one statement that commits by itself and queues `queued` outbox messages; their
+        ids, oldest first, when the backend can tell them at once (else None: the sender reads
+        them from the outbox)."""
+        ...
+
 
 class SyncCursor(Protocol):
     def fetchone(self) -> Any: ...

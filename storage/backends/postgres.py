@@ -472,6 +472,12 @@ class PgConn:
     async def execute_fetchall(self, sql: str, parameters: Params = ()) -> list[Any]:
         return (await self.run(sql, parameters)).fetchall()
 
+    async def execute_queuing(self, sql: str, parameters: Params, queued: int) -> list[int] | None:
+        """Other processes queue beside this one (shards, direct messages): the sender reads
+        and claims the rows (storage/outbox.py)."""
+        await self.run(sql, parameters)
+        return None
+
     def stop_healing(self) -> None:
         if self._healing is not None:
             self._healing.cancel()

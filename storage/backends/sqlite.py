@@ -262,6 +262,23 @@ def _run(conn: sqlite3.Connection, sql: str, parameters: Params) -> Fetched:
         cursor.close()
 
 
+def _run_queuing(
+    conn: sqlite3.Connection, sql: str, parameters: Params, queued: int
+) -> list[int] | None:
+    """On the database's thread: one statement that commits by itself, then the ids of the
+    `queued` outbox rows it wrote. This process is the file's one writer and nothing runs on
+    this thread between the two, so they are the newest rows (an id is one more than the
+    largest). A look that fails leaves the ids unknown, never the write undone."""
+    conn.execute(sql, parameters).close()
+    if not queued:
+        return []
+    try:
+        rows = conn.execute("SELECT id FROM outbox ORDER BY id DESC LIMIT ?", (queued,)).fetchall()
+    except sqlite3.Error:
+        return None
+    return [int(r[0]) for r in reversed(rows)] if len(rows) == queued else None
+
+
 class _Statement:
     """`await conn.execute(...)` or `async with conn.execute(...) as cursor`: one trip to the
     database's thread either way (aiosqlite's cursor takes three for a read: the statement,
@@ -304,6 +321,11 @@ class SqliteConn:
 
     async def execute_fetchall(self, sql: str, parameters: Params = ()) -> Iterable[Any]:
         return await self.raw.execute_fetchall(sql, parameters)
+
+    async def execute_queuing(self, sql: str, parameters: Params, queued: int) -> list[int] | None:
+        raw = self.raw
+        run: Callable[..., Awaitable[list[int] | None]] = raw._execute
+        return await run(_run_queuing, raw._conn, sql, parameters, queued)
 
 
 class SqliteBackend(Backend):

@@ -123,3 +123,67 @@ async def test_an_action_and_its_messages_are_queued_together(
     refused = await desk.text_command(bob, "roll")
     assert refused[0].refusal and not refused[0].queued
     assert len(await service.outbox()) == len(owed)  # a refusal queues nothing
+
+
+class Counting(Discord):
+    """A transport that also counts the sender's reads of the outbox."""
+
+    def __init__(self, service: GameService) -> None:
+        super().__init__(busy={})
+        self.reads = 0
+        read = service.outbox_for
+
+        async def outbox_for(*args: object, **kwargs: object) -> list[object]:
+            self.reads += 1
+            return await read(*args, **kwargs)  # type: ignore[arg-type]
+
+        service.outbox_for = outbox_for  # type: ignore[method-assign]
+
+
+async def settle(sender: Sender) -> None:
+    await asyncio.sleep(0)
+    while sender.busy():
+        await asyncio.sleep(0.01)
+
+
+async def test_rolls_are_posted_as_handed_over_and_in_order_with_other_messages(
+    service: GameService, dice: QueueDice
+) -> None:
+    """An action's messages reach the sender with their ids as they are committed: a channel
+    whose owed messages the sender has all seen posts them with no read of the outbox. A
+    message queued some other way (a reminder, `mod resend`) makes the lane read the outbox
+    again first, so the channel still gets everything once, in the order it was applied."""
+    desk = Desk(service, Config(), outbox=True)
+    ann = Caller(Where("g", "c1"), ANN)
+    discord = Counting(service)
+    sender = Sender(service, discord)
+    task = asyncio.create_task(sender.run())
+    try:
+        await desk.text_command(ann, "new classic order=join")
+        await desk.text_command(ann, "start solo")
+        await settle(sender)
+        reads = discord.reads
+        for faces in ([1, 2, 3, 4, 5], [6, 6]):
+            dice.push(faces)
+        await desk.text_command(ann, "roll")
+        await settle(sender)
+        await desk.text_command(ann, "roll d1,d2")
+        await settle(sender)
+        handed = discord.reads - reads
+        async with service.db.transaction() as conn:  # queued beside the road, not handed
+            reminder = Outgoing(encode(Reply(text="a reminder")), channel_id="c1")
+            await outbox.queue(conn, [reminder], service.clock(), None)
+        service.ctx.owe([("c1", None)])
+        dice.push([2])
+        await desk.text_command(ann, "roll d3")  # handed, after the reminder
+        await settle(sender)
+    finally:
+        await sender.stop(task)
+    posted = discord.posted["c1"]
+    tail = posted[-4:]
+    assert "Ann rolled" in tail[0] and "Ann rolled" in tail[1] and "Ann rolled" in tail[3]
+    assert tail[2] == "a reminder"  # before the roll that was handed after it
+    assert len(posted) == len(set(posted))  # nothing twice
+    assert await service.outbox() == []
+    if not service.db.backend.claims:  # SQLite tells the ids at once; PostgreSQL's are read
+        assert handed == 0

@@ -33,8 +33,10 @@ class TrackedBot(RollkeeperBot):
     """The real bot, counting the events it is still handling, so tests wait until it is done
     (an event) instead of until it has been quiet for a while (a clock)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, config: Config, *args: Any, **kwargs: Any) -> None:
+        if "board_seconds" not in config.model_fields_set:  # tests play at machine speed
+            config = config.model_copy(update={"board_seconds": 0})
+        super().__init__(config, *args, **kwargs)
         self.handling = 0
         self.changed = asyncio.Event()
 

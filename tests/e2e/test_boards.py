@@ -26,12 +26,12 @@ STRAIGHT = [1, 2, 3, 4, 5]  # scores 15 in chance, 1 in ones
 
 @asynccontextmanager
 async def three_channels(
-    tmp_path: Path, live_board: bool = True, bot_manages: bool = True
+    tmp_path: Path, live_board: bool = True, bot_manages: bool = True, **settings: Any
 ) -> AsyncIterator[Table]:
     """The fake server with three game channels, the bot holding Manage Messages or not."""
     fake = FakeDiscord(PLAYERS, channels=list(CHANNELS), bot_manages=bot_manages)
     await fake.start()
-    config = Config(moderator_role="Dice Moderator", live_board=live_board)
+    config = Config(moderator_role="Dice Moderator", live_board=live_board, **settings)
     clock, dice, db_path = FakeClock(), QueueDice(), tmp_path / f"boards-{live_board}.sqlite3"
     bot, task = await start_bot(fake, config, db_path, dice, clock)
     table = Table(fake, bot, dice, db_path, config, task, clock)
@@ -143,6 +143,30 @@ async def test_quick_moves_make_one_edit_with_the_latest_state(tmp_path: Path) -
         assert len(fake.find(board["id"])["_edits"]) == 2
         shown = text_of(fake.find(board["id"]))
         assert "Second to play" in shown and "Last action\nSecond: first roll" in shown
+
+
+async def test_a_board_is_edited_at_most_once_in_board_seconds(tmp_path: Path) -> None:
+    """Paced (`board_seconds`): the first move after a quiet spell shows at once; the moves
+    made in the next seconds make one more edit, once the time is up, with the latest."""
+    async with three_channels(tmp_path, board_seconds=1.5) as table:
+        fake = table.fake
+        await open_game(table, CHANNEL)
+        (board,) = boards(table, CHANNEL)
+        table.dice.push([*STRAIGHT, 6, 6, 6])
+        start = len(fake.messages)
+        for text, said in (("!roll", "rolled d1,d2,d3,d4,d5"), ("!roll d1,d2", "rolled d1,d2")):
+            await fake.say("Gypsy", text)
+            await fake.wait_for(lambda m, s=said: s in text_of(m), after=start)
+        while len(fake.find(board["id"]).get("_edits", [])) < 1:
+            await fake.settle(quiet=0.01)
+        await fake.say("Gypsy", "!roll d3")
+        await fake.wait_for(lambda m: "rolled d3" in text_of(m), after=start)
+        await asyncio.sleep(0.3)
+        assert len(fake.find(board["id"])["_edits"]) == 1  # the first move's, at once
+        await table.idle()
+        edits = fake.find(board["id"])["_edits"]
+        assert len(edits) == 2  # then one, when its time came, for the two moves since
+        assert "Last action\nGypsy: third roll d3 → 6" in text_of(fake.find(board["id"]))
 
 
 async def test_a_restart_edits_the_same_board(tmp_path: Path) -> None:
