@@ -210,8 +210,9 @@ PAINTED_BOXES: tuple[Box, ...] = (
 )
 
 
+_GAPS = re.compile(r"[\s\-_]+")
+
+
 def normalise_name(text: str) -> str:
     """Fold what players type to the shape of an id: `Low Straight` -> `low_straight`."""
-    text = text.strip().lower().replace("'", "")
-    text = re.sub(r"[\s\-]+", "_", text)
-    return re.sub(r"_+", "_", text).strip("_")
+    return _GAPS.sub("_", text.strip().lower().replace("'", "")).strip("_")

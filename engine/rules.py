@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from types import MappingProxyType
 
 from engine.boxes import CLASSIC_BOXES, PAINTED_BOXES, Box, normalise_name
 from engine.dice import DiceKind
@@ -68,11 +69,17 @@ class Rules:
     # Derived once from the fields above (every roll message asks for them many times).
     box_ids: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _label_of: dict[str, str] = field(init=False, repr=False, compare=False)
+    _spellings: Mapping[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "box_ids", tuple(b.id for b in self.boxes))
         shown = {b.id: b.label for b in self.boxes} | dict(self.labels)
         object.__setattr__(self, "_label_of", shown)
+        table: dict[str, str] = {}
+        for b in self.boxes:
+            for name in (b.id, normalise_name(b.label), normalise_name(shown[b.id]), *b.aliases):
+                table.setdefault(name, b.id)
+        object.__setattr__(self, "_spellings", MappingProxyType(table))
 
     @property
     def sheets_per_player(self) -> int:
@@ -104,18 +111,9 @@ class Rules:
     def joker_value(self, box_id: str) -> int | None:
         return dict(self.joker_values).get(box_id)
 
-    def box_spellings(self) -> dict[str, str]:
+    def box_spellings(self) -> Mapping[str, str]:
         """Every name a box answers to (id, label, aliases), each mapped to its id."""
-        table: dict[str, str] = {}
-        for b in self.boxes:
-            for name in (
-                b.id,
-                normalise_name(b.label),
-                normalise_name(self.label(b.id)),
-                *b.aliases,
-            ):
-                table.setdefault(name, b.id)
-        return table
+        return self._spellings
 
     def box_choices(self, text: str) -> tuple[str, ...]:
         """The boxes a player's name may mean: one for a clear name, several for a loose one
