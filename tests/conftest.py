@@ -31,6 +31,7 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.load_profile("ci" if IN_CI else "dev")
     config.addinivalue_line("markers", "backends: a storage contract test, run on each backend")
     config.addinivalue_line("markers", "sqlite_only: a `backends` test that forges a SQLite file")
+    config.addinivalue_line("markers", "long: takes 8 s or more of wall clock (run first)")
     # Reviews and hints anywhere in the tests use the full classic tables kept in pytest's
     # cache (tests/storage/review_games.py), never the user's own cache directory.
     cache = getattr(config, "cache", None)
@@ -38,6 +39,13 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault("ROLLKEEPER_CACHE", str(cache.mkdir("rollkeeper-tables")))
     if not IN_CI and config.getoption("hypothesis_seed", None) is None:
         config.option.hypothesis_seed = str(random.randrange(2**32))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long tests first: `make test`'s workers (Makefile) are handed the first tests in
+    turn, so the long ones run side by side from the start instead of one after another at
+    the end (the suite's wall clock is mostly waiting, not CPU)."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -71,6 +71,7 @@ class Writer:
         return self.process.communicate()[1][-2000:]
 
 
+@pytest.mark.long
 async def test_a_backup_taken_while_the_bot_writes_restores_whole(tmp_path: Path) -> None:
     live = tmp_path / "live"
     live.mkdir()

@@ -70,6 +70,7 @@ def test_audit_verify_says_ok_and_what_it_could_check(played: Path) -> None:
         ("newer", "was written by a newer rollkeeper"),
     ],
 )
+@pytest.mark.long
 def test_a_bad_file_is_one_line_and_exit_2_everywhere(
     played: Path, damage: str, expected: str
 ) -> None:

@@ -168,6 +168,7 @@ def keyless(tmp_path: Path) -> tuple[Path, str]:
     return db, key_id
 
 
+@pytest.mark.long
 def test_a_database_restored_without_its_key_serves_and_seal_lost_frees_it(
     keyless: tuple[Path, str],
 ) -> None:

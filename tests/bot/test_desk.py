@@ -75,6 +75,7 @@ async def test_thousands_of_random_commands_are_answered_or_ignored(
     assert answered > 2000
 
 
+@pytest.mark.long
 async def test_five_thousand_hostile_numbers_never_crash_a_command(service: GameService) -> None:
     """Superscripts, circled and fullwidth digits, numbers of thousands of digits and ids past
     SQLite's integers, in every place a command reads a number, in every phase of a dice and a

@@ -75,6 +75,7 @@ def readme_console_example() -> str:
     return block.group(1)
 
 
+@pytest.mark.long
 def test_the_readme_console_example_works_every_time(tmp_path: Path) -> None:
     """The exact lines of the README's quick start, through the console, several times over
     (the dice differ each time): no line is refused, and Gypsy's twos are scored."""

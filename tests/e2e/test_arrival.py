@@ -144,6 +144,7 @@ def report(name: str, table: Table, applied: int, posted: int, presses: int) -> 
 
 
 @pytest.mark.parametrize("latencies", [SLOW, QUICK], ids=["slow", "quick"])
+@pytest.mark.long
 async def test_a_two_player_game_by_buttons_in_a_busy_channel(
     tmp_path: Path, latencies: tuple[float, ...]
 ) -> None:
@@ -166,6 +167,7 @@ async def test_a_two_player_game_by_buttons_in_a_busy_channel(
         report(f"busy channel, {latencies} s answers", table, applied, posted, presses)
 
 
+@pytest.mark.long
 async def test_a_storm_of_429s_loses_nothing_and_doubles_nothing(tmp_path: Path) -> None:
     """More than five 429s in a row on every send for a while (discord.py gives up after
     five): every applied action's message is there at the end, once, in order."""
@@ -257,6 +259,7 @@ async def spawn_bot(db_path: Path, base: str) -> asyncio.subprocess.Process:
 
 
 @pytest.mark.parametrize("taken", [False, True], ids=["lost", "taken-unheard"])
+@pytest.mark.long
 async def test_killed_between_applying_a_press_and_posting_it(tmp_path: Path, taken: bool) -> None:
     """`rollkeeper run` killed (SIGKILL) after a press was applied and while its message was
     on its way (lost, or taken by Discord with the answer never heard); started again, the

@@ -13,6 +13,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.config import Config
 from engine.cards import DECK, rolls_for
 from tests.conftest import FakeClock, QueueDice
@@ -78,6 +80,7 @@ async def play_turn(table: Table, who: str, box: str, channel: int) -> int:
 BOXES = {CHANNEL: ("chance", 15), OTHER_CHANNEL: ("ones", 1), THIRD_CHANNEL: ("twos", 2)}
 
 
+@pytest.mark.long
 async def test_three_games_one_live_board_each_and_no_more_messages_per_turn(
     tmp_path: Path,
 ) -> None:

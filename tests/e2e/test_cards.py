@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from engine.cards import DECK, rolls_for, show
 from tests.e2e.conftest import Table
 from tests.e2e.fakediscord import CHANNEL, custom_ids, text_of
@@ -47,6 +49,7 @@ def public(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [m for m in messages if m["channel_id"] == str(CHANNEL) and not m["flags"] & 64]
 
 
+@pytest.mark.long
 async def test_a_whole_card_game_through_discord_keeps_hands_hidden(table: Table) -> None:
     await table.send("Gypsy", "!new card variant=mini order=join", expect="is in")
     await table.send("Second", "!join", expect="joined")

@@ -22,6 +22,7 @@ STRAIGHT = [1, 2, 3, 4, 5]
         ("!new pyz order=join", ["Gypsy", "Second"], 145),
     ],
 )
+@pytest.mark.long
 async def test_a_whole_game_with_prefix_commands(
     table: Table, new: str, players: list[str], per_player: int
 ) -> None:
@@ -76,6 +77,7 @@ async def test_a_whole_game_with_prefix_commands(
     assert "(the channel's last game)" in text_of(status[0]) and "Game over" in text_of(status[0])
 
 
+@pytest.mark.long
 async def test_a_game_through_slash_commands(table: Table) -> None:
     fake = table.fake
     start = len(fake.messages)
@@ -171,6 +173,7 @@ async def test_a_turn_with_buttons_survives_a_restart(table: Table) -> None:
     assert stale["flags"] & 64 and "earlier roll" in stale["content"]
 
 
+@pytest.mark.long
 async def test_a_whole_game_by_buttons_alone(table: Table) -> None:
     fake = table.fake
     turn = (await table.send("Gypsy", "!new pyz order=join", expect="is in"))[0]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -164,6 +165,7 @@ def test_totals_follow_the_rules(data: st.DataObject, variant: tuple[str, dict[s
 
 @slow
 @given(st.data(), st.sampled_from(VARIANTS))
+@pytest.mark.long
 def test_records_replay_to_the_same_scores(
     data: st.DataObject, variant: tuple[str, dict[str, str]]
 ) -> None:

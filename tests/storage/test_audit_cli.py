@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine import Join, Roll, Score, Start, make_rules
 from engine.freeroll import parse_free_roll
 from storage.service import GameService, Where, Who
@@ -40,6 +42,7 @@ async def build(service: GameService, dice: QueueDice, clock: FakeClock) -> None
     await service.free_roll(Where("guild", "other"), SECOND, parse_free_roll("d20"))
 
 
+@pytest.mark.long
 async def test_verify_log_and_export(
     service: GameService, dice: QueueDice, clock: FakeClock, db_path: Path, tmp_path: Path
 ) -> None:
@@ -170,6 +173,7 @@ async def test_fairness_export_verify_rolls_and_report(db_path: Path, tmp_path: 
     assert "too few rolls to judge yet" in report
 
 
+@pytest.mark.long
 async def test_a_mistyped_head_is_refused_and_a_wrong_one_is_a_rewrite(
     service: GameService, dice: QueueDice, clock: FakeClock, db_path: Path
 ) -> None:

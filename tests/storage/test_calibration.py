@@ -46,6 +46,7 @@ def expected_and_final(preset: str, seed: int, advisor: Advisor) -> tuple[list[f
 
 
 @pytest.mark.parametrize("preset", ["triple", "painted"])
+@pytest.mark.long
 def test_following_the_estimate_scores_what_it_expected(
     request: pytest.FixtureRequest, preset: str
 ) -> None:

@@ -56,6 +56,7 @@ def run_and_kill(db_path: Path, acks: int) -> list[str]:
     return text.splitlines() if text.endswith("\n") else text.splitlines()[:-1]
 
 
+@pytest.mark.long
 async def test_sigkill_loses_nothing_acknowledged(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -91,6 +91,7 @@ async def test_the_log_is_rebuilt_byte_for_byte_and_its_heads_still_check(rklog2
         await db.close()
 
 
+@pytest.mark.long
 async def test_its_open_games_play_to_the_end_and_old_heads_still_check(rklog2: Path) -> None:
     _, posted, by_user = _before(rklog2)
     db = await Database.open(rklog2)
