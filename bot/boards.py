@@ -38,6 +38,7 @@ from storage.boards import BoardRow
 from storage.service import StoredGame
 
 log = logging.getLogger("rollkeeper.boards")
+SETTLE_MAX = 10.0  # seconds a board waits for a channel's commands to pause
 
 
 class BoardGoneError(Exception):
@@ -167,6 +168,8 @@ class BoardKeeper:
             return
         if self.sender is not None:
             await self._settled(game.channel_id)
+            if self._stop.is_set():
+                return  # stopping: its messages may not be out; caught up at the next start
             latest = await boards.game(game_id, game.channel_id) or game  # after its messages
             if latest is not game:  # the game changed meanwhile: rendered again
                 game, reply = latest, await self._render(latest)
@@ -226,12 +229,14 @@ class BoardKeeper:
         )
 
     async def _settled(self, channel_id: str) -> None:
-        """Return once the channel's commands are handled and their messages posted: a board
-        goes below a burst of moves, never between their messages."""
+        """Return once the channel's messages are posted and its commands handled (a board
+        goes below a burst of moves, not between their messages), or after SETTLE_MAX
+        seconds of commands back to back."""
         assert self.sender is not None
+        give_up = self._now() + SETTLE_MAX
         while not self._stop.is_set():
             await self.sender.quiet(channel_id)
-            if not self.handling(channel_id):
+            if not self.handling(channel_id) or self._now() >= give_up:
                 return
             await asyncio.sleep(0.01)
 

@@ -117,10 +117,15 @@ class Sender:
     async def run(self) -> None:
         """Start a lane for every channel with messages owed, whenever messages are queued
         (or every IDLE_LOOK seconds), until `stop`."""
+        loop = asyncio.get_running_loop()
+        looked = -IDLE_LOOK  # when every lane was last looked at
         while not self._stop.is_set():
             self.wanted.clear()
             self._looking = True
             try:
+                if loop.time() - looked >= IDLE_LOOK:  # however busy: every lane, now and then
+                    self.service.ctx.owed.add((None, None))
+                    looked = loop.time()
                 await self.dispatch()
             except Exception as exc:  # the database failing: look again later
                 if not said_already(self.service, exc):
@@ -139,12 +144,12 @@ class Sender:
 
     async def dispatch(self) -> None:
         """A lane for each channel messages were queued for (every lane with messages owed
-        when it is not known which: at start-up, after reminders fired, `mod resend`, and
-        every IDLE_LOOK seconds). A lane told of messages queued without being handed to the
-        sender reads its outbox rows again before it posts from what it was handed."""
+        when it is not known which: at start-up, after a forget, and every IDLE_LOOK
+        seconds). A lane told of messages queued without being handed to the sender reads its
+        outbox rows again before it posts from what it was handed."""
         ctx = self.service.ctx
         known = ctx.owed
-        everywhere = (not known and not ctx.handed and not self._redo) or (None, None) in known
+        everywhere = (None, None) in known
         told = [(c, u) for c, u in known if (c, u) != (None, None)]
         known.clear()
         for c, u in told:
@@ -183,12 +188,17 @@ class Sender:
         owed = self.service.ctx.owed
         return key in self._synced and at not in owed and (None, None) not in owed
 
+    def _told_of(self, key: str) -> tuple[int, int]:
+        """How many times the lane was told of messages queued without being handed (and
+        every lane was): a batch being posted stops when this moves."""
+        return self._told_all, self._told.get(key, 0)
+
     async def _read(self, lane: Outgoing, key: str) -> tuple[list[Queued], bool]:
         """The lane's oldest messages owed, from the outbox, and whether there may be more.
         Messages handed to the sender that this read covers are dropped from the hand; once a
         read saw all that was owed, with no news in the meantime, the lane is in step."""
         at = (lane.channel_id, lane.user_id)
-        told = (self._told_all, self._told.get(key, 0))
+        told = self._told_of(key)
         found = await self.service.outbox_for(lane, limit=BATCH)
         full = len(found) >= BATCH
         newest = max((q.id for q in found), default=0)
@@ -196,7 +206,7 @@ class Sender:
         later = [q for q in handed.pop(at, ()) if q.id > newest]
         if later:
             handed[at] = later
-        if not full and told == (self._told_all, self._told.get(key, 0)):
+        if not full and told == self._told_of(key):
             self._synced.add(key)
         else:
             self._synced.discard(key)
@@ -216,9 +226,14 @@ class Sender:
             read = True
             try:
                 read = not self._in_step(at, key)
+                told = self._told_of(key)
                 found, full = await self._read(lane, key) if read else (handed.pop(at, []), False)
                 fresh = [q for q in found if not self._posted(q.id)]
                 for queued in fresh:
+                    if self._told_of(key) != told:  # (a forget may have erased the rest)
+                        full = True  # read again, as the outbox is now
+                        self._synced.discard(key)
+                        break
                     if not await self._post(queued):
                         return  # stopping
             except Refusal as exc:  # a storage refusal (full, the shard moved): one line

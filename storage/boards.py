@@ -339,7 +339,7 @@ class Boards:
                         "ON CONFLICT (user_id) DO UPDATE SET sent_at = excluded.sent_at",
                         (user_id, timestamp(now)),
                     )
-                    await queue(conn, outgoing, now, self.ctx.db.seal)
+                    await queue(conn, outgoing, now, self.ctx.db)
             if outgoing:
                 told += 1
                 self.ctx.owe((o.channel_id, o.user_id) for o in outgoing)

@@ -176,7 +176,7 @@ class Checkpoints:
         async with self.ctx.db.transaction() as conn:
             (row,) = await rolllog.append(self.ctx.db, [entry])
             if announce is not None:
-                await queue(conn, announce(row), self.ctx.clock(), self.ctx.db.seal)
+                await queue(conn, announce(row), self.ctx.clock(), self.ctx.db)
         self.ctx.wakeup.set()
         return row
 

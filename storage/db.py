@@ -122,6 +122,10 @@ class Database:
         # Told when what this process keeps in memory may no longer be what the database holds
         # (a lost connection made again, a shard's lease taken again): the service's caches.
         self.stale: list[Callable[[], None]] = []
+        # The lanes (channel, user) messages were queued for in the open write transaction
+        # (storage/outbox.py `queue`): the sender is told once it commits (`on_queued`).
+        self.queued_lanes: set[tuple[str | None, str | None]] = set()
+        self.on_queued: Callable[[set[tuple[str | None, str | None]]], None] = lambda _: None
         backend.after_reconnect(self._reconnected)
 
     @classmethod
@@ -278,10 +282,14 @@ class Database:
         self.staged_heads.clear()
         self.pseudonyms.clear()
         self.names.clear()
+        self.queued_lanes.clear()
 
     def _committed(self) -> None:
         self.heads.update(self.staged_heads)
         self.staged_heads.clear()
+        if self.queued_lanes:
+            lanes, self.queued_lanes = self.queued_lanes, set()
+            self.on_queued(lanes)
 
     @contextlib.contextmanager
     def _translated(self) -> Iterator[None]:

@@ -153,7 +153,7 @@ class Deadlines:
                 "UPDATE reminders SET state = 'sent', done_at = ? WHERE id = ?",
                 (timestamp(now), due.id),
             )
-            await queue(conn, outgoing, now, self.ctx.db.seal)
+            await queue(conn, outgoing, now, self.ctx.db)
         return "sent"
 
     async def _remind(
@@ -236,7 +236,7 @@ class Deadlines:
                 ),
             )
             await rolllog.append(self.ctx.db, [entry])
-            await queue(conn, outgoing, now, self.ctx.db.seal)
+            await queue(conn, outgoing, now, self.ctx.db)
         return f"waiting (reminder {count} to the moderators)"
 
     async def _skip_missed(

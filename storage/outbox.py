@@ -58,14 +58,15 @@ def at_rest(outgoing: Sequence[Outgoing], seal: SealKey | None) -> list[Outgoing
     ]
 
 
-async def queue(
-    conn: Conn, outgoing: Sequence[Outgoing], now: datetime, seal: SealKey | None
-) -> None:
-    """Queue messages inside the caller's transaction (direct messages sealed with `seal`)."""
+async def queue(conn: Conn, outgoing: Sequence[Outgoing], now: datetime, db: Database) -> None:
+    """Queue messages inside the caller's transaction (direct messages sealed with the seal
+    key); once it commits, the sender is told which lanes (`Database.on_queued`), so a lane
+    reads the outbox before it posts what an action handed it after these."""
     await conn.executemany(
         "INSERT INTO outbox (created_at, channel_id, user_id, payload) VALUES (?, ?, ?, ?)",
-        [(timestamp(now), o.channel_id, o.user_id, o.payload) for o in at_rest(outgoing, seal)],
+        [(timestamp(now), o.channel_id, o.user_id, o.payload) for o in at_rest(outgoing, db.seal)],
     )
+    db.queued_lanes.update((o.channel_id, o.user_id) for o in outgoing)
 
 
 async def undelivered(db: Database, channel_id: str) -> bool:

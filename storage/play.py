@@ -104,7 +104,7 @@ class Play:
                 else:
                     outcome = Outcome(game, events, tuple(rows))
                 if announce is not None:
-                    await queue(conn, announce(outcome), self.ctx.clock(), self.ctx.db.seal)
+                    await queue(conn, announce(outcome), self.ctx.clock(), self.ctx.db)
             self.store.remember(game)
             if announce is not None:
                 self.ctx.owe([(where.channel_id, None)])

@@ -193,6 +193,8 @@ async def forget_person(ctx: Context, guild_id: str, user_id: str, left: int) ->
         db.pseudonyms.pop((guild_id, user_id), None)  # (read again, whatever the commit does)
         db.names.pop((guild_id, user_id), None)
     ctx.behind(boarded)  # (after the rebuild, which no read may overlap)
+    ctx.handed.clear()  # messages about them handed to the sender: read again, as they are now
+    ctx.owe([(None, None)])
     return Forgotten(pseudo, games, left, rows)
 
 

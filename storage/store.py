@@ -69,6 +69,9 @@ class Context:
     # an edit rendered before the latest mark never clears it (`Boards.shown`).
     boards_marked: dict[int, int] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.db.on_queued = self.owe  # messages queued beside an action's road
+
     def owe(self, lanes: Iterable[tuple[str | None, str | None]]) -> None:
         """Messages were queued for these lanes (channel, user): the sender is woken for them
         (`(None, None)`: look at every lane)."""

@@ -68,9 +68,8 @@ async def queue(service: GameService, channel: str, texts: list[str]) -> None:
             conn,
             [Outgoing(encode(Reply(text=t)), channel_id=channel) for t in texts],
             service.clock(),
-            service.db.seal,
-        )
-    service.ctx.sending.set()
+            service.db,
+        )  # the sender is told at the commit
 
 
 async def drain(sender: Sender) -> None:
@@ -152,7 +151,8 @@ async def test_rolls_are_posted_as_handed_over_and_in_order_with_other_messages(
     """An action's messages reach the sender with their ids as they are committed: a channel
     whose owed messages the sender has all seen posts them with no read of the outbox. A
     message queued some other way (a reminder, `mod resend`) makes the lane read the outbox
-    again first, so the channel still gets everything once, in the order it was applied."""
+    again first (told as the message commits), so the channel still gets everything once, in
+    the order it was applied."""
     desk = Desk(service, Config(), outbox=True)
     ann = Caller(Where("g", "c1"), ANN)
     discord = Counting(service)
@@ -170,10 +170,9 @@ async def test_rolls_are_posted_as_handed_over_and_in_order_with_other_messages(
         await desk.text_command(ann, "roll d1,d2")
         await settle(sender)
         handed = discord.reads - reads
-        async with service.db.transaction() as conn:  # queued beside the road, not handed
+        async with service.db.transaction() as conn:  # as a reminder: beside the road
             reminder = Outgoing(encode(Reply(text="a reminder")), channel_id="c1")
-            await outbox.queue(conn, [reminder], service.clock(), None)
-        service.ctx.owe([("c1", None)])
+            await outbox.queue(conn, [reminder], service.clock(), service.db)
         dice.push([2])
         await desk.text_command(ann, "roll d3")  # handed, after the reminder
         await settle(sender)
@@ -187,3 +186,46 @@ async def test_rolls_are_posted_as_handed_over_and_in_order_with_other_messages(
     assert await service.outbox() == []
     if not service.db.backend.claims:  # SQLite tells the ids at once; PostgreSQL's are read
         assert handed == 0
+
+
+class Gated(Discord):
+    """A transport that holds every post while its gate is closed (Discord slow to answer)."""
+
+    def __init__(self) -> None:
+        super().__init__(busy={})
+        self.gate = asyncio.Event()
+        self.gate.set()
+
+    async def deliver(self, message: Outgoing, reply: Reply, nonce: str) -> None:
+        await self.gate.wait()
+        await super().deliver(message, reply, nonce)
+
+
+async def test_a_forget_reaches_the_messages_handed_to_the_sender(
+    service: GameService, dice: QueueDice
+) -> None:
+    """Messages naming a person, queued and handed to the sender but not posted yet (Discord
+    slow to answer), go with the rest of what a forget erases: only the one already on its
+    way is posted."""
+    desk = Desk(service, Config(), outbox=True)
+    where = Where("g", "c1")
+    ann, bob = Caller(where, ANN), Caller(where, BOB)
+    discord = Gated()
+    sender = Sender(service, discord)
+    task = asyncio.create_task(sender.run())
+    try:
+        await desk.text_command(ann, "new classic order=join")
+        await settle(sender)  # the lane has read the outbox: in step
+        discord.gate.clear()
+        await desk.text_command(bob, "join")  # on its way, held
+        await desk.text_command(bob, "leave")  # handed, waiting behind it
+        await service.forget("g", BOB.user_id)
+        discord.gate.set()
+        await settle(sender)
+    finally:
+        await sender.stop(task)
+    posted = discord.posted["c1"]
+    assert "Yahtzee Game 1" in posted[0] and "Ann is in" in posted[0]
+    assert len(posted) <= 2 and not [t for t in posted if "Bob left" in t], posted
+    assert all("Bob joined" in t for t in posted[1:])  # at most the one on its way
+    assert await service.outbox() == []

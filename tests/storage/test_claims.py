@@ -71,7 +71,7 @@ async def queue_texts(claimer: Claimer, per_channel: int) -> dict[str, list[str]
         Outgoing(encode(Reply(text=texts[c][n])), c) for n in range(per_channel) for c in CHANNELS
     ]
     async with claimer.db.transaction() as conn:
-        await queue(conn, owed, claimer.clock(), claimer.db.seal)
+        await queue(conn, owed, claimer.clock(), claimer.db)
     return texts
 
 

@@ -68,9 +68,7 @@ async def test_direct_messages_are_sealed_at_rest_and_opened_for_sending(
             lambda _: [said("Bob joins"), dm("Your cards: 7h", BOB.user_id)],
         )
         async with db.transaction() as conn:
-            await queue(
-                conn, [dm("You drew Kd", BOB.user_id), said("a reminder")], clock(), db.seal
-            )
+            await queue(conn, [dm("You drew Kd", BOB.user_id), said("a reminder")], clock(), db)
         rows = await stored(db)
         assert [(u, p.startswith("rk-seal/2:")) for u, p, _ in rows] == [
             (None, False), (BOB.user_id, True), (BOB.user_id, True), (None, False)
@@ -88,19 +86,19 @@ async def test_a_direct_message_the_key_no_longer_opens_is_dropped_and_said_once
     try:
         service = await seated(db, clock)
         async with db.transaction() as conn:
-            await queue(conn, [dm("under the old key", BOB.user_id)], clock(), db.seal)
+            await queue(conn, [dm("under the old key", BOB.user_id)], clock(), db)
         (old,) = await db.conn.execute_fetchall("SELECT id FROM outbox")
         kept = db.seal
         db.seal = None  # the key is missing: the sealed message waits, the rest goes on
         async with db.transaction() as conn:
-            await queue(conn, [said("in the channel"), dm("no key, plain", CY)], clock(), db.seal)
+            await queue(conn, [said("in the channel"), dm("no key, plain", CY)], clock(), db)
         assert await owed(service) == ["in the channel", "no key, plain"]
         assert {(lane.channel_id, lane.user_id) for lane in await service.outbox_lanes()} == {
             (HERE.channel_id, None), (None, CY)
         }  # fmt: skip
         db.seal = SealKey.generate()  # declared lost, a new key made (`rollkeeper seal lost`)
         async with db.transaction() as conn:
-            await queue(conn, [dm("under the new key", BOB.user_id)], clock(), db.seal)
+            await queue(conn, [dm("under the new key", BOB.user_id)], clock(), db)
         with caplog.at_level(logging.WARNING, logger="storage.outbox"):
             texts = await owed(service)
         assert texts == ["in the channel", "no key, plain", "under the new key"]
@@ -122,7 +120,7 @@ async def test_plain_direct_messages_in_a_file_are_sealed_at_its_next_open(
         service = await seated(db, clock)
         key, db.seal = db.seal, None  # as a release before this sealing wrote them
         async with db.transaction() as conn:
-            await queue(conn, [dm("Your cards: 7h 8h", BOB.user_id), said("hi")], clock(), None)
+            await queue(conn, [dm("Your cards: 7h 8h", BOB.user_id), said("hi")], clock(), db)
         sent = await db.conn.execute_fetchall("SELECT id FROM outbox WHERE user_id IS NOT NULL")
         await service.posted([int(i) for (i,) in sent])  # sent ones are sealed too
         db.seal = key
@@ -157,7 +155,7 @@ async def test_forget_erases_the_sealed_messages_that_name_the_person(
                     dm("Ann finished a turn", CY),
                 ],
                 clock(),
-                db.seal,
+                db,
             )
         await service.forget("g", BOB.user_id)
         assert await owed(service) == ["Ann finished a turn"]
@@ -180,7 +178,7 @@ async def test_forget_without_the_key_keeps_the_sealed_messages_owed_to_others(
                 conn,
                 [dm("Your cards: 7h", BOB.user_id), dm("Your cards: 9s", CY)],
                 clock(),
-                db.seal,
+                db,
             )
         key, db.seal = db.seal, None  # the key file missing at start-up
         db.lost_key = key.key_id

@@ -140,7 +140,7 @@ async def test_each_shard_sends_only_its_own_servers_messages(
         Outgoing("a direct message", None, GYPSY.user_id),
     ]
     async with second.db.transaction() as conn:
-        await queue(conn, owed, FakeClock()(), second.db.seal)
+        await queue(conn, owed, FakeClock()(), second.db)
     lanes = {
         name: {(lane.channel_id, lane.user_id) for lane in await shard.service.outbox_lanes()}
         for name, shard in (("first", first), ("second", second))
