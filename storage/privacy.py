@@ -284,11 +284,10 @@ async def _erase_beside(
         "AND chain != 'log' AND salt IS NULL)"
     )
     await conn.execute(
-        f"DELETE FROM outbox WHERE (user_id = ? OR instr(payload, ?) > 0){sent}",
-        (user_id, user_id),
+        f"{_BLANK} WHERE (user_id = ? OR instr(payload, ?) > 0){sent}", (user_id, user_id)
     )
     for name in names:
-        await conn.execute(f"DELETE FROM outbox WHERE instr(payload, ?) > 0{sent}", (name,))
+        await conn.execute(f"{_BLANK} WHERE instr(payload, ?) > 0{sent}", (name,))
     sealed = await conn.execute_fetchall(
         f"SELECT id, payload, state FROM outbox WHERE {SEALED_SQL}{sent}"
     )
@@ -301,9 +300,19 @@ async def _erase_beside(
             "missing: kept unread (ids %s)", len(kept), ", ".join(map(str, kept[:10])),
         )  # fmt: skip
     await conn.executemany(
-        "DELETE FROM outbox WHERE id = ?",
+        f"{_BLANK} WHERE id = ?",
         [(i,) for i, p, _ in sealed if i not in kept and mentions(str(p), seal, [user_id, *names])],
     )
+
+
+# A message to or about a forgotten person is blanked, not deleted: its text and addressee
+# erased, marked done (never posted, never listed for `mod resend`). Its row stays so that its
+# id is never handed out again (SQLite gives a new row the largest id plus one): an id is a
+# message's nonce and the sender's mark.
+_BLANK = (
+    "UPDATE outbox SET payload = '', user_id = CASE WHEN user_id IS NULL THEN NULL ELSE '' END, "
+    "state = 'sent', error = 'erased: a player was forgotten'"
+)
 
 
 async def erase_elsewhere(db: Database, user_id: str, names: Sequence[str]) -> None:

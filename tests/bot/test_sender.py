@@ -229,3 +229,24 @@ async def test_a_forget_reaches_the_messages_handed_to_the_sender(
     assert len(posted) <= 2 and not [t for t in posted if "Bob left" in t], posted
     assert all("Bob joined" in t for t in posted[1:])  # at most the one on its way
     assert await service.outbox() == []
+
+
+async def test_a_forget_never_lets_a_message_id_come_again(service: GameService) -> None:
+    """An id is a message's nonce and the sender's mark: a forget blanks the newest messages
+    about the person and keeps their rows, so the next message gets a new id (SQLite would
+    hand a deleted newest id out again)."""
+    desk = Desk(service, Config(), outbox=True)
+    where = Where("g", "c1")
+    await desk.text_command(Caller(where, ANN), "new classic order=join")
+    await desk.text_command(Caller(where, BOB), "join")
+    await desk.text_command(Caller(where, BOB), "leave")
+    await queue(service, "c1", ["Bob, your turn is waiting"])
+    (newest,) = await service.db.conn.execute_fetchall("SELECT max(id) FROM outbox")
+    await service.forget("g", BOB.user_id)
+    await queue(service, "c1", ["Ann, your turn"])
+    rows = await service.db.conn.execute_fetchall(
+        "SELECT id, payload FROM outbox WHERE id >= ? ORDER BY id", (newest[0],)
+    )
+    assert [(int(i), decode(str(p)).text if p else "") for i, p in rows] == [
+        (newest[0], ""), (newest[0] + 1, "Ann, your turn")
+    ]  # fmt: skip
