@@ -124,10 +124,8 @@ class Timekeeper:
                 report.fired.append(f"{reminder.kind}: {what}")
             if not due or len(due) < BATCH:
                 break
-        if self.delivers:
+        if self.delivers:  # (else the sender, told as each reminder's message was queued)
             await self.deliver(report)
-        elif report.fired:  # their messages are queued: the sender looks at every lane
-            self.service.ctx.owe([(None, None)])
         return report
 
     async def _chore(

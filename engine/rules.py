@@ -127,12 +127,9 @@ class Rules:
 
     def resolve_box(self, text: str) -> str:
         """The canonical id of the box a player named, or a clear error listing the boxes."""
-        wanted = normalise_name(text)
-        for b in self.boxes:
-            if wanted in (b.id, normalise_name(b.label), *b.aliases) or wanted == normalise_name(
-                self.label(b.id)
-            ):
-                return b.id
+        found = self._spellings.get(normalise_name(text))
+        if found is not None:
+            return found
         names = ", ".join(b.id for b in self.boxes)
         raise UnknownBoxError(
             f"There is no box `{text[:30]}` in {self.title}. The boxes are: {names}.",

@@ -340,9 +340,7 @@ class Boards:
                         (user_id, timestamp(now)),
                     )
                     await queue(conn, outgoing, now, self.ctx.db)
-            if outgoing:
-                told += 1
-                self.ctx.owe((o.channel_id, o.user_id) for o in outgoing)
+            told += bool(outgoing)  # (the sender is told at the commit: `queue`)
         return told
 
     async def _owed(self) -> dict[str, list[tuple[int, int]]]:

@@ -105,9 +105,7 @@ class Play:
                     outcome = Outcome(game, events, tuple(rows))
                 if announce is not None:
                     await queue(conn, announce(outcome), self.ctx.clock(), self.ctx.db)
-            self.store.remember(game)
-            if announce is not None:
-                self.ctx.owe([(where.channel_id, None)])
+            self.store.remember(game)  # (its messages: the sender is told at the commit)
             return outcome
 
     def _opening_entries(

@@ -135,6 +135,13 @@ async def scores_kept(table: Table) -> list[str]:
     return [box for box, v in zip(BOXES, card[0].scores, strict=True) if v is not None]
 
 
+async def plays_on_whole(table: Table, pg_url: str, box: str) -> None:
+    """The next move goes through, every acknowledged score is kept and the log verifies."""
+    await table.turn(box)
+    assert await scores_kept(table) == table.scored
+    assert verify_file(pg_url).problem is None
+
+
 @pytest.mark.parametrize("loss", ["terminated", "restarted"])
 async def test_the_bot_plays_on_after_its_connection_is_lost_between_two_commands(
     table: Table,
@@ -195,9 +202,7 @@ async def test_a_command_whose_transaction_loses_the_connection_records_nothing(
             await conn.execute("UPDATE games SET version = version + 100")
             end_sessions(pg_cluster, pg_url)
             await conn.execute("UPDATE games SET version = version + 100")
-    await table.turn(BOXES[1])
-    assert await scores_kept(table) == table.scored
-    assert verify_file(pg_url).problem is None
+    await plays_on_whole(table, pg_url, BOXES[1])
 
 
 async def test_a_statement_that_commits_by_itself_lost_midway_is_said_unknown(
@@ -225,9 +230,7 @@ async def test_a_statement_that_commits_by_itself_lost_midway_is_said_unknown(
         await holder.execute("ROLLBACK")
     finally:
         await holder.close()
-    await table.turn(BOXES[1])
-    assert await scores_kept(table) == table.scored
-    assert verify_file(pg_url).problem is None
+    await plays_on_whole(table, pg_url, BOXES[1])
 
 
 async def test_a_move_whose_connection_is_lost_as_it_commits_is_looked_up_and_kept(
@@ -252,9 +255,7 @@ async def test_a_move_whose_connection_is_lost_as_it_commits_is_looked_up_and_ke
     await table.turn(BOXES[1])  # the move applied by `apply_turn` lost as it committed
     monkeypatch.undo()
     assert table.refused == 0  # each looked up and found applied: no refusal
-    await table.turn(BOXES[2])
-    assert await scores_kept(table) == table.scored
-    assert verify_file(pg_url).problem is None
+    await plays_on_whole(table, pg_url, BOXES[2])
 
 
 async def test_a_shard_reconnecting_after_its_lease_moved_stops_and_writes_nothing(

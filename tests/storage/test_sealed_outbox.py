@@ -37,6 +37,12 @@ def said(text: str) -> Outgoing:
     return Outgoing(encode(Reply(text=text)), channel_id=HERE.channel_id)
 
 
+async def queued(db: Database, clock: FakeClock, outgoing: list[Outgoing]) -> None:
+    """Messages queued in a transaction of their own (as a reminder's are)."""
+    async with db.transaction() as conn:
+        await queue(conn, outgoing, clock(), db)
+
+
 async def stored(db: Database) -> list[tuple[str | None, str, str]]:
     """The outbox as the file keeps it: (to whom, the payload, its state), oldest first."""
     rows = await db.conn.execute_fetchall("SELECT user_id, payload, state FROM outbox ORDER BY id")
@@ -67,8 +73,7 @@ async def test_direct_messages_are_sealed_at_rest_and_opened_for_sending(
             Join(BOB.user_id),
             lambda _: [said("Bob joins"), dm("Your cards: 7h", BOB.user_id)],
         )
-        async with db.transaction() as conn:
-            await queue(conn, [dm("You drew Kd", BOB.user_id), said("a reminder")], clock(), db)
+        await queued(db, clock, [dm("You drew Kd", BOB.user_id), said("a reminder")])
         rows = await stored(db)
         assert [(u, p.startswith("rk-seal/2:")) for u, p, _ in rows] == [
             (None, False), (BOB.user_id, True), (BOB.user_id, True), (None, False)
@@ -85,20 +90,17 @@ async def test_a_direct_message_the_key_no_longer_opens_is_dropped_and_said_once
     db = await Database.open(db_path)
     try:
         service = await seated(db, clock)
-        async with db.transaction() as conn:
-            await queue(conn, [dm("under the old key", BOB.user_id)], clock(), db)
+        await queued(db, clock, [dm("under the old key", BOB.user_id)])
         (old,) = await db.conn.execute_fetchall("SELECT id FROM outbox")
         kept = db.seal
         db.seal = None  # the key is missing: the sealed message waits, the rest goes on
-        async with db.transaction() as conn:
-            await queue(conn, [said("in the channel"), dm("no key, plain", CY)], clock(), db)
+        await queued(db, clock, [said("in the channel"), dm("no key, plain", CY)])
         assert await owed(service) == ["in the channel", "no key, plain"]
         assert {(lane.channel_id, lane.user_id) for lane in await service.outbox_lanes()} == {
             (HERE.channel_id, None), (None, CY)
         }  # fmt: skip
         db.seal = SealKey.generate()  # declared lost, a new key made (`rollkeeper seal lost`)
-        async with db.transaction() as conn:
-            await queue(conn, [dm("under the new key", BOB.user_id)], clock(), db)
+        await queued(db, clock, [dm("under the new key", BOB.user_id)])
         with caplog.at_level(logging.WARNING, logger="storage.outbox"):
             texts = await owed(service)
         assert texts == ["in the channel", "no key, plain", "under the new key"]
@@ -119,8 +121,7 @@ async def test_plain_direct_messages_in_a_file_are_sealed_at_its_next_open(
     try:
         service = await seated(db, clock)
         key, db.seal = db.seal, None  # as a release before this sealing wrote them
-        async with db.transaction() as conn:
-            await queue(conn, [dm("Your cards: 7h 8h", BOB.user_id), said("hi")], clock(), db)
+        await queued(db, clock, [dm("Your cards: 7h 8h", BOB.user_id), said("hi")])
         sent = await db.conn.execute_fetchall("SELECT id FROM outbox WHERE user_id IS NOT NULL")
         await service.posted([int(i) for (i,) in sent])  # sent ones are sealed too
         db.seal = key
@@ -145,18 +146,16 @@ async def test_forget_erases_the_sealed_messages_that_name_the_person(
     try:
         service = await seated(db, clock)
         await service.play(HERE, BOB, Join(BOB.user_id))
-        async with db.transaction() as conn:
-            await queue(
-                conn,
-                [
-                    dm("Your cards: 7h", BOB.user_id),
-                    dm(f"{BOB.name} finished a turn", CY),
-                    dm(f"<@{BOB.user_id}> is next", CY),
-                    dm("Ann finished a turn", CY),
-                ],
-                clock(),
-                db,
-            )
+        await queued(
+            db,
+            clock,
+            [
+                dm("Your cards: 7h", BOB.user_id),
+                dm(f"{BOB.name} finished a turn", CY),
+                dm(f"<@{BOB.user_id}> is next", CY),
+                dm("Ann finished a turn", CY),
+            ],
+        )
         await service.forget("g", BOB.user_id)
         assert await owed(service) == ["Ann finished a turn"]
     finally:
@@ -173,13 +172,7 @@ async def test_forget_without_the_key_keeps_the_sealed_messages_owed_to_others(
         service = await seated(db, clock)
         await service.play(HERE, BOB, Join(BOB.user_id))
         await service.play(HERE, BOB, Leave(BOB.user_id))  # (a seat's leave needs the key)
-        async with db.transaction() as conn:
-            await queue(
-                conn,
-                [dm("Your cards: 7h", BOB.user_id), dm("Your cards: 9s", CY)],
-                clock(),
-                db,
-            )
+        await queued(db, clock, [dm("Your cards: 7h", BOB.user_id), dm("Your cards: 9s", CY)])
         key, db.seal = db.seal, None  # the key file missing at start-up
         db.lost_key = key.key_id
         with caplog.at_level(logging.WARNING, logger="storage.privacy"):
