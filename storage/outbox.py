@@ -71,9 +71,8 @@ async def queue(conn: Conn, outgoing: Sequence[Outgoing], now: datetime, db: Dat
 
 async def undelivered(db: Database, channel_id: str) -> bool:
     """Does the channel still miss a message (not yet posted, or refused)?"""
-    async with db.conn.execute(
-        "SELECT 1 FROM outbox WHERE channel_id = ? AND state != 'sent' LIMIT 1", (channel_id,)
-    ) as cursor:
+    sql, times = _owed(db, "id", " AND channel_id = ?")
+    async with db.conn.execute(f"{sql} LIMIT 1", (channel_id,) * times) as cursor:
         return await cursor.fetchone() is not None
 
 
@@ -89,6 +88,22 @@ def generation(db: Database) -> str:
         if lease is not None:
             return f"{lease.holder}@{lease.epoch}"
     return PROCESS
+
+
+def _owed(db: Database, columns: str, where: str = "") -> tuple[str, int]:
+    """A query of the messages not yet sent (posted or refused) that match `where` (an
+    `AND ...` condition), and how many times it takes `where`'s parameters. PostgreSQL indexes
+    each message as it is queued. SQLite's index (`outbox_undelivered`) holds the messages up
+    to `outbox_indexed.upto`; the newer ones, most of them posted before the index catches up,
+    are read from the table's tail (`Outbox._catch_up`, migration 18)."""
+    if not db.backend.outbox_tail:
+        return f"SELECT {columns} FROM outbox WHERE state != 'sent'{where}", 1
+    indexed = f"SELECT {columns} FROM outbox WHERE state != 'sent' AND fresh = 0{where}"
+    tail = (
+        f"SELECT {columns} FROM outbox WHERE id > (SELECT upto FROM outbox_indexed) "
+        f"AND fresh = 1 AND state != 'sent'{where}"
+    )
+    return f"{indexed} UNION ALL {tail}", 2
 
 
 def _queued(row: Sequence[Any]) -> Queued:
@@ -152,13 +167,14 @@ class Outbox:
 
     async def _claim(self, where: str, params: tuple[Any, ...], limit: int) -> list[Sequence[Any]]:
         """The rows `_take` reads (and, on PostgreSQL, claims)."""
-        owed = (
-            "SELECT id, channel_id, user_id, payload, claimed_by, claimed_until FROM outbox "
-            f"WHERE state != 'sent' AND state = 'pending'{where}{_mine(self.ctx.db)}"
+        owed, times = _owed(
+            self.ctx.db,
+            "id, channel_id, user_id, payload, claimed_by, claimed_until",
+            f" AND state = 'pending'{where}{_mine(self.ctx.db)}",
         )
-        select = f"{owed} ORDER BY id LIMIT ?"
+        select = f"SELECT * FROM ({owed}) AS owed ORDER BY id LIMIT ?"
         if not self.ctx.db.backend.claims:
-            return list(await self.ctx.db.conn.execute_fetchall(select, (*params, limit)))
+            return list(await self.ctx.db.conn.execute_fetchall(select, (*params * times, limit)))
         now = self.ctx.clock()
         async with self.ctx.db.transaction() as conn:
             await conn.execute("SET LOCAL synchronous_commit = off")  # a claim lost is retaken
@@ -202,9 +218,11 @@ class Outbox:
     async def lanes(self) -> list[Outgoing]:
         """Each channel (or person) with messages owed, once, the longest waiting first (an
         `Outgoing` with no payload names the lane)."""
+        owed, _ = _owed(
+            self.ctx.db, "id, channel_id, user_id", f" AND state = 'pending'{_mine(self.ctx.db)}"
+        )
         async with self.ctx.db.conn.execute(
-            "SELECT channel_id, user_id, MIN(id) FROM outbox "
-            f"WHERE state != 'sent' AND state = 'pending'{_mine(self.ctx.db)} "
+            f"SELECT channel_id, user_id, MIN(id) FROM ({owed}) AS owed "
             "GROUP BY channel_id, user_id ORDER BY 3"
         ) as cursor:
             rows = await cursor.fetchall()
@@ -212,22 +230,39 @@ class Outbox:
 
     async def pending_for(self, lane: Outgoing, after: int = 0, limit: int = 20) -> list[Queued]:
         """Messages owed to one channel (or one person, by direct message) after id `after`,
-        oldest first (claimed, where several senders may read the queue). `state != 'sent'`
-        lets SQLite use the channel's index (migration 11)."""
+        oldest first (claimed, where several senders may read the queue)."""
         column, value = ("channel_id", lane.channel_id) if lane.channel_id else (
             "user_id", lane.user_id
         )  # fmt: skip
         return await self._take(f" AND {column} = ? AND id > ?", (value, after), limit)
 
     async def posted(self, ids: Sequence[int]) -> None:
-        """Mark messages sent, many in one transaction (the sender's batches); the rows
-        written meanwhile are indexed by who wrote them in the same commit."""
+        """Mark messages sent, many in one transaction (the sender's batches); the log's rows
+        written meanwhile are indexed by who wrote them, and the outbox's index catches up, in
+        the same commit."""
         async with self.ctx.db.transaction() as conn:
             await conn.executemany(
                 "UPDATE outbox SET state = 'sent', done_at = ? WHERE id = ?",
                 [(timestamp(self.ctx.clock()), i) for i in ids],
             )
             await rolllog.index_actors(self.ctx.db)
+            if ids:
+                await self._catch_up(conn, max(ids))
+
+    async def _catch_up(self, conn: Conn, upto: int) -> None:
+        """SQLite (migration 18): the index of messages not yet sent takes in those up to
+        `upto` that are still owed, and `outbox_indexed.upto` moves there. A message queued
+        and posted in between was never indexed: its roll's commit wrote no index page, nor
+        did its mark. Done in the sender's own commits (a mark, a failure, a retry), so the
+        tail read past `upto` holds little more than the messages being posted."""
+        if not self.ctx.db.backend.outbox_tail:
+            return
+        await conn.execute(
+            "UPDATE outbox SET fresh = 0 WHERE id > (SELECT upto FROM outbox_indexed) "
+            "AND id <= ? AND fresh = 1 AND state != 'sent'",
+            (upto,),
+        )
+        await conn.execute("UPDATE outbox_indexed SET upto = ? WHERE upto < ?", (upto, upto))
 
     async def delivered(self, queued: Queued, error: str | None = None) -> None:
         """Mark a message sent (or failed for good, with why)."""
@@ -236,6 +271,7 @@ class Outbox:
                 "UPDATE outbox SET state = ?, done_at = ?, error = ? WHERE id = ?",
                 ("failed" if error else "sent", timestamp(self.ctx.clock()), error, queued.id),
             )
+            await self._catch_up(conn, queued.id)
 
     async def tried(self, queued: Queued) -> None:
         """Count a send that did not go through (yet): Discord was busy or unreachable."""
@@ -246,13 +282,17 @@ class Outbox:
                 "WHEN claimed_by = ? THEN ? ELSE claimed_until END WHERE id = ?",
                 (self.claimer, until, queued.id),
             )
+            await self._catch_up(conn, queued.id)
 
     async def undelivered(self, channel_id: str) -> list[Queued]:
         """What the channel is missing: messages refused for good (marked failed)."""
+        owed, times = _owed(
+            self.ctx.db,
+            "id, channel_id, user_id, payload",
+            " AND channel_id = ? AND state = 'failed'",
+        )
         async with self.ctx.db.conn.execute(
-            "SELECT id, channel_id, user_id, payload FROM outbox "
-            "WHERE channel_id = ? AND state != 'sent' AND state = 'failed' ORDER BY id",
-            (channel_id,),
+            f"SELECT * FROM ({owed}) AS owed ORDER BY id", (channel_id,) * times
         ) as cursor:
             rows = await cursor.fetchall()
         return [_queued(r) for r in rows]
@@ -260,11 +300,11 @@ class Outbox:
     async def resend(self, channel_id: str) -> int:
         """Queue the channel's refused messages again, in their order; how many."""
         async with self.ctx.db.transaction() as conn:
+            owed, times = _owed(self.ctx.db, "id", " AND channel_id = ? AND state = 'failed'")
             cursor = await conn.execute(
                 "UPDATE outbox SET state = 'pending', error = NULL, done_at = NULL, "
-                "claimed_by = NULL, claimed_until = NULL "
-                "WHERE channel_id = ? AND state != 'sent' AND state = 'failed'",
-                (channel_id,),
+                f"claimed_by = NULL, claimed_until = NULL WHERE id IN ({owed})",
+                (channel_id,) * times,
             )
             count = cursor.rowcount
         if count:

@@ -100,6 +100,9 @@ class Backend(abc.ABC):
     # Several processes (or senders) may read one queue: the outbox's rows are claimed
     # (`FOR UPDATE SKIP LOCKED`, storage/outbox.py). SQLite's one process reads it plainly.
     claims: bool = False
+    # The outbox's index of messages not yet sent lags behind the writes: the newest (`fresh`,
+    # past `outbox_indexed.upto`) are found by reading the table's tail (SQLite, migration 18).
+    outbox_tail: bool = False
 
     @abc.abstractmethod
     def problem(self, exc: BaseException) -> Exception | None:

@@ -333,6 +333,7 @@ class SqliteBackend(Backend):
     to read beside it (audit tools)."""
 
     errors = (sqlite3.Error,)
+    outbox_tail = True
 
     def __init__(self, raw: aiosqlite.Connection, path: Path, writer: _WriterLock | None) -> None:
         self.raw = raw

@@ -15,6 +15,7 @@ from bot.replies import Reply, decode, encode
 from bot.sender import Sender
 from bot.timekeeper import UndeliverableError
 from storage import outbox
+from storage.model import Queued
 from storage.service import GameService, Outgoing, Where, Who
 from tests.conftest import QueueDice
 
@@ -102,6 +103,26 @@ async def test_a_refusal_for_good_is_kept_for_mod_resend(service: GameService) -
     again = Discord(busy={})
     await drain(Sender(service, again))
     assert again.posted == {"gone": ["lost"]}
+
+
+async def test_after_a_restart_every_message_owed_is_posted_in_order(
+    service: GameService, dice: QueueDice
+) -> None:
+    """A message a busy Discord held up (tried, so indexed) and messages queued after the
+    sender's last mark (on SQLite, not indexed yet: read from the outbox's tail) all go out
+    after a restart, each channel in its order."""
+    await queue(service, "a", ["a1"])
+    await queue(service, "b", ["b1"])
+    a1, b1 = await service.db.conn.execute_fetchall("SELECT id FROM outbox ORDER BY id")
+    await service.tried(Queued(int(a1[0]), Outgoing("", "a")))  # Discord was busy: a1 waits
+    await service.posted([int(b1[0])])
+    await queue(service, "a", ["a2"])
+    await queue(service, "b", ["b2"])
+    again = GameService(service.db, dice, service.clock)  # the bot restarted
+    discord = Discord(busy={})
+    await drain(Sender(again, discord))
+    assert discord.posted == {"a": ["a1", "a2"], "b": ["b2"]}
+    assert await again.outbox() == []
 
 
 async def test_an_action_and_its_messages_are_queued_together(

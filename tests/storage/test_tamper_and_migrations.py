@@ -11,10 +11,11 @@ import pytest
 from engine import GameState, Join, Roll, Score, Start, apply, make_rules
 from engine.freeroll import parse_free_roll
 from engine.kinds import action_to_data, to_snapshot
-from storage import rolllog
+from storage import outbox, rolllog
 from storage.audit import verify
 from storage.db import LATEST, Database, SchemaError
 from storage.migrations import MIGRATIONS
+from storage.model import Outgoing
 from storage.service import GameService, Where, Who
 from tests.conftest import FakeClock, QueueDice
 from tests.storage.forge import Body, raw, rewrite
@@ -233,5 +234,37 @@ async def test_games_in_play_before_deadlines_carry_on_after_the_upgrade(db_path
         assert outcome.game.clock is not None and outcome.game.clock.player == "2"
         assert outcome.game.clock.due_at is None
         assert (await verify(db)).ok
+    finally:
+        await db.close()
+
+
+async def test_messages_owed_before_the_upgrade_are_still_posted_first(db_path: Path) -> None:
+    """A schema-17 file with messages owed (one refused for good, one posted): after
+    migration 18 (the outbox's index lags behind the writes) the owed ones are still found,
+    in order, before those queued after the upgrade, and the refused one is kept for
+    `mod resend`."""
+    v17 = sqlite3.connect(db_path, isolation_level=None)
+    for migration in MIGRATIONS[:17]:
+        for statement in migration:
+            v17.execute(statement)
+    v17.execute("PRAGMA user_version = 17")
+    for text, state in (("posted", "sent"), ("owed 1", "pending"), ("refused", "failed"),
+                        ("owed 2", "pending")):  # fmt: skip
+        v17.execute(
+            "INSERT INTO outbox (created_at, channel_id, payload, state) VALUES ('t', 'c', ?, ?)",
+            (text, state),
+        )
+    v17.close()
+    db = await Database.open(db_path)
+    try:
+        service = GameService(db, QueueDice(), FakeClock())
+        async with db.transaction() as conn:
+            await outbox.queue(conn, [Outgoing("after", channel_id="c")], FakeClock()(), db)
+        assert [q.message.payload for q in await service.outbox()] == ["owed 1", "owed 2", "after"]
+        assert [q.message.payload for q in await service.undelivered("c")] == ["refused"]
+        await service.posted([q.id for q in await service.outbox()])
+        assert await service.outbox() == []
+        assert await service.resend("c") == 1
+        assert [q.message.payload for q in await service.outbox()] == ["refused"]
     finally:
         await db.close()
