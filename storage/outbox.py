@@ -100,7 +100,7 @@ def _owed(db: Database, columns: str, where: str = "") -> tuple[str, int]:
         return f"SELECT {columns} FROM outbox WHERE state != 'sent'{where}", 1
     indexed = f"SELECT {columns} FROM outbox WHERE state != 'sent' AND fresh = 0{where}"
     tail = (
-        f"SELECT {columns} FROM outbox WHERE id > (SELECT upto FROM outbox_indexed) "
+        f"SELECT {columns} FROM outbox WHERE id > COALESCE((SELECT upto FROM outbox_indexed), 0) "
         f"AND fresh = 1 AND state != 'sent'{where}"
     )
     return f"{indexed} UNION ALL {tail}", 2
@@ -258,11 +258,15 @@ class Outbox:
         if not self.ctx.db.backend.outbox_tail:
             return
         await conn.execute(
-            "UPDATE outbox SET fresh = 0 WHERE id > (SELECT upto FROM outbox_indexed) "
+            "UPDATE outbox SET fresh = 0 WHERE id > COALESCE((SELECT upto FROM outbox_indexed), 0) "
             "AND id <= ? AND fresh = 1 AND state != 'sent'",
             (upto,),
         )
-        await conn.execute("UPDATE outbox_indexed SET upto = ? WHERE upto < ?", (upto, upto))
+        await conn.execute(
+            "INSERT INTO outbox_indexed (only_row, upto) VALUES (1, ?) ON CONFLICT (only_row) "
+            "DO UPDATE SET upto = excluded.upto WHERE upto < excluded.upto",
+            (upto,),
+        )
 
     async def delivered(self, queued: Queued, error: str | None = None) -> None:
         """Mark a message sent (or failed for good, with why)."""
