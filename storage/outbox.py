@@ -96,6 +96,8 @@ def _owed(db: Database, columns: str, where: str = "") -> tuple[str, int]:
     each message as it is queued. SQLite's index (`outbox_undelivered`) holds the messages up
     to `outbox_indexed.upto`; the newer ones, most of them posted before the index catches up,
     are read from the table's tail (`Outbox._catch_up`, migration 18)."""
+    # What keeps it whole (SQLite): every row owed at or below `upto` has `fresh = 0`; rows only
+    # move from owed to sent (or erased), never back, and a new row's id is above `upto`.
     if not db.backend.outbox_tail:
         return f"SELECT {columns} FROM outbox WHERE state != 'sent'{where}", 1
     indexed = f"SELECT {columns} FROM outbox WHERE state != 'sent' AND fresh = 0{where}"
@@ -175,6 +177,7 @@ class Outbox:
         select = f"SELECT * FROM ({owed}) AS owed ORDER BY id LIMIT ?"
         if not self.ctx.db.backend.claims:
             return list(await self.ctx.db.conn.execute_fetchall(select, (*params * times, limit)))
+        assert times == 1, "a claiming backend indexes every message as it is queued"
         now = self.ctx.clock()
         async with self.ctx.db.transaction() as conn:
             await conn.execute("SET LOCAL synchronous_commit = off")  # a claim lost is retaken
@@ -257,6 +260,10 @@ class Outbox:
         tail read past `upto` holds little more than the messages being posted."""
         if not self.ctx.db.backend.outbox_tail:
             return
+        # Never past the newest row: a message the sender saw in a transaction that then rolled
+        # back freed its id, and the next message queued takes it (the largest id plus one).
+        (newest,) = await (await conn.execute("SELECT COALESCE(MAX(id), 0) FROM outbox")).fetchone()
+        upto = min(upto, int(newest))
         await conn.execute(
             "UPDATE outbox SET fresh = 0 WHERE id > COALESCE((SELECT upto FROM outbox_indexed), 0) "
             "AND id <= ? AND fresh = 1 AND state != 'sent'",
