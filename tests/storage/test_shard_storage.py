@@ -236,7 +236,10 @@ async def test_a_due_reminder_fires_once_though_the_stale_holder_tries_too(
         beta.service.fire(due, heralds[1]),
         return_exceptions=True,
     )
-    assert isinstance(results[0], ShardMovedError) and isinstance(results[1], str)
+    # alpha never fires it: fenced at its write, or (when beta's commit landed before alpha's
+    # first look, as a busy machine can order them) it finds the reminder done
+    assert isinstance(results[0], ShardMovedError) or results[0] == "already done or moved"
+    assert isinstance(results[1], str) and results[1] != "already done or moved"
     sent = await pool.fetch("SELECT state FROM reminders WHERE id = $1", due.id)
     assert [r[0] for r in sent] == ["sent"]
     queued = await pool.fetchval("SELECT count(*) FROM outbox WHERE state = 'pending'")
