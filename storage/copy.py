@@ -23,7 +23,6 @@ from storage.backends.errors import DatabaseFileError, Durability
 from storage.backends.postgres import PostgresBackend
 from storage.backends.sqlite import connect_readonly as sqlite_reader
 from storage.db import Database, connect_readonly, key_home
-from storage.migrations import SQLITE_ONLY_TABLES
 from storage.rolllog import LogQuery
 from storage.seal import SealKeyError, default_key_file, find_key, read_key_file, write_key_file
 
@@ -111,7 +110,6 @@ async def _copy_tables(source: Path, target: PostgresBackend) -> dict[str, int]:
                 "AND name NOT LIKE 'sqlite_%' ORDER BY name"
             )
         ]
-        tables = [t for t in tables if t not in SQLITE_ONLY_TABLES]
         ordered = [t for t in FIRST if t in tables] + [t for t in tables if t not in FIRST]
         await target.begin()
         try:

@@ -772,29 +772,25 @@ MIGRATION_17 = [
 
 # 18: a message queued is no longer indexed as it is written (one index page less in every
 # roll's commit on Discord's road). The index of messages not yet sent holds those up to
-# `outbox_indexed.upto`; newer ones (`fresh`) are found by reading the table's tail, and most are
-# posted and marked sent before the index catches up with them (storage/outbox.py, `_catch_up`),
-# so they never enter it. The messages owed when the file upgrades stay indexed.
+# `log_indexed.outbox_upto` (the row that says how far the log's writers are indexed, written
+# in the same commits: the sender's marks); newer ones (`fresh`) are found by reading the
+# table's tail, and most are posted and marked sent before the index catches up with them
+# (storage/outbox.py, `_catch_up`), so they never enter it. The messages owed when the file
+# upgrades stay indexed.
 MIGRATION_18 = [
     "ALTER TABLE outbox ADD COLUMN fresh INTEGER NOT NULL DEFAULT 1",
     "UPDATE outbox SET fresh = 0 WHERE state != 'sent'",
     "DROP INDEX outbox_undelivered",
     "CREATE INDEX outbox_undelivered ON outbox (channel_id, id) "
     "WHERE state != 'sent' AND fresh = 0",
-    """
-    CREATE TABLE outbox_indexed (
-        only_row  INTEGER PRIMARY KEY CHECK (only_row = 1),
-        upto      INTEGER NOT NULL
-    )
-    """,
-    "INSERT INTO outbox_indexed (only_row, upto) SELECT 1, COALESCE(MAX(id), 0) FROM outbox",
+    "ALTER TABLE log_indexed ADD COLUMN outbox_upto INTEGER NOT NULL DEFAULT 0",
+    "UPDATE log_indexed SET outbox_upto = (SELECT COALESCE(MAX(id), 0) FROM outbox)",
 ]
 
 # What SQLite has and PostgreSQL has not: the outbox's index lagging behind the writes
 # (migration 18; PostgreSQL indexes each message as it is queued, and its senders claim them).
 # tests/storage/test_postgres.py leaves them out; a copy to PostgreSQL does not carry them.
-SQLITE_ONLY_TABLES = ("outbox_indexed",)
-SQLITE_ONLY_COLUMNS = (("outbox", "fresh"),)
+SQLITE_ONLY_COLUMNS = (("outbox", "fresh"), ("log_indexed", "outbox_upto"))
 
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,

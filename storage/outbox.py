@@ -90,11 +90,14 @@ def generation(db: Database) -> str:
     return PROCESS
 
 
+_UPTO = "COALESCE((SELECT outbox_upto FROM log_indexed), 0)"  # how far the index caught up
+
+
 def _owed(db: Database, columns: str, where: str = "") -> tuple[str, int]:
     """A query of the messages not yet sent (posted or refused) that match `where` (an
     `AND ...` condition), and how many times it takes `where`'s parameters. PostgreSQL indexes
     each message as it is queued. SQLite's index (`outbox_undelivered`) holds the messages up
-    to `outbox_indexed.upto`; the newer ones, most of them posted before the index catches up,
+    to `log_indexed.outbox_upto`; the newer ones, most of them posted before the index catches up,
     are read from the table's tail (`Outbox._catch_up`, migration 18)."""
     # What keeps it whole (SQLite): every row owed at or below `upto` has `fresh = 0`; rows only
     # move from owed to sent (or erased), never back, and a new row's id is above `upto`.
@@ -102,8 +105,7 @@ def _owed(db: Database, columns: str, where: str = "") -> tuple[str, int]:
         return f"SELECT {columns} FROM outbox WHERE state != 'sent'{where}", 1
     indexed = f"SELECT {columns} FROM outbox WHERE state != 'sent' AND fresh = 0{where}"
     tail = (
-        f"SELECT {columns} FROM outbox WHERE id > COALESCE((SELECT upto FROM outbox_indexed), 0) "
-        f"AND fresh = 1 AND state != 'sent'{where}"
+        f"SELECT {columns} FROM outbox WHERE id > {_UPTO} AND fresh = 1 AND state != 'sent'{where}"
     )
     return f"{indexed} UNION ALL {tail}", 2
 
@@ -254,7 +256,7 @@ class Outbox:
 
     async def _catch_up(self, conn: Conn, upto: int) -> None:
         """SQLite (migration 18): the index of messages not yet sent takes in those up to
-        `upto` that are still owed, and `outbox_indexed.upto` moves there. A message queued
+        `upto` that are still owed, and `log_indexed.outbox_upto` moves there. A message queued
         and posted in between was never indexed: its roll's commit wrote no index page, nor
         did its mark. Done in the sender's own commits (a mark, a failure, a retry), so the
         tail read past `upto` holds little more than the messages being posted."""
@@ -265,14 +267,12 @@ class Outbox:
         (newest,) = await (await conn.execute("SELECT COALESCE(MAX(id), 0) FROM outbox")).fetchone()
         upto = min(upto, int(newest))
         await conn.execute(
-            "UPDATE outbox SET fresh = 0 WHERE id > COALESCE((SELECT upto FROM outbox_indexed), 0) "
-            "AND id <= ? AND fresh = 1 AND state != 'sent'",
+            f"UPDATE outbox SET fresh = 0 WHERE id > {_UPTO} AND id <= ? AND fresh = 1 "
+            "AND state != 'sent'",
             (upto,),
         )
         await conn.execute(
-            "INSERT INTO outbox_indexed (only_row, upto) VALUES (1, ?) ON CONFLICT (only_row) "
-            "DO UPDATE SET upto = excluded.upto WHERE upto < excluded.upto",
-            (upto,),
+            "UPDATE log_indexed SET outbox_upto = ? WHERE outbox_upto < ?", (upto, upto)
         )
 
     async def delivered(self, queued: Queued, error: str | None = None) -> None:

@@ -101,7 +101,7 @@ class Backend(abc.ABC):
     # (`FOR UPDATE SKIP LOCKED`, storage/outbox.py). SQLite's one process reads it plainly.
     claims: bool = False
     # The outbox's index of messages not yet sent lags behind the writes: the newest (`fresh`,
-    # past `outbox_indexed.upto`) are found by reading the table's tail (SQLite, migration 18).
+    # past `log_indexed.outbox_upto`) are found by reading the table's tail (SQLite, migration 18).
     outbox_tail: bool = False
 
     @abc.abstractmethod

@@ -49,7 +49,7 @@ async def test_a_message_resent_after_a_crash_is_not_shown_twice(table: Table) -
     # (so before its index caught up with them: that is done with the marks, migration 18).
     with sqlite3.connect(table.db_path) as raw:
         raw.execute("UPDATE outbox SET state = 'pending', done_at = NULL")
-        raw.execute("UPDATE outbox_indexed SET upto = 0")
+        raw.execute("UPDATE log_indexed SET outbox_upto = 0")
     await table.restart()
     await table.idle()
     assert len([m for m in table.fake.dms_to("Second") if "Your turn in" in text_of(m)]) == 1

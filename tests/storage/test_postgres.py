@@ -18,7 +18,7 @@ from storage.audit import verify, verify_file
 from storage.backends.pg_schema import POSTGRES_ONLY
 from storage.backends.postgres import PgReader, database_name, translate
 from storage.db import Database, StorageError
-from storage.migrations import SQLITE_ONLY_COLUMNS, SQLITE_ONLY_TABLES
+from storage.migrations import SQLITE_ONLY_COLUMNS
 from storage.service import GameService, Where, Who
 from tests.pgcluster import Cluster
 
@@ -147,7 +147,6 @@ def _sqlite_columns(path: Path) -> dict[str, list[tuple[str, str]]]:
                 if (t, str(c[1])) not in SQLITE_ONLY_COLUMNS
             )
             for t in tables
-            if t not in SQLITE_ONLY_TABLES
         }
     finally:
         conn.close()
