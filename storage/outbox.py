@@ -254,18 +254,19 @@ class Outbox:
             if ids:
                 await self._catch_up(conn, max(ids))
 
-    async def _catch_up(self, conn: Conn, upto: int) -> None:
+    async def _catch_up(self, conn: Conn, upto: int | None = None) -> None:
         """SQLite (migration 18): the index of messages not yet sent takes in those up to
-        `upto` that are still owed, and `log_indexed.outbox_upto` moves there. A message queued
-        and posted in between was never indexed: its roll's commit wrote no index page, nor
-        did its mark. Done in the sender's own commits (a mark, a failure, a retry), so the
-        tail read past `upto` holds little more than the messages being posted."""
+        `upto` (None: every one) that are still owed, and `log_indexed.outbox_upto` moves
+        there. A message queued and posted in between was never indexed: its roll's commit
+        wrote no index page, nor did its mark. Done in the sender's own commits (a mark, a
+        failure, a retry), so the tail read past `upto` holds little more than the messages
+        being posted."""
         if not self.ctx.db.backend.outbox_tail:
             return
         # Never past the newest row: a message the sender saw in a transaction that then rolled
         # back freed its id, and the next message queued takes it (the largest id plus one).
         (newest,) = await (await conn.execute("SELECT COALESCE(MAX(id), 0) FROM outbox")).fetchone()
-        upto = min(upto, int(newest))
+        upto = int(newest) if upto is None else min(upto, int(newest))
         await conn.execute(
             f"UPDATE outbox SET fresh = 0 WHERE id > {_UPTO} AND id <= ? AND fresh = 1 "
             "AND state != 'sent'",
@@ -293,7 +294,9 @@ class Outbox:
                 "WHEN claimed_by = ? THEN ? ELSE claimed_until END WHERE id = ?",
                 (self.claimer, until, queued.id),
             )
-            await self._catch_up(conn, queued.id)
+            # Discord is holding messages back: the index takes in every one owed, so that
+            # however long it stays away, a lane's read never walks a growing tail.
+            await self._catch_up(conn)
 
     async def undelivered(self, channel_id: str) -> list[Queued]:
         """What the channel is missing: messages refused for good (marked failed)."""
