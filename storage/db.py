@@ -323,6 +323,14 @@ class Database:
                 self._committed()
 
     @asynccontextmanager
+    async def settled(self) -> AsyncIterator[Conn]:
+        """The connection with no write transaction open on it, for a read that must see only
+        what has committed: on SQLite a read on the one connection also sees what an open
+        transaction has written, which may yet roll back (a message the sender must not post)."""
+        async with self._write_lock:
+            yield self.conn
+
+    @asynccontextmanager
     async def erasing(self, rebuild: bool) -> AsyncIterator[Conn]:
         """One write transaction that erases (Backend.erasing, under this database's lock):
         its bytes overwritten, then scrubbed from the journal (`rebuild`: and free space)."""

@@ -178,7 +178,8 @@ class Outbox:
         )
         select = f"SELECT * FROM ({owed}) AS owed ORDER BY id LIMIT ?"
         if not self.ctx.db.backend.claims:
-            return list(await self.ctx.db.conn.execute_fetchall(select, (*params * times, limit)))
+            async with self.ctx.db.settled() as conn:  # never a message that may roll back
+                return list(await conn.execute_fetchall(select, (*params * times, limit)))
         assert times == 1, "a claiming backend indexes every message as it is queued"
         now = self.ctx.clock()
         async with self.ctx.db.transaction() as conn:
@@ -226,10 +227,13 @@ class Outbox:
         owed, _ = _owed(
             self.ctx.db, "id, channel_id, user_id", f" AND state = 'pending'{_mine(self.ctx.db)}"
         )
-        async with self.ctx.db.conn.execute(
-            f"SELECT channel_id, user_id, MIN(id) FROM ({owed}) AS owed "
-            "GROUP BY channel_id, user_id ORDER BY 3"
-        ) as cursor:
+        async with (
+            self.ctx.db.settled() as conn,
+            conn.execute(
+                f"SELECT channel_id, user_id, MIN(id) FROM ({owed}) AS owed "
+                "GROUP BY channel_id, user_id ORDER BY 3"
+            ) as cursor,
+        ):
             rows = await cursor.fetchall()
         return [Outgoing("", r[0], r[1]) for r in rows]
 

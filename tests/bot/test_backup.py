@@ -127,13 +127,13 @@ async def _plays_on(service: GameService) -> None:
     where = Where("guild", "chan-0", message_id=None)
     who = Who(f"{0:018d}", "player0")
     game = await service.game_here(where.channel_id)
-    if game is None:
+    if game is not None and game.state.rolls_used == 3:
+        box = game.state.placements()[0].box
+        game = (await service.play(where, who, Score(who.user_id, box))).game
+    if game is None or game.state.phase is Phase.OVER:  # (that score may have been its last)
         game = (await service.new_game(where, who, "classic", {"order": "join"})).game
     if game.state.phase is Phase.LOBBY:
         game = (await service.play(where, who, Start())).game
-    if game.state.rolls_used == 3:
-        box = game.state.placements()[0].box
-        game = (await service.play(where, who, Score(who.user_id, box))).game
     again = ("d1",) if game.state.rolls_used else None
     outcome = await service.play(where, who, Roll(who.user_id, again))
     assert outcome.rows and outcome.rows[0].faces

@@ -148,6 +148,29 @@ async def test_a_message_seen_before_its_transaction_rolled_back_hides_no_later_
     assert [decode(q.message.payload).text for q in await service.outbox()] == ["a2"]
 
 
+async def test_a_message_is_posted_only_once_its_transaction_has_committed(
+    service: GameService,
+) -> None:
+    """A message queued in a transaction that then rolls back (a full disk at its commit) is
+    never posted, though the sender looked at its channel while the transaction was open (on
+    SQLite the sender reads on the same connection)."""
+    discord = Discord(busy={})
+    sender = Sender(service, discord)
+    task = asyncio.create_task(sender.run())
+    with pytest.raises(RuntimeError):
+        async with service.db.transaction() as conn:
+            lost = Outgoing(encode(Reply(text="never committed")), channel_id="a")
+            await outbox.queue(conn, [lost], service.clock(), service.db)
+            service.ctx.owe([("a", None)])  # the sender looks at the channel now
+            await asyncio.sleep(0.05)
+            raise RuntimeError("the commit failed")
+    await queue(service, "a", ["kept"])
+    while sender.busy() or not discord.posted:
+        await asyncio.sleep(0.01)
+    await sender.stop(task)
+    assert discord.posted == {"a": ["kept"]}
+
+
 async def test_an_action_and_its_messages_are_queued_together(
     service: GameService, dice: QueueDice
 ) -> None:
