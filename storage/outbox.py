@@ -267,17 +267,18 @@ class Outbox:
         being posted."""
         if not self.ctx.db.backend.outbox_tail:
             return
-        # Never past the newest row: a message the sender saw in a transaction that then rolled
-        # back freed its id, and the next message queued takes it (the largest id plus one).
-        (newest,) = await (await conn.execute("SELECT COALESCE(MAX(id), 0) FROM outbox")).fetchone()
-        upto = int(newest) if upto is None else min(upto, int(newest))
+        # Never past the newest row: were `upto` a message whose transaction rolled back, the
+        # next message queued would take its id (the largest id plus one) below the index's mark.
+        newest = "(SELECT COALESCE(MAX(id), 0) FROM outbox)"
+        target, bound = (newest, ()) if upto is None else (f"min(?, {newest})", (upto,))
         await conn.execute(
-            f"UPDATE outbox SET fresh = 0 WHERE id > {_UPTO} AND id <= ? AND fresh = 1 "
+            f"UPDATE outbox SET fresh = 0 WHERE id > {_UPTO} AND id <= {target} AND fresh = 1 "
             "AND state != 'sent'",
-            (upto,),
+            bound,
         )
         await conn.execute(
-            "UPDATE log_indexed SET outbox_upto = ? WHERE outbox_upto < ?", (upto, upto)
+            f"UPDATE log_indexed SET outbox_upto = {target} WHERE outbox_upto < {target}",
+            bound * 2,
         )
 
     async def delivered(self, queued: Queued, error: str | None = None) -> None:

@@ -128,10 +128,10 @@ async def test_after_a_restart_every_message_owed_is_posted_in_order(
 async def test_a_message_seen_before_its_transaction_rolled_back_hides_no_later_one(
     service: GameService,
 ) -> None:
-    """The sender may read a message while the transaction that queued it is still open (on
-    SQLite it shares the connection). If that transaction then rolls back (a full disk at its
-    commit) and the sender meanwhile tried to post what it saw, the next message queued (on
-    SQLite it takes the freed id) is still owed and posted."""
+    """A message whose transaction rolled back (a full disk at its commit) and that is marked
+    sent all the same (the sender reads only what has committed, but the outbox's index must
+    stay right whatever it is told): the next message queued, which on SQLite takes the freed
+    id, is still owed and posted."""
     await queue(service, "a", ["a1"])
     (a1,) = await service.outbox()
     await service.posted([a1.id])
@@ -143,7 +143,7 @@ async def test_a_message_seen_before_its_transaction_rolled_back_hides_no_later_
             (row,) = await conn.execute_fetchall("SELECT MAX(id) FROM outbox")
             seen = int(row[0])
             raise RuntimeError("the commit failed")
-    await service.tried(Queued(seen, Outgoing("", "a")))  # Discord was busy with it
+    await service.posted([seen])  # it went out, and the sender marks it
     await queue(service, "a", ["a2"])
     assert [decode(q.message.payload).text for q in await service.outbox()] == ["a2"]
 
