@@ -15,9 +15,10 @@ import asyncpg
 import pytest
 from hypothesis import settings
 
-from storage import shards
+from bot.replies import Reply, encode
+from storage import outbox, shards
 from storage.db import Database
-from storage.service import GameService
+from storage.service import GameService, Outgoing
 from tests.pgcluster import Cluster
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
@@ -164,3 +165,15 @@ async def pool(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         yield made
     finally:
         await made.close()
+
+
+async def queue_texts(service: GameService, channel: str, texts: list[str]) -> None:
+    """Messages to a channel queued in a transaction of their own (as a reminder's are); the
+    sender is told at the commit."""
+    async with service.db.transaction() as conn:
+        await outbox.queue(
+            conn,
+            [Outgoing(encode(Reply(text=t)), channel_id=channel) for t in texts],
+            service.clock(),
+            service.db,
+        )

@@ -17,7 +17,7 @@ from bot.timekeeper import UndeliverableError
 from storage import outbox
 from storage.model import Queued
 from storage.service import GameService, Outgoing, Where, Who
-from tests.conftest import QueueDice
+from tests.conftest import QueueDice, queue_texts
 
 pytestmark = pytest.mark.backends
 
@@ -63,16 +63,6 @@ class Discord:
         self.posted.setdefault(channel, []).append(reply.text)
 
 
-async def queue(service: GameService, channel: str, texts: list[str]) -> None:
-    async with service.db.transaction() as conn:
-        await outbox.queue(
-            conn,
-            [Outgoing(encode(Reply(text=t)), channel_id=channel) for t in texts],
-            service.clock(),
-            service.db,
-        )  # the sender is told at the commit
-
-
 async def drain(sender: Sender) -> None:
     task = asyncio.create_task(sender.run())
     while sender.busy():
@@ -81,9 +71,9 @@ async def drain(sender: Sender) -> None:
 
 
 async def test_each_channel_in_order_and_a_busy_one_holds_up_no_other(service: GameService) -> None:
-    await queue(service, "a", ["a1", "a2"])
-    await queue(service, "b", ["b1"])
-    await queue(service, "a", ["a3"])
+    await queue_texts(service, "a", ["a1", "a2"])
+    await queue_texts(service, "b", ["b1"])
+    await queue_texts(service, "a", ["a3"])
     discord = Discord(busy={"a": 12})  # more than discord.py's five tries, many times over
     sender = Sender(service, discord)
     await drain(sender)
@@ -92,8 +82,8 @@ async def test_each_channel_in_order_and_a_busy_one_holds_up_no_other(service: G
 
 
 async def test_a_refusal_for_good_is_kept_for_mod_resend(service: GameService) -> None:
-    await queue(service, "gone", ["lost"])
-    await queue(service, "fine", ["kept"])
+    await queue_texts(service, "gone", ["lost"])
+    await queue_texts(service, "fine", ["kept"])
     sender = Sender(service, Discord(busy={}, gone={"gone"}))
     await drain(sender)
     missing = await service.undelivered("gone")
@@ -111,13 +101,13 @@ async def test_after_a_restart_every_message_owed_is_posted_in_order(
     """A message a busy Discord held up (tried, so indexed) and messages queued after the
     sender's last mark (on SQLite, not indexed yet: read from the outbox's tail) all go out
     after a restart, each channel in its order."""
-    await queue(service, "a", ["a1"])
-    await queue(service, "b", ["b1"])
+    await queue_texts(service, "a", ["a1"])
+    await queue_texts(service, "b", ["b1"])
     a1, b1 = await service.db.conn.execute_fetchall("SELECT id FROM outbox ORDER BY id")
     await service.tried(Queued(int(a1[0]), Outgoing("", "a")))  # Discord was busy: a1 waits
     await service.posted([int(b1[0])])
-    await queue(service, "a", ["a2"])
-    await queue(service, "b", ["b2"])
+    await queue_texts(service, "a", ["a2"])
+    await queue_texts(service, "b", ["b2"])
     again = GameService(service.db, dice, service.clock)  # the bot restarted
     discord = Discord(busy={})
     await drain(Sender(again, discord))
@@ -132,7 +122,7 @@ async def test_a_message_seen_before_its_transaction_rolled_back_hides_no_later_
     sent all the same (the sender reads only what has committed, but the outbox's index must
     stay right whatever it is told): the next message queued, which on SQLite takes the freed
     id, is still owed and posted."""
-    await queue(service, "a", ["a1"])
+    await queue_texts(service, "a", ["a1"])
     (a1,) = await service.outbox()
     await service.posted([a1.id])
     seen = 0
@@ -144,7 +134,7 @@ async def test_a_message_seen_before_its_transaction_rolled_back_hides_no_later_
             seen = int(row[0])
             raise RuntimeError("the commit failed")
     await service.posted([seen])  # it went out, and the sender marks it
-    await queue(service, "a", ["a2"])
+    await queue_texts(service, "a", ["a2"])
     assert [decode(q.message.payload).text for q in await service.outbox()] == ["a2"]
 
 
@@ -164,7 +154,7 @@ async def test_a_message_is_posted_only_once_its_transaction_has_committed(
             service.ctx.owe([("a", None)])  # the sender looks at the channel now
             await asyncio.sleep(0.05)
             raise RuntimeError("the commit failed")
-    await queue(service, "a", ["kept"])
+    await queue_texts(service, "a", ["kept"])
     while sender.busy() or not discord.posted:
         await asyncio.sleep(0.01)
     await sender.stop(task)
@@ -307,10 +297,10 @@ async def test_a_forget_never_lets_a_message_id_come_again(service: GameService)
     await desk.text_command(Caller(where, ANN), "new classic order=join")
     await desk.text_command(Caller(where, BOB), "join")
     await desk.text_command(Caller(where, BOB), "leave")
-    await queue(service, "c1", ["Bob, your turn is waiting"])
+    await queue_texts(service, "c1", ["Bob, your turn is waiting"])
     (newest,) = await service.db.conn.execute_fetchall("SELECT max(id) FROM outbox")
     await service.forget("g", BOB.user_id)
-    await queue(service, "c1", ["Ann, your turn"])
+    await queue_texts(service, "c1", ["Ann, your turn"])
     rows = await service.db.conn.execute_fetchall(
         "SELECT id, payload FROM outbox WHERE id >= ? ORDER BY id", (newest[0],)
     )

@@ -5,20 +5,10 @@ read stays an index read however long Discord is away."""
 
 from __future__ import annotations
 
-from bot.replies import Reply, decode, encode
-from storage import outbox
+from bot.replies import decode
 from storage.model import Outgoing, Queued
 from storage.service import GameService
-
-
-async def queue(service: GameService, channel: str, texts: list[str]) -> None:
-    async with service.db.transaction() as conn:
-        await outbox.queue(
-            conn,
-            [Outgoing(encode(Reply(text=t)), channel_id=channel) for t in texts],
-            service.clock(),
-            service.db,
-        )
+from tests.conftest import queue_texts
 
 
 async def indexed(service: GameService) -> list[str | None]:
@@ -32,7 +22,7 @@ async def indexed(service: GameService) -> list[str | None]:
 async def test_a_message_posted_before_the_index_catches_up_never_enters_it(
     service: GameService,
 ) -> None:
-    await queue(service, "a", ["a1", "a2"])
+    await queue_texts(service, "a", ["a1", "a2"])
     a1, a2 = await service.outbox()
     await service.posted([a1.id, a2.id])
     (fresh,) = await service.db.conn.execute_fetchall("SELECT count(*) FROM outbox WHERE fresh = 0")
@@ -42,14 +32,14 @@ async def test_a_message_posted_before_the_index_catches_up_never_enters_it(
 async def test_while_discord_holds_messages_back_every_one_owed_is_indexed(
     service: GameService,
 ) -> None:
-    await queue(service, "a", ["a1"])
-    await queue(service, "b", ["b1", "b2"])
-    await queue(service, "a", ["a2"])
+    await queue_texts(service, "a", ["a1"])
+    await queue_texts(service, "b", ["b1", "b2"])
+    await queue_texts(service, "a", ["a2"])
     a1 = (await service.outbox())[0]
     assert await indexed(service) == []  # all in the tail
     await service.tried(Queued(a1.id, Outgoing("", "a")))  # Discord was busy
     assert await indexed(service) == ["a1", "b1", "b2", "a2"]
-    await queue(service, "b", ["b3"])  # queued after the retry: in the tail, and still read
+    await queue_texts(service, "b", ["b3"])  # queued after the retry: in the tail, and still read
     lanes = {}
     for lane in await service.outbox_lanes():
         lanes[lane.channel_id] = [
