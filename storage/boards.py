@@ -30,7 +30,7 @@ from storage.model import Outgoing, StoredGame, timestamp
 from storage.outbox import queue
 from storage.pace import parse_moment
 from storage.rolllog import LogRow
-from storage.store import GAME_SELECT, Context, GameStore, game_from_row
+from storage.store import GAME_SELECT, Context, GameStore, load_game
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ class Boards:
                 return cached
         async with self.ctx.db.conn.execute(f"{GAME_SELECT} WHERE g.id = ?", (game_id,)) as cur:
             row = await cur.fetchone()
-        return None if row is None else game_from_row(row, self.ctx.db.seal)
+        return await load_game(self.ctx.db.conn, row, self.ctx.db.seal)
 
     async def row(self, game_id: int) -> BoardRow | None:
         marks = self.ctx.boards_marked.get(game_id, 0)
@@ -135,11 +135,13 @@ class Boards:
 
     async def behind(self) -> list[int]:
         """At start-up: every board behind its game or asked to move, and every game in play
-        without one (started before boards were kept, or before its board was posted)."""
+        without one (started before boards were kept, or before its board was posted). An open
+        game is where its chain is (the rolls since its row was written write no row)."""
         async with self.ctx.db.conn.execute(
             "SELECT g.id FROM games g LEFT JOIN boards b ON b.game_id = g.id "
             "WHERE (g.phase = 'playing' AND b.game_id IS NULL) OR b.shown < g.version "
-            "OR b.repost > 0 ORDER BY g.id"
+            "OR b.repost > 0 OR (g.phase != 'over' AND b.shown < (SELECT l.game_seq FROM log l "
+            "WHERE l.chain = 'g' || g.id ORDER BY l.seq DESC LIMIT 1)) ORDER BY g.id"
         ) as cursor:
             return [int(r[0]) for r in await cursor.fetchall()]
 

@@ -787,6 +787,58 @@ MIGRATION_18 = [
     "UPDATE log_indexed SET outbox_upto = (SELECT COALESCE(MAX(id), 0) FROM outbox)",
 ]
 
+# 19: a roll within a turn writes no game row (one page less in every roll's commit). The
+# game's row (its snapshot, version and recorded chain end) is written by the action that ends
+# the turn, or by any action that is not only dice rolled; the rolls between are read back from
+# the game's chain when the game is loaded (storage/store.py, `load_games`), and `audit verify`
+# accepts a game's chain running past its recorded end by rolls only (storage/verify.py). The
+# apply statement marks such a roll by leaving `snapshot` out (NULL). Where the game is now, for
+# the check that nothing moved it underneath the action, is the later of its row's version and
+# its chain's last row's action (`game_seq`).
+MIGRATION_19 = [
+    "DROP TRIGGER apply_action_insert",
+    """
+    CREATE TRIGGER apply_action_insert INSTEAD OF INSERT ON apply_action
+    BEGIN
+        SELECT RAISE(ABORT, 'the game changed underneath this action')
+        WHERE (SELECT max(version, COALESCE(
+                   (SELECT game_seq FROM log WHERE chain = 'g' || NEW.game_id
+                    ORDER BY seq DESC LIMIT 1), version))
+               FROM games WHERE id = NEW.game_id) IS NOT NEW.seq - 1;
+        UPDATE games SET snapshot = NEW.snapshot, names = NEW.names, version = NEW.seq,
+                         updated_at = NEW.at
+        WHERE id = NEW.game_id AND NEW.snapshot IS NOT NULL;
+        UPDATE games SET phase = NEW.phase WHERE id = NEW.game_id AND phase IS NOT NEW.phase;
+        INSERT INTO log (chain, seq, id, body, hash, salt, user_id, user_name, message_id,
+                         jump_url, reason, sealed)
+        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'),
+               json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+               json_extract(value, '$[4]'), json_extract(value, '$[5]'),
+               json_extract(value, '$[6]'), json_extract(value, '$[7]'),
+               json_extract(value, '$[8]'), json_extract(value, '$[9]'),
+               json_extract(value, '$[10]'), json_extract(value, '$[11]')
+        FROM json_each(NEW.log_rows) ORDER BY key;
+        INSERT OR IGNORE INTO message_rolls (message_id, channel_id, content, log_id)
+        SELECT NEW.message_id, NEW.channel_id, NEW.content, NEW.message_log_id
+        WHERE NEW.message_id IS NOT NULL AND NEW.message_log_id IS NOT NULL;
+    END
+    """,
+    "DROP TRIGGER log_heads",
+    """
+    CREATE TRIGGER log_heads AFTER INSERT ON log
+    BEGIN
+        UPDATE games SET head_seq = NEW.seq, head_hash = NEW.hash
+        WHERE NEW.chain GLOB 'g[0-9]*' AND id = CAST(substr(NEW.chain, 2) AS INTEGER)
+          AND NEW.action NOT IN ('First roll', 'Second roll', 'Third roll');
+        INSERT INTO chains (chain, seq, hash, guild_id, at)
+        SELECT NEW.chain, NEW.seq, NEW.hash, NEW.guild_id, NEW.at
+        WHERE NEW.chain NOT GLOB 'g[0-9]*' AND NEW.chain != 'log'
+        ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
+                                          at = excluded.at;
+    END
+    """,
+]
+
 # What SQLite has and PostgreSQL has not: the outbox's index lagging behind the writes
 # (migration 18; PostgreSQL indexes each message as it is queued, and its senders claim them).
 # tests/storage/test_postgres.py leaves them out; a copy to PostgreSQL does not carry them.
@@ -811,4 +863,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_16,
     MIGRATION_17,
     MIGRATION_18,
+    MIGRATION_19,
 ]

@@ -73,7 +73,7 @@ def build_commit(
     now: str,
     rows: Sequence[LogRow],
     turn: tuple[str | None, str | None, int | None, Sequence[Outgoing]],
-    snapshot: str,
+    snapshot: str | None,
 ) -> Commit:
     """The statement's parameters for an action (pure). `turn`: the seated players when they
     changed, the new clock, the reminder this action carries out, the messages owed."""
@@ -98,6 +98,18 @@ def build_commit(
         rolled.id if rolled is not None and where.message_id else None,
     )
     return Commit(lean, (players, clock_json, fired, outbox))
+
+
+def within_turn(old: StoredGame, new: StoredGame, entries: Sequence[LogEntry]) -> bool:
+    """Whether an action is dice rolled within a turn and nothing else (no score, no name or
+    phase changed, the game not over): its game's row need not be written (migration 19)."""
+    return (
+        bool(entries)
+        and all(e.action in ROLL_NAMES for e in entries)
+        and new.names == old.names
+        and new.state.phase == old.state.phase
+        and not new.state.is_over
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +153,10 @@ class Road:
         `automatic`: the bot acted because a deadline passed (a missed turn)."""
         done = await self._apply(game, where, who, action, reason, corrects, automatic)
         db = self.ctx.db
-        snapshot = self.seeds.snapshot_text(done.game)
+        # A roll within a turn leaves the game's row as it is (its rows are the record: the
+        # game loads by replaying them, storage/store.py); the turn's end writes it.
+        deferred = db.backend.defers_rolls and within_turn(game, done.game, done.entries)
+        snapshot = None if deferred else self.seeds.snapshot_text(done.game)
         ids: list[int] | None = None  # of the messages queued, when the backend tells them
         while True:
             # Chained after the game's chain as it is now, and the messages rendered, outside

@@ -14,16 +14,21 @@ import secrets
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from engine import DiceSource, RulesError
-from engine.kinds import from_snapshot
+from engine import DiceSource, RulesError, ScriptedDice, apply
+from engine.kinds import action_from_data, from_snapshot
+from storage import rolllog
+from storage.backends.base import Conn
 from storage.db import Database
+from storage.logrows import move_of
 from storage.model import Queued, StoredGame, utc_now
 from storage.pace import Pace, Policy, clock_from_row
+from storage.rolllog import LogRow
 from storage.seal import SealKey
+from storage.vocabulary import Act
 
 CACHED_GAMES = 20_000  # open games kept in memory (least recently used ones are dropped)
 HANDED = 100  # messages a lane keeps in memory for the sender (`Context.hand`)
@@ -114,9 +119,64 @@ GAME_SELECT = (
     "g.created_at, g.commitment, g.player_seeds, g.deadline, g.policy, g.drop_after, "
     "c.player, c.turn_seq, c.started_at, c.due_at, c.misses, g.scheme, g.legacy_seq, "
     "(SELECT count(*) FROM log WHERE chain = 'g' || g.id AND game_seq = g.version "
-    "AND action = 'Hint') "
+    "AND action = 'Hint'), "
+    # where an open game's chain is (its last row's action): past the stored version when
+    # rolls were made since the row was written (migration 19)
+    "CASE WHEN g.phase != 'over' THEN (SELECT l.game_seq FROM log l "
+    "WHERE l.chain = 'g' || g.id ORDER BY l.seq DESC LIMIT 1) END "
     "FROM games g LEFT JOIN turn_clocks c ON c.game_id = g.id"
 )
+_ROLLED_SINCE = f"{rolllog.ROW_SELECT} WHERE chain = ? AND seq < ? ORDER BY seq DESC LIMIT 16"
+
+
+async def load_games(
+    conn: Conn, rows: Iterable[Sequence[Any]], seal: SealKey | None = None
+) -> list[StoredGame]:
+    """`GAME_SELECT` rows as games, as they are now: a game's row is written when its turn
+    ends (or by any action but a roll), and the rolls made since are replayed from its chain."""
+    games = []
+    for row in rows:
+        game = game_from_row(row, seal)
+        if row[21] is not None and int(row[21]) > game.version:
+            game = await _rolled_since(conn, game)
+        games.append(game)
+    return games
+
+
+async def load_game(
+    conn: Conn, row: Sequence[Any] | None, seal: SealKey | None = None
+) -> StoredGame | None:
+    """One `GAME_SELECT` row (or none) as a game, as it is now (`load_games`)."""
+    return None if row is None else (await load_games(conn, [row], seal))[0]
+
+
+async def _rolled_since(conn: Conn, game: StoredGame) -> StoredGame:
+    """`game` (as its row has it) with the rolls its chain holds past its version replayed:
+    each roll's move and faces, its player the one to move (a roll is always theirs); the
+    hints given since the last of them counted."""
+    newer: list[LogRow] = []
+    before = 1 << 62
+    while True:  # back from the chain's end to the row's version (a few rolls, some hints)
+        async with conn.execute(_ROLLED_SINCE, (game.chain, before)) as cursor:
+            records = await cursor.fetchall()
+        found = [rolllog.row_from_record(r) for r in records]
+        newer.extend(r for r in found if (r.game_seq or 0) > game.version)
+        if len(found) < 16 or any((r.game_seq or 0) <= game.version for r in found):
+            break
+        before = found[-1].seq
+    state, version = game.state, game.version
+    for row in reversed(newer):
+        move = move_of(row, lambda pseudo: pseudo)
+        if move is None:
+            continue
+        data = dict(move.action)
+        if "player" in data:
+            data["player"] = state.current_player
+        action = action_from_data(data)
+        state, _ = apply(state, action, ScriptedDice(list(move.faces or [])))
+        version = int(row.game_seq or version)
+    hints = sum(1 for r in newer if r.action == Act.HINT and r.game_seq == version)
+    return replace(game, state=state, version=version, hints=hints)
 
 
 def game_from_row(row: Sequence[Any], seal: SealKey | None = None) -> StoredGame:
@@ -190,10 +250,9 @@ class GameStore:
         sql = f"{GAME_SELECT} WHERE g.channel_id = ? AND g.phase != 'over'"
         async with self.db.conn.execute(sql, (channel_id,)) as cursor:
             row = await cursor.fetchone()
-        if row is None:
-            return None
-        game = game_from_row(row, self.db.seal)
-        self.remember(game)
+        game = await load_game(self.db.conn, row, self.db.seal)
+        if game is not None:
+            self.remember(game)
         return game
 
     def cached(self, game_id: int, channel_id: str) -> StoredGame | None:
@@ -240,7 +299,7 @@ class GameStore:
         sql = f"{GAME_SELECT} WHERE g.channel_id = ? ORDER BY g.id DESC LIMIT 1"
         async with self.db.conn.execute(sql, (channel_id,)) as cursor:
             row = await cursor.fetchone()
-        return None if row is None else game_from_row(row, self.db.seal)
+        return await load_game(self.db.conn, row, self.db.seal)
 
     async def game_by_number(self, guild_id: str, number: int) -> StoredGame:
         sql = f"{GAME_SELECT} WHERE g.guild_id = ? AND g.number = ?"
@@ -248,13 +307,14 @@ class GameStore:
             row = await cursor.fetchone()
         if row is None:
             raise NoSuchGameError(f"There is no game {number} in this server.", hint="games")
-        return game_from_row(row, self.db.seal)
+        return (await load_games(self.db.conn, [row], self.db.seal))[0]
 
     async def games_in(self, guild_id: str, limit: int = 25) -> list[StoredGame]:
         """The server's games, open ones first, newest first."""
         sql = f"{GAME_SELECT} WHERE g.guild_id = ? ORDER BY g.phase = 'over', g.id DESC LIMIT ?"
         async with self.db.conn.execute(sql, (guild_id, limit)) as cursor:
-            return [game_from_row(r, self.db.seal) for r in await cursor.fetchall()]
+            rows = await cursor.fetchall()
+        return await load_games(self.db.conn, rows, self.db.seal)
 
     async def my_games(self, user_id: str, limit: int = 50) -> list[StoredGame]:
         """Every open game a player sits in, in every server: the soonest deadline first."""
@@ -264,4 +324,5 @@ class GameStore:
             "ORDER BY c.due_at IS NULL, c.due_at, g.id LIMIT ?"
         )
         async with self.db.conn.execute(sql, (user_id, limit)) as cursor:
-            return [game_from_row(r, self.db.seal) for r in await cursor.fetchall()]
+            rows = await cursor.fetchall()
+        return await load_games(self.db.conn, rows, self.db.seal)

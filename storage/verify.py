@@ -403,8 +403,8 @@ def _check_checkpoint(reader: Reader, row: LogRow, last: LogRow | None) -> None:
 
 _GAMES = (
     "SELECT id, guild_id, channel_id, number, preset, options, snapshot, names, created_at, "
-    "commitment, player_seeds, legacy_seq, scheme, created_by, deadline, policy, drop_after "
-    "FROM games"
+    "commitment, player_seeds, legacy_seq, scheme, created_by, deadline, policy, drop_after, "
+    "version FROM games"
 )
 
 
@@ -467,11 +467,15 @@ def _verify_game(audit: _Audit, game_row: Sequence[Any], last_old: int) -> bool 
         # creation and its commitment are checked; its moves are replayed once it ends (or
         # never, when its seed was lost with the seal key).
         return _LOST if any(r.action == Act.SEED_LOST for r in rows) else False
+    stored = check.game.state  # the state its row holds: at the row's version
     for seq, actor, data, faces in moves:
         _replay_action(check, seq, actor, data, faces)
+        if seq == int(game_row[17]):
+            stored = check.game.state
     _check_hints(rows, check)
     final = check.game.state
-    if not snapshot.startswith('{"sealed"') and to_snapshot(final) != json.loads(snapshot):
+    _check_row_version(mine, int(game_row[17]), len(moves), final.is_over)
+    if not snapshot.startswith('{"sealed"') and to_snapshot(stored) != json.loads(snapshot):
         raise _Bad("its stored state differs from replaying its actions")
     _compare_rows(check, rows, commit is not None, last_old)
     revealed = any(r.action == Act.SEED_REVEAL for r in rows)
@@ -485,6 +489,23 @@ def _verify_game(audit: _Audit, game_row: Sequence[Any], last_old: int) -> bool 
     if lost:
         return _LOST
     return None if commit is None else check.key is not None
+
+
+def _check_row_version(rows: Sequence[LogRow], version: int, actions: int, over: bool) -> None:
+    """A game's row holds its state after action `version`: its last, or (migration 19) one
+    before the dice rolled since in the turn in play, which write no game row: each later
+    action wrote roll rows and nothing else."""
+    if version > actions:
+        raise _Bad(f"its row says it is at action {version}, but its log holds {actions}")
+    later: dict[int, list[str]] = {seq: [] for seq in range(version + 1, actions + 1)}
+    for row in rows:
+        if row.game_seq in later and row.action in ACTION_ROWS:
+            later[row.game_seq].append(row.action)
+    if later and (over or not all(a and set(a) <= set(ROLL_NAMES) for a in later.values())):
+        raise _Bad(
+            f"its row is at action {version} of {actions}: behind by more than the dice rolled "
+            "in the turn in play"
+        )
 
 
 # What each kind of chain may hold besides a game's action rows (`ACTION_ROWS`).

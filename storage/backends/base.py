@@ -103,6 +103,9 @@ class Backend(abc.ABC):
     # The outbox's index of messages not yet sent lags behind the writes: the newest (`fresh`,
     # past `log_indexed.outbox_upto`) are found by reading the table's tail (SQLite, migration 18).
     outbox_tail: bool = False
+    # A roll within a turn writes no game row: the game's snapshot is written by the action that
+    # ends the turn, and the rolls since are read back from its chain (SQLite, migration 19).
+    defers_rolls: bool = False
 
     @abc.abstractmethod
     def problem(self, exc: BaseException) -> Exception | None:

@@ -527,6 +527,21 @@ MIGRATION_6 = [
     "ALTER TABLE outbox ADD COLUMN claimed_until text",
 ]
 
+# 7: SQLite's migration 19: a game's row may be behind its chain by the dice rolled in the turn
+# in play (a SQLite file copied here mid-turn: `db copy`). PostgreSQL still writes the row at
+# every action; the check that nothing moved the game underneath an action takes the later of
+# its row's version and its chain's last action, as SQLite's does.
+MIGRATION_7 = [
+    _APPLY_ACTION.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION").replace(
+        "    IF (SELECT version FROM games WHERE id = NEW.game_id) IS DISTINCT FROM NEW.seq - 1 "
+        "THEN",
+        """    IF (SELECT GREATEST(version, COALESCE(
+           (SELECT game_seq FROM log WHERE chain = 'g' || NEW.game_id
+            ORDER BY seq DESC LIMIT 1), version))
+        FROM games WHERE id = NEW.game_id) IS DISTINCT FROM NEW.seq - 1 THEN""",
+    ),
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -534,4 +549,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_4,
     MIGRATION_5,
     MIGRATION_6,
+    MIGRATION_7,
 ]

@@ -334,6 +334,7 @@ class SqliteBackend(Backend):
 
     errors = (sqlite3.Error,)
     outbox_tail = True
+    defers_rolls = True
 
     def __init__(self, raw: aiosqlite.Connection, path: Path, writer: _WriterLock | None) -> None:
         self.raw = raw

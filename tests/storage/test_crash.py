@@ -21,6 +21,7 @@ from storage import rolllog
 from storage.audit import verify
 from storage.backends import is_url
 from storage.db import Database
+from storage.store import GAME_SELECT, load_games
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,10 +85,11 @@ async def test_sigkill_loses_nothing_acknowledged(
             for row_id, digest in acked.items():
                 row = await rolllog.get(db.conn, row_id)
                 assert row is not None and row.hash == digest, f"acknowledged row {row_id} lost"
-            async with db.conn.execute(
-                "SELECT channel_id, MAX(version) FROM games GROUP BY channel_id"
-            ) as cursor:
-                stored = {c: int(v) for c, v in await cursor.fetchall()}
+            async with db.conn.execute(GAME_SELECT) as cursor:  # each game as it loads
+                games = await load_games(db.conn, await cursor.fetchall(), db.seal)
+            stored: dict[str, int] = {}
+            for game in games:
+                stored[game.channel_id] = max(stored.get(game.channel_id, 0), game.version)
             for channel, version in versions.items():
                 assert stored[channel] >= version, f"{channel} went back in time"
         finally:

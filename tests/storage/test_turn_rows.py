@@ -1,0 +1,190 @@
+"""A roll within a turn writes no game row (SQLite, migration 19): the row is written when the
+turn ends, and a game loaded mid-turn (after a restart) has every roll since replayed from its
+chain, with the hints asked since. `audit verify` accepts a row behind its chain by the turn's
+rolls and nothing more; a SQLite file copied to PostgreSQL mid-turn plays on there."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import GameState, Roll, Score, Start
+from engine.kinds import AnyState, to_snapshot
+from storage.audit import verify, verify_file
+from storage.backends import is_url
+from storage.db import Database
+from storage.service import GameService, Where, Who
+from tests.conftest import FakeClock, QueueDice
+from tests.storage.forge import raw
+
+HERE = Where("g", "turns")
+ANN = Who("100000000000000001", "Ann")
+
+
+def faces(state: AnyState) -> tuple[int, ...]:
+    assert isinstance(state, GameState) and state.dice is not None
+    return tuple(d.face for d in state.dice)
+
+
+def sixes(state: AnyState) -> int | None:
+    assert isinstance(state, GameState)
+    return state.seats[0].card[0].scores[state.rules.box_ids.index("sixes")]
+
+
+async def stored_row(db: Database) -> tuple[int, str]:
+    async with db.conn.execute("SELECT version, snapshot FROM games WHERE id = 1") as cursor:
+        found = await cursor.fetchone()
+    assert found is not None
+    return int(found[0]), str(found[1])
+
+
+async def mid_turn(db: Database, clock: FakeClock) -> GameService:
+    """Ann's solo classic game: her first turn rolled twice (1 2 3 4 5, then 6 6 for the first
+    two dice), a hint asked after the second roll."""
+    dice = QueueDice()
+    service = GameService(db, dice, clock, randomness="scripted (tests)")
+    await service.new_game(HERE, ANN, "classic", {"order": "join", "hints": "on"})
+    await service.play(HERE, ANN, Start())
+    dice.push([1, 2, 3, 4, 5])
+    await service.play(HERE, ANN, Roll(ANN.user_id))
+    dice.push([6, 6])
+    await service.play(HERE, ANN, Roll(ANN.user_id, ("d1", "d2")))
+    asked = await service.hint_asked(HERE, ANN)
+    await service.log_hint(HERE, ANN, asked, "keep the sixes", 12.5, True)
+    return service
+
+
+@pytest.mark.backends
+async def test_a_restart_mid_turn_carries_on_the_turn_as_rolled(
+    db_path: Path, clock: FakeClock
+) -> None:
+    db = await Database.open(db_path)
+    try:
+        service = await mid_turn(db, clock)
+        before = await service.require_game_here(HERE.channel_id)
+        started, _ = await stored_row(db)
+        # SQLite: the two rolls wrote no game row (PostgreSQL writes it at every action)
+        assert before.version == started + (0 if is_url(str(db_path)) else 2)
+    finally:
+        await db.close()
+    db = await Database.open(db_path)  # a restart: nothing cached
+    try:
+        dice = QueueDice()
+        service = GameService(db, dice, clock, randomness="scripted (tests)")
+        game = await service.require_game_here(HERE.channel_id)
+        assert game.state == before.state and game.version == before.version
+        assert faces(game.state) == (6, 6, 3, 4, 5) and game.hints == 1
+        dice.push([6])
+        rolled = await service.play(HERE, ANN, Roll(ANN.user_id, ("d3",)))
+        assert faces(rolled.game.state) == (6, 6, 6, 4, 5)
+        scored = await service.play(HERE, ANN, Score(ANN.user_id, "sixes"))
+        version, snapshot = await stored_row(db)
+        assert version == scored.game.version  # the turn's end wrote the row, rolls and all
+        assert json.loads(snapshot) == to_snapshot(scored.game.state)
+        assert sixes(scored.game.state) == 18
+        report = await verify(db)
+        assert report.ok, report.problem
+    finally:
+        await db.close()
+
+
+@pytest.mark.backends
+async def test_a_game_read_by_number_mid_turn_shows_its_dice(
+    db_path: Path, clock: FakeClock
+) -> None:
+    db = await Database.open(db_path)
+    try:
+        service = await mid_turn(db, clock)
+        cached = await service.require_game_here(HERE.channel_id)
+        service.store.evict_all()  # as another reader would find it: from the file
+        found = await service.store.game_by_number(HERE.guild_id, cached.number)
+        assert (found.state, found.version, found.hints) == (cached.state, cached.version, 1)
+    finally:
+        await db.close()
+
+
+async def test_verify_accepts_a_row_behind_by_rolls_and_names_one_behind_by_more(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    sqlite_path = tmp_path / "bot.sqlite3"
+    db = await Database.open(sqlite_path)
+    try:
+        service = await mid_turn(db, clock)
+        report = await verify(db)
+        assert report.ok, report.problem  # behind its chain by two rolls and a hint
+        service.dice.push([6])  # type: ignore[union-attr]
+        await service.play(HERE, ANN, Roll(ANN.user_id, ("d3",)))
+        before_score = await stored_row(db)
+        await service.play(HERE, ANN, Score(ANN.user_id, "sixes"))
+    finally:
+        await db.close()
+    # A hostile edit: the row put back to before the score (the score's row still in the log).
+    conn = raw(sqlite_path)
+    conn.execute("UPDATE games SET version = ?, snapshot = ? WHERE id = 1", before_score)
+    conn.close()
+    report = verify_file(sqlite_path)
+    assert report.problem is not None
+    assert "game 1" in str(report.problem) and "behind by more than the dice" in str(report.problem)
+
+
+async def test_the_apply_statement_still_refuses_an_action_written_twice(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    sqlite_path = tmp_path / "bot.sqlite3"
+    db = await Database.open(sqlite_path)
+    try:
+        await mid_turn(db, clock)
+    finally:
+        await db.close()
+    conn = raw(sqlite_path)
+    try:
+        version = conn.execute(
+            "SELECT game_seq FROM log WHERE chain = 'g1' ORDER BY seq DESC LIMIT 1"
+        ).fetchone()[0]
+        for seq in (version, version - 1, version + 2):  # written already, or a gap before it
+            with pytest.raises(Exception, match="the game changed underneath this action"):
+                conn.execute(
+                    "INSERT INTO apply_action (game_id, seq, at, snapshot, phase, names, "
+                    "log_rows) VALUES (1, ?, '', NULL, 'playing', '{}', '[]')",
+                    (seq,),
+                )
+    finally:
+        conn.close()
+
+
+async def test_a_file_copied_mid_turn_plays_the_turn_on_in_postgresql(
+    tmp_path: Path, pg_url: str, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where the copy's seal key goes
+    source = tmp_path / "bot.sqlite3"
+    db = await Database.open(source)
+    try:
+        before = await (await mid_turn(db, clock)).require_game_here(HERE.channel_id)
+    finally:
+        await db.close()
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "db", "copy", "--from", str(source), "--to", pg_url],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    db = await Database.open(pg_url)
+    try:
+        dice = QueueDice()
+        service = GameService(db, dice, clock, randomness="scripted (tests)")
+        game = await service.require_game_here(HERE.channel_id)
+        assert (game.state, game.version, game.hints) == (before.state, before.version, 1)
+        dice.push([6])
+        await service.play(HERE, ANN, Roll(ANN.user_id, ("d3",)))
+        scored = await service.play(HERE, ANN, Score(ANN.user_id, "sixes"))
+        assert sixes(scored.game.state) == 18
+        report = await verify(db)
+        assert report.ok, report.problem
+    finally:
+        await db.close()
