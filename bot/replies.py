@@ -353,7 +353,7 @@ def encode(reply: Reply) -> str:
         ]
     if reply.buttons:
         data["buttons"] = [[b.label, b.command, b.edit] for b in reply.buttons]
-    return json.dumps(data, ensure_ascii=False)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def decode(payload: str) -> Reply:

@@ -5,10 +5,12 @@ commits, production dice from committed seeds), with no Discord in the way.
     python -m tests.bench.roll_road [--games 50] [--turns 12] [--out roll_road.json]
 
 Pages are counted from the WAL itself (checkpoints off while measuring): each frame is one
-page written by a commit. Twice: as the console plays (`roll`), and as Discord plays
+page written by a commit. Three times: as the console plays (`roll`), and as Discord plays
 (`roll_outbox`: each roll's message queued in the outbox in the same commit, and the messages
 posted marked sent in one commit per 25 rolls, as the sender's quarter-second batches do at
-100 rolls a second; `mark_pages_per_roll` is that commit's share). The floor is the least a
+100 rolls a second; `mark_pages_per_roll` is that commit's share), and as a typed `!roll` plays
+on Discord (`roll_typed`: as `roll_outbox`, and the command's message id, link and text kept
+for the watchdog, which links the message to its roll). The floor is the least a
 durable roll needs: one row inserted into a table with only its primary key, in its own
 transaction.
 """
@@ -17,9 +19,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import aiosqlite
@@ -42,8 +46,10 @@ def wal_frames(path: Path, page_size: int) -> int:
 MARK_EVERY = 25  # rolls between the sender's marks (`roll_outbox`)
 
 
-async def rolls(games: int, turns: int, folder: Path, outbox: bool = False) -> dict[str, float]:
-    path = folder / f"road-{outbox}.sqlite"
+async def rolls(
+    games: int, turns: int, folder: Path, outbox: bool = False, typed: bool = False
+) -> dict[str, float]:
+    path = folder / f"road-{outbox}-{typed}.sqlite"
     db = await Database.open(path)
     await db.conn.execute("PRAGMA wal_autocheckpoint=0")
     page_size = int((await (await db.conn.execute("PRAGMA page_size")).fetchone())[0])  # type: ignore[index]
@@ -60,13 +66,26 @@ async def rolls(games: int, turns: int, folder: Path, outbox: bool = False) -> d
     frames: list[int] = []
     cpu: list[float] = []
     wall: list[float] = []
+    messages = itertools.count(1_300_000_000_000_000_000)  # a typed command's message ids
     for _turn in range(turns):
         for player in players:
             for command in ("roll", "roll d1,d2"):
+                caller = player
+                if typed:  # its message's id, link and text, for the watchdog
+                    n = next(messages)
+                    caller = Caller(
+                        replace(
+                            player.where,
+                            message_id=str(n),
+                            jump_url=f"https://discord.com/channels/1/2/{n}",
+                            content=f"!{command}",
+                        ),
+                        player.who,
+                    )
                 await db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 before = wal_frames(path, page_size)
                 cpu_start, wall_start = time.process_time(), time.perf_counter()
-                (reply,) = await desk.text_command(player, command)
+                (reply,) = await desk.text_command(caller, command)
                 wall.append(time.perf_counter() - wall_start)
                 cpu.append(time.process_time() - cpu_start)
                 frames.append(wal_frames(path, page_size) - before)
@@ -134,15 +153,16 @@ async def main(games: int, turns: int, out: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         road = await rolls(games, turns, Path(folder))
         queued = await rolls(games, turns, Path(folder), outbox=True)
+        typed = await rolls(games, turns, Path(folder), outbox=True, typed=True)
         bare = await floor(int(road["rolls"]), Path(folder))
-    for measured in (road, queued):
+    for measured in (road, queued, typed):
         measured["wall_median_vs_floor"] = (
             measured["wall_ms_per_roll_median"] / bare["wall_ms_per_roll_median"]
         )
         measured["wall_p99_vs_floor"] = (
             measured["wall_ms_per_roll_p99"] / bare["wall_ms_per_roll_p99"]
         )
-    report({"roll": road, "roll_outbox": queued, "floor": bare}, out)
+    report({"roll": road, "roll_outbox": queued, "roll_typed": typed, "floor": bare}, out)
 
 
 if __name__ == "__main__":
