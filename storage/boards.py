@@ -286,7 +286,7 @@ class Boards:
             args = (game.id,) if game is not None else (guild_id, f'"{player_id}"')
             await conn.execute(
                 "INSERT INTO follow_seen (user_id, game_id, version) "
-                f"SELECT ?, id, version FROM games WHERE {where} ON CONFLICT DO NOTHING",
+                f"SELECT ?, id, {_NOW_AT} FROM games WHERE {where} ON CONFLICT DO NOTHING",
                 (user_id, *args),
             )
             # The answer to `follow` is their last message: the first batch comes a batch's
@@ -396,6 +396,15 @@ class Boards:
                 found = await cursor.fetchone()
             moments.append(parse_moment(str(found[0])) + every if found else self.ctx.clock())
         return min(moments)
+
+
+# Where a game is now (in a statement over `games`): its row's version, or past it, the action
+# its chain's last row belongs to (the rolls of the turn in play write no game row).
+_NOW_AT = (
+    "COALESCE((SELECT CASE WHEN l.game_seq > games.version THEN l.game_seq "
+    "ELSE games.version END FROM log l WHERE l.chain = 'g' || games.id "
+    "ORDER BY l.seq DESC LIMIT 1), games.version)"
+)
 
 
 async def unshown(conn: Any, game_ids: Iterable[int]) -> list[int]:

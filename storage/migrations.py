@@ -791,10 +791,12 @@ MIGRATION_18 = [
 # game's row (its snapshot, version and recorded chain end) is written by the action that ends
 # the turn, or by any action that is not only dice rolled; the rolls between are read back from
 # the game's chain when the game is loaded (storage/store.py, `load_games`), and `audit verify`
-# accepts a game's chain running past its recorded end by rolls only (storage/verify.py). The
-# apply statement marks such a roll by leaving `snapshot` out (NULL). Where the game is now, for
-# the check that nothing moved it underneath the action, is the later of its row's version and
-# its chain's last row's action (`game_seq`).
+# accepts a game's chain running past its recorded end by rolls only (storage/verify.py). A
+# game the last release left open records its new chain's end at its first row, a roll too
+# (`audit verify` reads the ends recorded past 0). The apply statement marks such a roll by
+# leaving `snapshot` out (NULL). Where the game is now, for the check that nothing moved it
+# underneath the action, is the later of its row's version and its chain's last row's action
+# (`game_seq`).
 MIGRATION_19 = [
     "DROP TRIGGER apply_action_insert",
     """
@@ -829,7 +831,7 @@ MIGRATION_19 = [
     BEGIN
         UPDATE games SET head_seq = NEW.seq, head_hash = NEW.hash
         WHERE NEW.chain GLOB 'g[0-9]*' AND id = CAST(substr(NEW.chain, 2) AS INTEGER)
-          AND NEW.action NOT IN ('First roll', 'Second roll', 'Third roll');
+          AND (NEW.action NOT IN ('First roll', 'Second roll', 'Third roll') OR head_seq = 0);
         INSERT INTO chains (chain, seq, hash, guild_id, at)
         SELECT NEW.chain, NEW.seq, NEW.hash, NEW.guild_id, NEW.at
         WHERE NEW.chain NOT GLOB 'g[0-9]*' AND NEW.chain != 'log'

@@ -28,7 +28,7 @@ from storage.model import Queued, StoredGame, utc_now
 from storage.pace import Pace, Policy, clock_from_row
 from storage.rolllog import LogRow
 from storage.seal import SealKey
-from storage.vocabulary import Act
+from storage.vocabulary import ROLL_NAMES, Act
 
 CACHED_GAMES = 20_000  # open games kept in memory (least recently used ones are dropped)
 HANDED = 100  # messages a lane keeps in memory for the sender (`Context.hand`)
@@ -137,10 +137,25 @@ async def load_games(
     games = []
     for row in rows:
         game = game_from_row(row, seal)
-        if row[21] is not None and int(row[21]) > game.version:
-            game = await _rolled_since(conn, game)
+        for _ in range(LOAD_TRIES):
+            if row[21] is None or int(row[21]) <= game.version:
+                break
+            rolled = await _rolled_since(conn, game)
+            if rolled is not None:
+                game = rolled
+                break
+            # An action that was no roll was written after the row was read (a load outside
+            # the channel's lock): read the row again.
+            async with conn.execute(f"{GAME_SELECT} WHERE g.id = ?", (game.id,)) as cursor:
+                found = await cursor.fetchone()
+            if found is None:
+                break
+            row, game = found, game_from_row(found, seal)
         games.append(game)
     return games
+
+
+LOAD_TRIES = 5  # reads of a game's row while actions other than rolls keep landing past it
 
 
 async def load_game(
@@ -150,10 +165,11 @@ async def load_game(
     return None if row is None else (await load_games(conn, [row], seal))[0]
 
 
-async def _rolled_since(conn: Conn, game: StoredGame) -> StoredGame:
+async def _rolled_since(conn: Conn, game: StoredGame) -> StoredGame | None:
     """`game` (as its row has it) with the rolls its chain holds past its version replayed:
     each roll's move and faces, its player the one to move (a roll is always theirs); the
-    hints given since the last of them counted."""
+    hints given since the last of them counted. None: an action other than a roll is past
+    the row (written after the row was read)."""
     newer: list[LogRow] = []
     before = 1 << 62
     while True:  # back from the chain's end to the row's version (a few rolls, some hints)
@@ -169,11 +185,12 @@ async def _rolled_since(conn: Conn, game: StoredGame) -> StoredGame:
         move = move_of(row, lambda pseudo: pseudo)
         if move is None:
             continue
+        if row.action not in ROLL_NAMES:
+            return None
         data = dict(move.action)
         if "player" in data:
             data["player"] = state.current_player
-        action = action_from_data(data)
-        state, _ = apply(state, action, ScriptedDice(list(move.faces or [])))
+        state, _ = apply(state, action_from_data(data), ScriptedDice(list(move.faces or [])))
         version = int(row.game_seq or version)
     hints = sum(1 for r in newer if r.action == Act.HINT and r.game_seq == version)
     return replace(game, state=state, version=version, hints=hints)

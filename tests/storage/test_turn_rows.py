@@ -5,6 +5,7 @@ rolls and nothing more; a SQLite file copied to PostgreSQL mid-turn plays on the
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -12,17 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from engine import GameState, Roll, Score, Start
-from engine.kinds import AnyState, to_snapshot
+from engine import GameState, Join, Keep, Kick, Roll, Score, Start
+from engine.kinds import AnyState, next_action, to_snapshot
 from storage.audit import verify, verify_file
 from storage.backends import is_url
 from storage.db import Database
 from storage.service import GameService, Where, Who
+from storage.store import GAME_SELECT, load_game
 from tests.conftest import FakeClock, QueueDice
 from tests.storage.forge import raw
 
 HERE = Where("g", "turns")
 ANN = Who("100000000000000001", "Ann")
+BOB = Who("100000000000000002", "Bob")
+CY = Who("100000000000000003", "Cy")
+RELEASE = Path(__file__).parent / "fixtures" / "release-2026-11-21.sqlite3.gz"
 
 
 def faces(state: AnyState) -> tuple[int, ...]:
@@ -186,5 +191,83 @@ async def test_a_file_copied_mid_turn_plays_the_turn_on_in_postgresql(
         assert sixes(scored.game.state) == 18
         report = await verify(db)
         assert report.ok, report.problem
+    finally:
+        await db.close()
+
+
+async def test_a_load_that_a_kick_overtakes_reads_the_game_again(
+    db_path: Path, clock: FakeClock
+) -> None:
+    """A game loaded outside its channel's lock (a hint's check, a preview, a board): its row
+    read, then a moderator's kick committed before its rolls are read. The kick is no roll:
+    the row is read again, never the kick replayed as a move of the player to move."""
+    db = await Database.open(db_path)
+    try:
+        dice = QueueDice()
+        service = GameService(db, dice, clock, randomness="scripted (tests)")
+        await service.new_game(HERE, ANN, "classic", {"order": "join"})
+        await service.play(HERE, BOB, Join(BOB.user_id))
+        await service.play(HERE, CY, Join(CY.user_id))
+        await service.play(HERE, ANN, Start())
+        dice.push([1, 2, 3, 4, 5])
+        await service.play(HERE, ANN, Roll(ANN.user_id))
+        async with db.conn.execute(f"{GAME_SELECT} WHERE g.id = 1") as cursor:
+            stale = await cursor.fetchone()
+        kicked = await service.play(HERE, ANN, Kick(CY.user_id))
+        loaded = await load_game(db.conn, stale, db.seal)
+        assert loaded is not None
+        assert (loaded.state, loaded.version) == (kicked.game.state, kicked.game.version)
+        assert loaded.state.players == (ANN.user_id, BOB.user_id)
+    finally:
+        await db.close()
+
+
+async def test_following_a_game_mid_turn_tells_only_what_comes_after(
+    db_path: Path, clock: FakeClock
+) -> None:
+    db = await Database.open(db_path)
+    try:
+        service = await mid_turn(db, clock)
+        game = await service.require_game_here(HERE.channel_id)
+        assert await service.follow("100000000000000009", HERE.guild_id, game, None)
+        async with db.conn.execute(
+            "SELECT version FROM follow_seen WHERE user_id = '100000000000000009'"
+        ) as cursor:
+            (told,) = await cursor.fetchone()  # type: ignore[misc]
+        assert told == game.version  # the turn's two rolls so far count as told
+    finally:
+        await db.close()
+
+
+async def test_a_game_the_last_release_left_open_verifies_after_a_roll(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """Its new chain is empty at the upgrade; its first row, a roll, records the chain's end,
+    so `audit verify` finds the chain's game (it reads the ends recorded past 0)."""
+    path = tmp_path / "bot.sqlite3"
+    path.write_bytes(gzip.decompress(RELEASE.read_bytes()))
+    db = await Database.open(path)
+    try:
+        service = GameService(db, clock=clock)
+        async with db.conn.execute(
+            "SELECT channel_id, guild_id FROM games WHERE phase = 'playing' AND legacy_seq > 0 "
+            "ORDER BY id"
+        ) as cursor:
+            open_games = await cursor.fetchall()
+        assert open_games, "the release's file holds games in play"
+        rolled = 0
+        for channel, guild in open_games:
+            where = Where(str(guild), str(channel))
+            for _ in range(6):  # to the game's first roll since the upgrade
+                game = await service.require_game_here(where.channel_id)
+                action = next_action(game.state)
+                who = Who(game.state.current_player or "", "Player")
+                await service.play(where, who, action)
+                if isinstance(action, Roll | Keep):
+                    rolled += 1
+                    report = await verify(db)
+                    assert report.ok, report.problem
+                    break
+        assert rolled, "a game the release left open rolled"
     finally:
         await db.close()
