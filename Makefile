@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.bench.bot_bench
 	$(BIN)/python -m tests.bench.storage_bench --rows $(LOG_ROWS)
 	$(BIN)/python -m tests.bench.roll_road --out bench-results-road.json
+	$(BIN)/python -m tests.bench.targets
 	$(BIN)/python -m tests.bench.review_bench --games $(REVIEW_GAMES)
 	$(BIN)/python -m tests.bench.review_desk_bench --games 40
 	$(BIN)/python -m tests.bench.shard_bench --actions 40 --rounds 3
