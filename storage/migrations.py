@@ -841,6 +841,57 @@ MIGRATION_19 = [
     """,
 ]
 
+# 20: a typed roll writes no row of the watchdog's own (one page less in its commit). The text
+# of the message that made a roll is kept on the roll's row (`log.content`, a readable value
+# that may only be erased, as the others beside the body), and the watchdog's link from the
+# message to its roll (`message_rolls`) is made behind the writes, a batch at a time, with who
+# wrote which row (storage/rolllog.py, `index_actors`): the watchdog reads the rows past
+# `log_indexed.upto` for a message not linked yet (storage/watchdog.py).
+MIGRATION_20 = [
+    "ALTER TABLE log ADD COLUMN content TEXT",
+    "DROP TRIGGER log_no_update",
+    """
+    CREATE TRIGGER log_no_update BEFORE UPDATE ON log
+    WHEN NEW.chain IS NOT OLD.chain OR NEW.seq IS NOT OLD.seq OR NEW.id IS NOT OLD.id
+      OR NEW.body IS NOT OLD.body OR NEW.hash IS NOT OLD.hash
+      OR (NEW.salt IS NOT NULL AND NEW.salt IS NOT OLD.salt)
+      OR (NEW.user_id IS NOT NULL AND NEW.user_id IS NOT OLD.user_id)
+      OR (NEW.user_name IS NOT NULL AND NEW.user_name IS NOT OLD.user_name)
+      OR (NEW.message_id IS NOT NULL AND NEW.message_id IS NOT OLD.message_id)
+      OR (NEW.jump_url IS NOT NULL AND NEW.jump_url IS NOT OLD.jump_url)
+      OR (NEW.reason IS NOT NULL AND NEW.reason IS NOT OLD.reason)
+      OR (NEW.sealed IS NOT NULL AND NEW.sealed IS NOT OLD.sealed)
+      OR (NEW.content IS NOT NULL AND NEW.content IS NOT OLD.content)
+    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
+    """,
+    "DROP TRIGGER apply_action_insert",
+    """
+    CREATE TRIGGER apply_action_insert INSTEAD OF INSERT ON apply_action
+    BEGIN
+        SELECT RAISE(ABORT, 'the game changed underneath this action')
+        WHERE (SELECT max(version, COALESCE(
+                   (SELECT game_seq FROM log WHERE chain = 'g' || NEW.game_id
+                    ORDER BY seq DESC LIMIT 1), version))
+               FROM games WHERE id = NEW.game_id) IS NOT NEW.seq - 1;
+        UPDATE games SET snapshot = NEW.snapshot, names = NEW.names, version = NEW.seq,
+                         updated_at = NEW.at
+        WHERE id = NEW.game_id AND NEW.snapshot IS NOT NULL;
+        UPDATE games SET phase = NEW.phase WHERE id = NEW.game_id AND phase IS NOT NEW.phase;
+        INSERT INTO log (chain, seq, id, body, hash, salt, user_id, user_name, message_id,
+                         jump_url, reason, sealed, content)
+        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'),
+               json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+               json_extract(value, '$[4]'), json_extract(value, '$[5]'),
+               json_extract(value, '$[6]'), json_extract(value, '$[7]'),
+               json_extract(value, '$[8]'), json_extract(value, '$[9]'),
+               json_extract(value, '$[10]'), json_extract(value, '$[11]'),
+               CASE WHEN NEW.message_id IS NOT NULL
+                     AND json_extract(value, '$[2]') = NEW.message_log_id THEN NEW.content END
+        FROM json_each(NEW.log_rows) ORDER BY key;
+    END
+    """,
+]
+
 # What SQLite has and PostgreSQL has not: the outbox's index lagging behind the writes
 # (migration 18; PostgreSQL indexes each message as it is queued, and its senders claim them).
 # tests/storage/test_postgres.py leaves them out; a copy to PostgreSQL does not carry them.
@@ -866,4 +917,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_17,
     MIGRATION_18,
     MIGRATION_19,
+    MIGRATION_20,
 ]

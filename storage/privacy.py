@@ -133,10 +133,14 @@ async def erase_old_texts(ctx: Context, days: int) -> int:
             "UPDATE log SET reason = NULL WHERE chain != 'log' AND reason IS NOT NULL AND at < ?",
             (cutoff,),
         )
+        await rolllog.index_actors(db)  # every roll's message linked: the link stays
         await conn.execute(
             "UPDATE message_rolls SET content = '', seen = NULL WHERE content != '' AND "
             "log_id IN (SELECT id FROM log WHERE at < ? AND chain != 'log')",
             (cutoff,),
+        )
+        await conn.execute(
+            "UPDATE log SET content = NULL WHERE content IS NOT NULL AND at < ?", (cutoff,)
         )
     return int(erased.rowcount or 0)
 
@@ -282,6 +286,10 @@ async def _erase_beside(
     await conn.execute(
         "DELETE FROM message_rolls WHERE log_id IN (SELECT id FROM log WHERE user_id IS NULL "
         "AND chain != 'log' AND salt IS NULL)"
+    )
+    await conn.execute(  # (and the texts of their messages not linked yet: never linked now)
+        "UPDATE log SET content = NULL WHERE content IS NOT NULL AND user_id IS NULL "
+        "AND chain != 'log' AND salt IS NULL"
     )
     await conn.execute(
         f"{_BLANK} WHERE (user_id = ? OR instr(payload, ?) > 0){sent}", (user_id, user_id)

@@ -399,13 +399,21 @@ def settled_upto(db: Database, last: int) -> int:
 
 
 async def index_actors(db: Database) -> int:
-    """Bring `log_actors` (who wrote which row) up to the rows written so far, but for any
-    whose write is still under way: call inside a write transaction. Returns how many rows
-    it indexed. A roll writes no index page for its writer: a batch does, now and then."""
+    """Bring `log_actors` (who wrote which row) and the watchdog's links from a message to
+    the roll it made (`message_rolls`, from the texts kept on the rolls' rows) up to the rows
+    written so far, but for any whose write is still under way: call inside a write
+    transaction. Returns how many rows it indexed. A roll writes no index page for its writer
+    nor its message: a batch does, now and then."""
     done = await db.conn.execute(
         "INSERT INTO log_actors (actor, id) SELECT actor, id FROM log "
         "WHERE id > (SELECT upto FROM log_indexed) AND actor IS NOT NULL "
         "ORDER BY actor, id ON CONFLICT DO NOTHING"
+    )
+    await db.conn.execute(
+        "INSERT INTO message_rolls (message_id, channel_id, content, log_id) "
+        "SELECT message_id, channel_id, content, id FROM log "
+        "WHERE id > (SELECT upto FROM log_indexed) AND content IS NOT NULL "
+        "AND message_id IS NOT NULL ORDER BY message_id ON CONFLICT DO NOTHING"
     )
     found = await db.conn.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM log")
     upto = settled_upto(db, int(next(iter(found))[0]))

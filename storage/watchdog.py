@@ -66,16 +66,19 @@ class Watchdog:
                 return []
             rows = await rolllog.append(self.ctx.db, entries)
             await conn.executemany(
-                "UPDATE message_rolls SET seen = ?, deleted_at = ? WHERE message_id = ?", updates
+                "INSERT INTO message_rolls (message_id, channel_id, content, log_id, seen, "
+                "deleted_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (message_id) DO UPDATE "
+                "SET seen = excluded.seen, deleted_at = excluded.deleted_at",
+                updates,
             )
         return list(zip(rows, originals, strict=True))
 
     async def _flags(
         self, where: Where, changes: Sequence[tuple[str, str, str | None]]
-    ) -> tuple[list[LogEntry], list[str], list[tuple[str | None, str | None, str]]]:
-        """The watchdog's log rows for `changes`, the original texts, and the updates of what
-        it has seen (`seen`, `deleted_at`, message id)."""
-        wanted = {c[0] for c in changes}
+    ) -> tuple[list[LogEntry], list[str], list[tuple[str, str, str, int, str | None, str | None]]]:
+        """The watchdog's log rows for `changes`, the original texts, and what it has seen
+        (message id, channel, original text, roll, `seen`, `deleted_at`), to keep."""
+        wanted = sorted({c[0] for c in changes})
         marks = ",".join("?" * len(wanted))
         async with self.ctx.db.conn.execute(
             "SELECT message_id, content, log_id, seen, deleted_at FROM message_rolls "
@@ -83,10 +86,20 @@ class Watchdog:
             tuple(wanted),
         ) as cursor:
             known = {str(r[0]): (str(r[1]), int(r[2]), r[3], r[4]) for r in await cursor.fetchall()}
+        unlinked = [m for m in wanted if m not in known]
+        if unlinked:  # rolls written since the last batch linked their messages (`index_actors`)
+            async with self.ctx.db.conn.execute(
+                "SELECT message_id, content, id FROM log WHERE id > (SELECT upto FROM "
+                "log_indexed) AND content IS NOT NULL AND message_id IN "
+                f"({','.join('?' * len(unlinked))})",
+                tuple(unlinked),
+            ) as cursor:
+                for message_id, content, log_id in await cursor.fetchall():
+                    known.setdefault(str(message_id), (str(content), int(log_id), None, None))
         now = timestamp(self.ctx.clock())
         entries: list[LogEntry] = []
         originals: list[str] = []
-        updates: list[tuple[str | None, str | None, str]] = []
+        updates: list[tuple[str, str, str, int, str | None, str | None]] = []
         for message_id, change, new_content in changes:
             found = known.get(message_id)
             if found is None or found[3] is not None:
@@ -105,8 +118,9 @@ class Watchdog:
             entries.append(_flag_entry(where, message_id, rolled, now, change, note))
             originals.append(original)
             if new_content is None:
-                updates.append((last if seen is not None else None, now, message_id))
+                seen_now, deleted = (last if seen is not None else None), now
             else:
-                updates.append((new_content, None, message_id))
-            known[message_id] = (original, log_id, updates[-1][0], updates[-1][1])
+                seen_now, deleted = new_content, None
+            updates.append((message_id, where.channel_id, original, log_id, seen_now, deleted))
+            known[message_id] = (original, log_id, seen_now, deleted)
         return entries, originals, updates

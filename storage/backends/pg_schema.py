@@ -542,6 +542,19 @@ MIGRATION_7 = [
     ),
 ]
 
+# 8: SQLite's migration 20: the text of the message that made a roll, kept on its row (a
+# readable value that may only be erased). PostgreSQL's action still links the message to its
+# roll as it is written; a SQLite file's rows past `log_indexed.upto` copied here are linked by
+# the next batch (storage/rolllog.py, `index_actors`).
+MIGRATION_8 = [
+    "ALTER TABLE log ADD COLUMN content text",
+    _LOG_NO_UPDATE.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION").replace(
+        "       OR (NEW.sealed IS NOT NULL AND NEW.sealed IS DISTINCT FROM OLD.sealed) THEN",
+        "       OR (NEW.sealed IS NOT NULL AND NEW.sealed IS DISTINCT FROM OLD.sealed)\n"
+        "       OR (NEW.content IS NOT NULL AND NEW.content IS DISTINCT FROM OLD.content) THEN",
+    ),
+]
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -550,4 +563,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_5,
     MIGRATION_6,
     MIGRATION_7,
+    MIGRATION_8,
 ]
