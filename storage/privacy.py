@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from storage import rolllog, shards
+from storage.backends.base import Conn
 from storage.boards import follows_of, unshown
 from storage.db import Database
 from storage.dmseal import SEALED_SQL, mentions
@@ -56,6 +57,7 @@ async def my_data(ctx: Context, guild_id: str, user_id: str) -> dict[str, Any]:
     async with conn.execute(sql, {**actors, "guild": guild_id}) as cursor:
         rows = [rolllog.row_from_record(r) for r in await cursor.fetchall()]
     games = sorted({r.game_id for r in rows if r.game_id is not None})
+    texts = await _message_texts(conn, [r.id for r in rows])
     return {
         "format": FORMAT,
         "server": guild_id,
@@ -76,7 +78,7 @@ async def my_data(ctx: Context, guild_id: str, user_id: str) -> dict[str, Any]:
         },
         "follows": [f.target for f in await follows_of(ctx, user_id, guild_id)],
         "games": await _games(ctx, guild_id, games),
-        "rows": [_row(r) for r in rows],
+        "rows": [_row(r, texts.get(r.id)) for r in rows],
         "messages_owed": await _owed(ctx, user_id),
     }
 
@@ -97,7 +99,23 @@ async def _games(ctx: Context, guild_id: str, ids: list[int]) -> list[dict[str, 
     ]
 
 
-def _row(row: rolllog.LogRow) -> dict[str, Any]:
+async def _message_texts(conn: Conn, ids: list[int]) -> dict[int, str]:
+    """The text of the message that made each of these rows, where one is kept: on the row
+    itself until the watchdog's link is made, in the link (`message_rolls`) after."""
+    texts: dict[int, str] = {}
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for sql in (
+            f"SELECT log_id, content FROM message_rolls WHERE log_id IN ({marks})",
+            f"SELECT id, content FROM log WHERE id IN ({marks}) AND content IS NOT NULL",
+        ):
+            async with conn.execute(sql, tuple(part)) as cursor:
+                texts.update((int(i), str(t)) for i, t in await cursor.fetchall() if t)
+    return texts
+
+
+def _row(row: rolllog.LogRow, message_text: str | None) -> dict[str, Any]:
     return {
         "id": row.id,
         "place": f"{row.chain_name}#{row.seq}",
@@ -110,6 +128,7 @@ def _row(row: rolllog.LogRow) -> dict[str, Any]:
         "name": row.user_name,
         "message": row.jump_url,
         "reason": row.reason,
+        "message_text": message_text,
     }
 
 
@@ -123,8 +142,9 @@ async def _owed(ctx: Context, user_id: str) -> int:
 
 async def erase_old_texts(ctx: Context, days: int) -> int:
     """Retention: the free texts kept beside the log older than `days` days (moderators'
-    reasons, and the watchdog's copies of edited or deleted messages) are erased, their bytes
-    overwritten (`secure_delete`) and the write-ahead log emptied. The log's bodies keep only
+    reasons, the texts of the messages that made rolls, and the watchdog's copies of edited or
+    deleted messages) are erased, their bytes overwritten (`secure_delete`; the watchdog's
+    links written anew) and the write-ahead log emptied. The log's bodies keep only
     their commitments, so every hash still holds. Returns how many rows lost a text."""
     cutoff = timestamp(ctx.clock() - timedelta(days=days))
     db = ctx.db
@@ -134,15 +154,32 @@ async def erase_old_texts(ctx: Context, days: int) -> int:
             (cutoff,),
         )
         await rolllog.index_actors(db)  # every roll's message linked: the link stays
-        await conn.execute(
+        texts = await conn.execute(
             "UPDATE message_rolls SET content = '', seen = NULL WHERE content != '' AND "
             "log_id IN (SELECT id FROM log WHERE at < ? AND chain != 'log')",
             (cutoff,),
         )
+        if texts.rowcount:
+            await _rewrite_links(conn)
         await conn.execute(
             "UPDATE log SET content = NULL WHERE content IS NOT NULL AND at < ?", (cutoff,)
         )
     return int(erased.rowcount or 0)
+
+
+async def _rewrite_links(conn: Conn) -> None:
+    """The watchdog's links written anew: as they were inserted, their pages split and left
+    copies of older texts in their free space, which overwriting a row's text does not reach.
+    Deleted with `secure_delete` on, every page they held is zeroed; then they go back in."""
+    found = await conn.execute_fetchall(
+        "SELECT message_id, channel_id, content, log_id, seen, deleted_at FROM message_rolls"
+    )
+    await conn.execute("DELETE FROM message_rolls")
+    await conn.executemany(
+        "INSERT INTO message_rolls (message_id, channel_id, content, log_id, seen, deleted_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [tuple(r) for r in found],
+    )
 
 
 @dataclass(frozen=True, slots=True)

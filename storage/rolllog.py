@@ -413,7 +413,7 @@ async def index_actors(db: Database) -> int:
         "INSERT INTO message_rolls (message_id, channel_id, content, log_id) "
         "SELECT message_id, channel_id, content, id FROM log "
         "WHERE id > (SELECT upto FROM log_indexed) AND content IS NOT NULL "
-        "AND message_id IS NOT NULL ORDER BY message_id ON CONFLICT DO NOTHING"
+        "AND message_id IS NOT NULL ORDER BY message_id, id ON CONFLICT DO NOTHING"
     )
     found = await db.conn.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM log")
     upto = settled_upto(db, int(next(iter(found))[0]))

@@ -5,11 +5,12 @@ flags it once; forgetting the player, or retention, erases the text kept on the 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from engine import Roll, Start
+from engine import Roll, Score, Start, make_rules
 from storage.audit import verify
 from storage.backends import is_url
 from storage.db import Database
@@ -132,3 +133,53 @@ async def test_retention_erases_the_text_kept_on_the_roll(tmp_path: Path, clock:
         await db.close()
     everything = b"".join(p.read_bytes() for p in tmp_path.glob("bot.sqlite3*"))
     assert text.encode() not in everything
+
+
+async def test_retention_leaves_no_copy_of_a_message_text_in_the_file(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """Twelve games' typed rolls, linked a round at a time: the links' pages split as they
+    grow and keep copies of older texts in their free space; retention reaches those too."""
+    path = tmp_path / "bot.sqlite3"
+    db = await Database.open(path)
+    try:
+        dice = QueueDice()
+        service = GameService(db, dice, clock, randomness="scripted (tests)")
+        players = [Who(str(100000000000000100 + n), f"P{n}") for n in range(12)]
+        places = [Where("g", str(3000 + n)) for n in range(12)]
+        for where, who in zip(places, players, strict=True):
+            await service.new_game(where, who, "classic", {"order": "join"})
+            await service.play(where, who, Start())
+        message = 10**17
+        for box in make_rules("classic").box_ids:
+            for where, who in zip(places, players, strict=True):
+                message += 1
+                text = f"SECRET{message}TEXT"
+                sent = Where(where.guild_id, where.channel_id, str(message), None, text)
+                dice.push([3, 3, 3, 3, 3])
+                await service.play(sent, who, Roll(who.user_id))
+                await service.play(where, who, Score(who.user_id, box))
+            await service.index_log()
+        clock.advance(days=31)
+        await service.erase_old_texts(30)
+    finally:
+        await db.close()
+    everything = b"".join(p.read_bytes() for p in tmp_path.glob("bot.sqlite3*"))
+    assert re.findall(rb"SECRET\d+TEXT", everything) == []
+
+
+@pytest.mark.backends
+async def test_mydata_shows_the_text_of_each_message_that_made_a_roll(
+    db_path: Path, clock: FakeClock
+) -> None:
+    await rolled_by_message(db_path, clock, "!roll please be sixes")
+    db = await Database.open(db_path)
+    try:
+        service = GameService(db, QueueDice(), clock)
+        for _ in range(2):  # before the watchdog's link is made, and after
+            data = await service.my_data(HERE.guild_id, ANN.user_id)
+            texts = {r["action"]: r["message_text"] for r in data["rows"]}
+            assert texts["First roll"] == "!roll please be sixes" and texts["Start"] is None
+            await service.index_log()
+    finally:
+        await db.close()
