@@ -80,22 +80,19 @@ class Watchdog:
         (message id, channel, original text, roll, `seen`, `deleted_at`), to keep."""
         wanted = sorted({c[0] for c in changes})
         marks = ",".join("?" * len(wanted))
+        # The links made, and the rolls written since the last batch made any (`index_actors`):
+        # one statement, so a batch that links a message meanwhile cannot hide it from both.
         async with self.ctx.db.conn.execute(
-            "SELECT message_id, content, log_id, seen, deleted_at FROM message_rolls "
-            f"WHERE message_id IN ({marks})",
-            tuple(wanted),
+            "SELECT message_id, content, log_id, seen, deleted_at, 0 FROM message_rolls "
+            f"WHERE message_id IN ({marks}) UNION ALL "
+            "SELECT message_id, content, id, NULL, NULL, 1 FROM log WHERE id > (SELECT upto "
+            f"FROM log_indexed) AND content IS NOT NULL AND message_id IN ({marks}) "
+            "ORDER BY 6",
+            (*wanted, *wanted),
         ) as cursor:
-            known = {str(r[0]): (str(r[1]), int(r[2]), r[3], r[4]) for r in await cursor.fetchall()}
-        unlinked = [m for m in wanted if m not in known]
-        if unlinked:  # rolls written since the last batch linked their messages (`index_actors`)
-            async with self.ctx.db.conn.execute(
-                "SELECT message_id, content, id FROM log WHERE id > (SELECT upto FROM "
-                "log_indexed) AND content IS NOT NULL AND message_id IN "
-                f"({','.join('?' * len(unlinked))})",
-                tuple(unlinked),
-            ) as cursor:
-                for message_id, content, log_id in await cursor.fetchall():
-                    known.setdefault(str(message_id), (str(content), int(log_id), None, None))
+            known: dict[str, tuple[str, int, str | None, str | None]] = {}
+            for message_id, content, log_id, seen, deleted, _ in await cursor.fetchall():
+                known.setdefault(str(message_id), (str(content), int(log_id), seen, deleted))
         now = timestamp(self.ctx.clock())
         entries: list[LogEntry] = []
         originals: list[str] = []
