@@ -389,12 +389,11 @@ def _either(key: str, index: int) -> str:
 # The log's triggers (migrations 11 and 14, which rebuilds the table): rows are never
 # deleted; the chained columns never change, the readable ones beside them may only be erased;
 # each insert moves its chain's head (a game's in `games`, others' in `chains`).
-_LOG_TRIGGERS = [
-    """
+_LOG_NO_DELETE = """
     CREATE TRIGGER log_no_delete BEFORE DELETE ON log
     BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
-    """,
     """
+_LOG_NO_UPDATE = """
     CREATE TRIGGER log_no_update BEFORE UPDATE ON log
     WHEN NEW.chain IS NOT OLD.chain OR NEW.seq IS NOT OLD.seq OR NEW.id IS NOT OLD.id
       OR NEW.body IS NOT OLD.body OR NEW.hash IS NOT OLD.hash
@@ -406,8 +405,8 @@ _LOG_TRIGGERS = [
       OR (NEW.reason IS NOT NULL AND NEW.reason IS NOT OLD.reason)
       OR (NEW.sealed IS NOT NULL AND NEW.sealed IS NOT OLD.sealed)
     BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
-    """,
     """
+_LOG_HEADS = """
     CREATE TRIGGER log_heads AFTER INSERT ON log
     BEGIN
         UPDATE games SET head_seq = NEW.seq, head_hash = NEW.hash
@@ -418,8 +417,44 @@ _LOG_TRIGGERS = [
         ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
                                           at = excluded.at;
     END
-    """,
-]
+    """
+_LOG_TRIGGERS = [_LOG_NO_DELETE, _LOG_NO_UPDATE, _LOG_HEADS]
+
+# Migration 11's one statement that applies an action (19 and 20 change it).
+_APPLY_ACTION_11 = """
+    CREATE TRIGGER apply_action_insert INSTEAD OF INSERT ON apply_action
+    BEGIN
+        SELECT RAISE(ABORT, 'the game changed underneath this action')
+        WHERE (SELECT version FROM games WHERE id = NEW.game_id) IS NOT NEW.seq - 1;
+        UPDATE games SET snapshot = NEW.snapshot, names = NEW.names, version = NEW.seq,
+                         updated_at = NEW.at
+        WHERE id = NEW.game_id;
+        UPDATE games SET phase = NEW.phase WHERE id = NEW.game_id AND phase IS NOT NEW.phase;
+        INSERT INTO log (chain, seq, id, body, hash, salt, user_id, user_name, message_id,
+                         jump_url, reason, sealed)
+        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'),
+               json_extract(value, '$[2]'), json_extract(value, '$[3]'),
+               json_extract(value, '$[4]'), json_extract(value, '$[5]'),
+               json_extract(value, '$[6]'), json_extract(value, '$[7]'),
+               json_extract(value, '$[8]'), json_extract(value, '$[9]'),
+               json_extract(value, '$[10]'), json_extract(value, '$[11]')
+        FROM json_each(NEW.log_rows) ORDER BY key;
+        INSERT OR IGNORE INTO message_rolls (message_id, channel_id, content, log_id)
+        SELECT NEW.message_id, NEW.channel_id, NEW.content, NEW.message_log_id
+        WHERE NEW.message_id IS NOT NULL AND NEW.message_log_id IS NOT NULL;
+    END
+    """
+
+
+def replaced(sql: str, *changes: tuple[str, str]) -> str:
+    """An earlier migration's statement with these (old, new) changes, each of which must
+    apply (a migration's text is what a file was upgraded with: it never changes; a later
+    one that alters a statement says only what it alters). PostgreSQL's migrations too."""
+    for old, new in changes:
+        assert old in sql, old
+        sql = sql.replace(old, new)
+    return sql
+
 
 MIGRATION_11 = [
     f"""
@@ -534,29 +569,7 @@ MIGRATION_11 = [
         NULL AS names, NULL AS log_rows, NULL AS message_id, NULL AS channel_id,
         NULL AS content, NULL AS message_log_id
     """,
-    """
-    CREATE TRIGGER apply_action_insert INSTEAD OF INSERT ON apply_action
-    BEGIN
-        SELECT RAISE(ABORT, 'the game changed underneath this action')
-        WHERE (SELECT version FROM games WHERE id = NEW.game_id) IS NOT NEW.seq - 1;
-        UPDATE games SET snapshot = NEW.snapshot, names = NEW.names, version = NEW.seq,
-                         updated_at = NEW.at
-        WHERE id = NEW.game_id;
-        UPDATE games SET phase = NEW.phase WHERE id = NEW.game_id AND phase IS NOT NEW.phase;
-        INSERT INTO log (chain, seq, id, body, hash, salt, user_id, user_name, message_id,
-                         jump_url, reason, sealed)
-        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'),
-               json_extract(value, '$[2]'), json_extract(value, '$[3]'),
-               json_extract(value, '$[4]'), json_extract(value, '$[5]'),
-               json_extract(value, '$[6]'), json_extract(value, '$[7]'),
-               json_extract(value, '$[8]'), json_extract(value, '$[9]'),
-               json_extract(value, '$[10]'), json_extract(value, '$[11]')
-        FROM json_each(NEW.log_rows) ORDER BY key;
-        INSERT OR IGNORE INTO message_rolls (message_id, channel_id, content, log_id)
-        SELECT NEW.message_id, NEW.channel_id, NEW.content, NEW.message_log_id
-        WHERE NEW.message_id IS NOT NULL AND NEW.message_log_id IS NOT NULL;
-    END
-    """,
+    _APPLY_ACTION_11,
     """
     CREATE VIEW apply_turn AS SELECT
         NULL AS game_id, NULL AS seq, NULL AS at, NULL AS snapshot, NULL AS phase,
@@ -797,48 +810,33 @@ MIGRATION_18 = [
 # leaving `snapshot` out (NULL). Where the game is now, for the check that nothing moved it
 # underneath the action, is the later of its row's version and its chain's last row's action
 # (`game_seq`).
-MIGRATION_19 = [
-    "DROP TRIGGER apply_action_insert",
-    """
-    CREATE TRIGGER apply_action_insert INSTEAD OF INSERT ON apply_action
-    BEGIN
-        SELECT RAISE(ABORT, 'the game changed underneath this action')
-        WHERE (SELECT max(version, COALESCE(
+_APPLY_ACTION_19 = replaced(
+    _APPLY_ACTION_11,
+    (
+        "WHERE (SELECT version FROM games WHERE id = NEW.game_id) IS NOT NEW.seq - 1;",
+        """WHERE (SELECT max(version, COALESCE(
                    (SELECT game_seq FROM log WHERE chain = 'g' || NEW.game_id
                     ORDER BY seq DESC LIMIT 1), version))
-               FROM games WHERE id = NEW.game_id) IS NOT NEW.seq - 1;
-        UPDATE games SET snapshot = NEW.snapshot, names = NEW.names, version = NEW.seq,
-                         updated_at = NEW.at
-        WHERE id = NEW.game_id AND NEW.snapshot IS NOT NULL;
-        UPDATE games SET phase = NEW.phase WHERE id = NEW.game_id AND phase IS NOT NEW.phase;
-        INSERT INTO log (chain, seq, id, body, hash, salt, user_id, user_name, message_id,
-                         jump_url, reason, sealed)
-        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'),
-               json_extract(value, '$[2]'), json_extract(value, '$[3]'),
-               json_extract(value, '$[4]'), json_extract(value, '$[5]'),
-               json_extract(value, '$[6]'), json_extract(value, '$[7]'),
-               json_extract(value, '$[8]'), json_extract(value, '$[9]'),
-               json_extract(value, '$[10]'), json_extract(value, '$[11]')
-        FROM json_each(NEW.log_rows) ORDER BY key;
-        INSERT OR IGNORE INTO message_rolls (message_id, channel_id, content, log_id)
-        SELECT NEW.message_id, NEW.channel_id, NEW.content, NEW.message_log_id
-        WHERE NEW.message_id IS NOT NULL AND NEW.message_log_id IS NOT NULL;
-    END
-    """,
+               FROM games WHERE id = NEW.game_id) IS NOT NEW.seq - 1;""",
+    ),
+    (
+        "updated_at = NEW.at\n        WHERE id = NEW.game_id;",
+        "updated_at = NEW.at\n        WHERE id = NEW.game_id AND NEW.snapshot IS NOT NULL;",
+    ),
+)
+MIGRATION_19 = [
+    "DROP TRIGGER apply_action_insert",
+    _APPLY_ACTION_19,
     "DROP TRIGGER log_heads",
-    """
-    CREATE TRIGGER log_heads AFTER INSERT ON log
-    BEGIN
-        UPDATE games SET head_seq = NEW.seq, head_hash = NEW.hash
-        WHERE NEW.chain GLOB 'g[0-9]*' AND id = CAST(substr(NEW.chain, 2) AS INTEGER)
-          AND (NEW.action NOT IN ('First roll', 'Second roll', 'Third roll') OR head_seq = 0);
-        INSERT INTO chains (chain, seq, hash, guild_id, at)
-        SELECT NEW.chain, NEW.seq, NEW.hash, NEW.guild_id, NEW.at
-        WHERE NEW.chain NOT GLOB 'g[0-9]*' AND NEW.chain != 'log'
-        ON CONFLICT (chain) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,
-                                          at = excluded.at;
-    END
-    """,
+    replaced(
+        _LOG_HEADS,
+        (
+            "AND id = CAST(substr(NEW.chain, 2) AS INTEGER);",
+            "AND id = CAST(substr(NEW.chain, 2) AS INTEGER)\n"
+            "          AND (NEW.action NOT IN ('First roll', 'Second roll', 'Third roll') "
+            "OR head_seq = 0);",
+        ),
+    ),
 ]
 
 # 20: a typed roll writes no row of the watchdog's own (one page less in its commit). The text
@@ -850,47 +848,35 @@ MIGRATION_19 = [
 MIGRATION_20 = [
     "ALTER TABLE log ADD COLUMN content TEXT",
     "DROP TRIGGER log_no_update",
-    """
-    CREATE TRIGGER log_no_update BEFORE UPDATE ON log
-    WHEN NEW.chain IS NOT OLD.chain OR NEW.seq IS NOT OLD.seq OR NEW.id IS NOT OLD.id
-      OR NEW.body IS NOT OLD.body OR NEW.hash IS NOT OLD.hash
-      OR (NEW.salt IS NOT NULL AND NEW.salt IS NOT OLD.salt)
-      OR (NEW.user_id IS NOT NULL AND NEW.user_id IS NOT OLD.user_id)
-      OR (NEW.user_name IS NOT NULL AND NEW.user_name IS NOT OLD.user_name)
-      OR (NEW.message_id IS NOT NULL AND NEW.message_id IS NOT OLD.message_id)
-      OR (NEW.jump_url IS NOT NULL AND NEW.jump_url IS NOT OLD.jump_url)
-      OR (NEW.reason IS NOT NULL AND NEW.reason IS NOT OLD.reason)
-      OR (NEW.sealed IS NOT NULL AND NEW.sealed IS NOT OLD.sealed)
-      OR (NEW.content IS NOT NULL AND NEW.content IS NOT OLD.content)
-    BEGIN SELECT RAISE(ABORT, 'log is append-only: write a correcting row instead'); END
-    """,
+    replaced(
+        _LOG_NO_UPDATE,
+        (
+            "      OR (NEW.sealed IS NOT NULL AND NEW.sealed IS NOT OLD.sealed)\n",
+            "      OR (NEW.sealed IS NOT NULL AND NEW.sealed IS NOT OLD.sealed)\n"
+            "      OR (NEW.content IS NOT NULL AND NEW.content IS NOT OLD.content)\n",
+        ),
+    ),
     "DROP TRIGGER apply_action_insert",
-    """
-    CREATE TRIGGER apply_action_insert INSTEAD OF INSERT ON apply_action
-    BEGIN
-        SELECT RAISE(ABORT, 'the game changed underneath this action')
-        WHERE (SELECT max(version, COALESCE(
-                   (SELECT game_seq FROM log WHERE chain = 'g' || NEW.game_id
-                    ORDER BY seq DESC LIMIT 1), version))
-               FROM games WHERE id = NEW.game_id) IS NOT NEW.seq - 1;
-        UPDATE games SET snapshot = NEW.snapshot, names = NEW.names, version = NEW.seq,
-                         updated_at = NEW.at
-        WHERE id = NEW.game_id AND NEW.snapshot IS NOT NULL;
-        UPDATE games SET phase = NEW.phase WHERE id = NEW.game_id AND phase IS NOT NEW.phase;
-        INSERT INTO log (chain, seq, id, body, hash, salt, user_id, user_name, message_id,
-                         jump_url, reason, sealed, content)
-        SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'),
-               json_extract(value, '$[2]'), json_extract(value, '$[3]'),
-               json_extract(value, '$[4]'), json_extract(value, '$[5]'),
-               json_extract(value, '$[6]'), json_extract(value, '$[7]'),
-               json_extract(value, '$[8]'), json_extract(value, '$[9]'),
-               json_extract(value, '$[10]'), json_extract(value, '$[11]'),
-               CASE WHEN NEW.message_id IS NOT NULL
-                     AND json_extract(value, '$[2]') = NEW.message_log_id THEN NEW.content END
-        FROM json_each(NEW.log_rows) ORDER BY key;
-    END
-    """,
+    replaced(
+        _APPLY_ACTION_19,
+        ("jump_url, reason, sealed)", "jump_url, reason, sealed, content)"),
+        (
+            "               json_extract(value, '$[10]'), json_extract(value, '$[11]')\n",
+            "               json_extract(value, '$[10]'), json_extract(value, '$[11]'),\n"
+            "               CASE WHEN NEW.message_id IS NOT NULL\n"
+            "                     AND json_extract(value, '$[2]') = NEW.message_log_id "
+            "THEN NEW.content END\n",
+        ),
+        (
+            "        INSERT OR IGNORE INTO message_rolls "
+            "(message_id, channel_id, content, log_id)\n"
+            "        SELECT NEW.message_id, NEW.channel_id, NEW.content, NEW.message_log_id\n"
+            "        WHERE NEW.message_id IS NOT NULL AND NEW.message_log_id IS NOT NULL;\n",
+            "",
+        ),
+    ),
 ]
+
 
 # What SQLite has and PostgreSQL has not: the outbox's index lagging behind the writes
 # (migration 18; PostgreSQL indexes each message as it is queued, and its senders claim them).

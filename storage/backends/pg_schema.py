@@ -11,6 +11,8 @@ same views with INSTEAD OF triggers. A change to SQLite's schema needs its count
 
 from __future__ import annotations
 
+from storage.migrations import replaced
+
 _GENESIS = "0" * 64
 
 
@@ -532,13 +534,16 @@ MIGRATION_6 = [
 # every action; the check that nothing moved the game underneath an action takes the later of
 # its row's version and its chain's last action, as SQLite's does.
 MIGRATION_7 = [
-    _APPLY_ACTION.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION").replace(
-        "    IF (SELECT version FROM games WHERE id = NEW.game_id) IS DISTINCT FROM NEW.seq - 1 "
-        "THEN",
-        """    IF (SELECT GREATEST(version, COALESCE(
+    replaced(
+        _APPLY_ACTION,
+        ("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"),
+        (
+            "(SELECT version FROM games WHERE id = NEW.game_id) IS DISTINCT",
+            """(SELECT GREATEST(version, COALESCE(
            (SELECT game_seq FROM log WHERE chain = 'g' || NEW.game_id
             ORDER BY seq DESC LIMIT 1), version))
-        FROM games WHERE id = NEW.game_id) IS DISTINCT FROM NEW.seq - 1 THEN""",
+        FROM games WHERE id = NEW.game_id) IS DISTINCT""",
+        ),
     ),
 ]
 
@@ -548,10 +553,14 @@ MIGRATION_7 = [
 # the next batch (storage/rolllog.py, `index_actors`).
 MIGRATION_8 = [
     "ALTER TABLE log ADD COLUMN content text",
-    _LOG_NO_UPDATE.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION").replace(
-        "       OR (NEW.sealed IS NOT NULL AND NEW.sealed IS DISTINCT FROM OLD.sealed) THEN",
-        "       OR (NEW.sealed IS NOT NULL AND NEW.sealed IS DISTINCT FROM OLD.sealed)\n"
-        "       OR (NEW.content IS NOT NULL AND NEW.content IS DISTINCT FROM OLD.content) THEN",
+    replaced(
+        _LOG_NO_UPDATE,
+        ("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"),
+        (
+            "       OR (NEW.sealed IS NOT NULL AND NEW.sealed IS DISTINCT FROM OLD.sealed) THEN",
+            "       OR (NEW.sealed IS NOT NULL AND NEW.sealed IS DISTINCT FROM OLD.sealed)\n"
+            "       OR (NEW.content IS NOT NULL AND NEW.content IS DISTINCT FROM OLD.content) THEN",
+        ),
     ),
 ]
 
