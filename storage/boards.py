@@ -30,7 +30,7 @@ from storage.model import Outgoing, StoredGame, timestamp
 from storage.outbox import queue
 from storage.pace import parse_moment
 from storage.rolllog import LogRow
-from storage.store import GAME_SELECT, Context, GameStore, load_game
+from storage.store import GAME_SELECT, Context, GameStore, chain_at, load_game
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +140,7 @@ class Boards:
         async with self.ctx.db.conn.execute(
             "SELECT g.id FROM games g LEFT JOIN boards b ON b.game_id = g.id "
             "WHERE (g.phase = 'playing' AND b.game_id IS NULL) OR b.shown < g.version "
-            "OR b.repost > 0 OR (g.phase != 'over' AND b.shown < (SELECT l.game_seq FROM log l "
-            "WHERE l.chain = 'g' || g.id ORDER BY l.seq DESC LIMIT 1)) ORDER BY g.id"
+            f"OR b.repost > 0 OR (g.phase != 'over' AND b.shown < {chain_at('g')}) ORDER BY g.id"
         ) as cursor:
             return [int(r[0]) for r in await cursor.fetchall()]
 
@@ -399,11 +398,10 @@ class Boards:
 
 
 # Where a game is now (in a statement over `games`): its row's version, or past it, the action
-# its chain's last row belongs to (the rolls of the turn in play write no game row).
+# its chain is at (the rolls of the turn in play write no game row).
 _NOW_AT = (
-    "COALESCE((SELECT CASE WHEN l.game_seq > games.version THEN l.game_seq "
-    "ELSE games.version END FROM log l WHERE l.chain = 'g' || games.id "
-    "ORDER BY l.seq DESC LIMIT 1), games.version)"
+    f"COALESCE(CASE WHEN {chain_at('games')} > games.version THEN {chain_at('games')} END, "
+    "games.version)"
 )
 
 

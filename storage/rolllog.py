@@ -661,10 +661,11 @@ def _rolled_past(reader: Reader, chain: str, seq: int, digest: str) -> bool:
     at = found.fetchone()
     if seq and (at is None or str(at[0]) != digest):
         return False
+    left = (*map(str, ROLL_NAMES), str(Act.HINT))  # what a turn in play leaves past the row
     past = reader.execute(
-        "SELECT count(*), count(*) FILTER (WHERE action IN (?, ?, ?, ?)) FROM log "
-        "WHERE chain = ? AND seq > ?",
-        (*map(str, ROLL_NAMES), str(Act.HINT), chain, seq),
+        f"SELECT count(*), count(*) FILTER (WHERE action IN ({','.join('?' * len(left))})) "
+        "FROM log WHERE chain = ? AND seq > ?",
+        (*left, chain, seq),
     ).fetchone()
     return past is not None and int(past[0]) == int(past[1])
 

@@ -114,19 +114,27 @@ class Context:
             self.moved(game_id)
 
 
+def chain_at(games: str) -> str:
+    """SQL: the action a game's chain is at (its last row's `game_seq`; NULL before its first
+    row), for the `games` row named `games` (an alias, or the table). Past the row's version
+    when rolls were made since the row was written (migration 19)."""
+    return (
+        f"(SELECT l.game_seq FROM log l WHERE l.chain = 'g' || {games}.id "
+        "ORDER BY l.seq DESC LIMIT 1)"
+    )
+
+
 GAME_SELECT = (
     "SELECT g.id, g.guild_id, g.channel_id, g.number, g.snapshot, g.names, g.version, "
     "g.created_at, g.commitment, g.player_seeds, g.deadline, g.policy, g.drop_after, "
     "c.player, c.turn_seq, c.started_at, c.due_at, c.misses, g.scheme, g.legacy_seq, "
     "(SELECT count(*) FROM log WHERE chain = 'g' || g.id AND game_seq = g.version "
     "AND action = 'Hint'), "
-    # where an open game's chain is (its last row's action): past the stored version when
-    # rolls were made since the row was written (migration 19)
-    "CASE WHEN g.phase != 'over' THEN (SELECT l.game_seq FROM log l "
-    "WHERE l.chain = 'g' || g.id ORDER BY l.seq DESC LIMIT 1) END "
+    f"CASE WHEN g.phase != 'over' THEN {chain_at('g')} END "
     "FROM games g LEFT JOIN turn_clocks c ON c.game_id = g.id"
 )
 _ROLLED_SINCE = f"{rolllog.ROW_SELECT} WHERE chain = ? AND seq < ? ORDER BY seq DESC LIMIT 16"
+LOAD_TRIES = 5  # reads of a game's row while actions other than rolls keep landing past it
 
 
 async def load_games(
@@ -153,9 +161,6 @@ async def load_games(
             row, game = found, game_from_row(found, seal)
         games.append(game)
     return games
-
-
-LOAD_TRIES = 5  # reads of a game's row while actions other than rolls keep landing past it
 
 
 async def load_game(

@@ -467,14 +467,15 @@ def _verify_game(audit: _Audit, game_row: Sequence[Any], last_old: int) -> bool 
         # creation and its commitment are checked; its moves are replayed once it ends (or
         # never, when its seed was lost with the seal key).
         return _LOST if any(r.action == Act.SEED_LOST for r in rows) else False
+    row_version = int(game_row[17])
     stored = check.game.state  # the state its row holds: at the row's version
     for seq, actor, data, faces in moves:
         _replay_action(check, seq, actor, data, faces)
-        if seq == int(game_row[17]):
+        if seq == row_version:
             stored = check.game.state
     _check_hints(rows, check)
     final = check.game.state
-    _check_row_version(mine, int(game_row[17]), len(moves), final.is_over)
+    _check_row_version(mine, row_version, len(moves), final.is_over)
     if not snapshot.startswith('{"sealed"') and to_snapshot(stored) != json.loads(snapshot):
         raise _Bad("its stored state differs from replaying its actions")
     _compare_rows(check, rows, commit is not None, last_old)
