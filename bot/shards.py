@@ -44,7 +44,6 @@ log = logging.getLogger("rollkeeper.shards")
 
 EXIT_LEASE_LOST = 5  # a shard's lease was lost: another process owns it now
 EXIT_SHARD_BUSY = 6  # a shard is held by a live process (start with --standby to wait)
-OPENING = 0x726B4F50  # 'rkOP': the advisory lock a shard holds while its database opens
 
 
 class ShardStartError(Exception):
@@ -209,13 +208,13 @@ def shard_bot_factory(config: Config, url: str) -> BotFactory:
     async def make(keeper: ShardKeeper, shard: int) -> RollkeeperBot:
         scope = ShardScope(keeper, shard)
         async with keeper.pool.acquire() as conn:  # one process at a time brings the schema up
-            await conn.execute("SELECT pg_advisory_lock($1)", OPENING)
+            await conn.execute("SELECT pg_advisory_lock($1)", shards.SCHEMA_LOCK)
             try:
                 db = await Database.open(
                     url, config.durability, key_file=config.seal_key_file, scope=scope
                 )
             finally:
-                await conn.execute("SELECT pg_advisory_unlock($1)", OPENING)
+                await conn.execute("SELECT pg_advisory_unlock($1)", shards.SCHEMA_LOCK)
         bot = RollkeeperBot(config, url, shard_id=shard, shard_count=keeper.plan.count)
         bot.db = db
         return bot

@@ -136,11 +136,15 @@ class Boards:
     async def behind(self) -> list[int]:
         """At start-up: every board behind its game or asked to move, and every game in play
         without one (started before boards were kept, or before its board was posted). An open
-        game is where its chain is (the rolls since its row was written write no row)."""
+        game is where its chain is (the rolls since its row was written write no row). A shard's
+        process: its own servers' games only (another shard's process keeps the others')."""
+        scope = self.ctx.db.scope
+        mine = "" if scope is None else f" AND {scope.guilds('g.guild_id')}"
         async with self.ctx.db.conn.execute(
             "SELECT g.id FROM games g LEFT JOIN boards b ON b.game_id = g.id "
-            "WHERE (g.phase = 'playing' AND b.game_id IS NULL) OR b.shown < g.version "
-            f"OR b.repost > 0 OR (g.phase != 'over' AND b.shown < {chain_at('g')}) ORDER BY g.id"
+            "WHERE ((g.phase = 'playing' AND b.game_id IS NULL) OR b.shown < g.version "
+            f"OR b.repost > 0 OR (g.phase != 'over' AND b.shown < {chain_at('g')})){mine} "
+            "ORDER BY g.id"
         ) as cursor:
             return [int(r[0]) for r in await cursor.fetchall()]
 

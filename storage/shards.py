@@ -60,6 +60,9 @@ DIRECT = "@dm"  # what a direct message names as its server (bot/caller.py's DIR
 # The tables this module owns, PostgreSQL's only (storage/backends/pg_schema.py, migration 2:
 # `install` makes them too, so a shard process can start on a database of any version).
 SCHEMA = MIGRATION_2
+# The advisory lock held while the shards' tables are made (`install`) and while a shard's
+# database opens and migrates (bot/shards.py): 'rkOP'.
+SCHEMA_LOCK = 0x726B4F50
 
 
 class ShardPlanError(ValueError):
@@ -140,9 +143,11 @@ ID_BLOCK = 1000  # log row ids a shard's connection takes at a time (`reserve_id
 
 async def install(conn: Conn) -> None:
     """Create this module's tables where they are missing, and start the log's id blocks
-    above every id the log holds (one process at a time: an advisory lock)."""
+    above every id the log holds. One process at a time, and never while another process's
+    database opens (its migrations make some of the same objects: PostgreSQL refuses two
+    `CREATE OR REPLACE FUNCTION` of one function at once, "tuple concurrently updated")."""
     async with conn.transaction():
-        await conn.execute("SELECT pg_advisory_xact_lock($1)", 0x726B5348)  # "rkSH"
+        await conn.execute("SELECT pg_advisory_xact_lock($1)", SCHEMA_LOCK)
         for statement in SCHEMA:
             await conn.execute(statement)
         if await conn.fetchval("SELECT to_regclass('log')") is not None:

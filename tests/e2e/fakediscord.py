@@ -395,14 +395,18 @@ class FakeDiscord:
         self._take_held = take
         self._release.set()
 
-    async def held_send(self, timeout: float = 20) -> dict[str, Any]:
-        """The first send held (see `hold_sends`), once it arrives."""
+    async def held_send(self, timeout: float = 20, saying: str = "") -> dict[str, Any]:
+        """The first send held (see `hold_sends`) whose text has `saying`, once it arrives
+        (a live board posted meanwhile is held too)."""
+
+        def first() -> dict[str, Any] | None:
+            return next((b for b in self.held if saying in text_of(b)), None)
 
         async def found() -> dict[str, Any]:
             async with self._changed:
-                while not self.held:
+                while (body := first()) is None:
                     await self._changed.wait()
-                return self.held[0]
+                return body
 
         return await asyncio.wait_for(found(), timeout)
 

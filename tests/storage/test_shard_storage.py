@@ -270,3 +270,23 @@ async def test_a_shard_taken_again_reads_its_servers_options_and_games_afresh(
     dice.push([5])  # and alpha plays on from there
     await alpha.service.play(ON_SECOND, GYPSY, Score(GYPSY.user_id, "chance"))
     assert (await verify(alpha.db)).ok
+
+
+async def test_each_shard_catches_up_the_boards_of_its_own_servers_games_only(
+    pool: Any, pg_url: str, opened: list[Shard], dice: QueueDice
+) -> None:
+    # Both games start with no board posted (the processes stopped first): at the next start,
+    # each shard's board keeper posts the board of its own server's game, never the other's
+    # (two processes posting one game's board would leave two boards in the channel).
+    first = await run_shard(pool, pg_url, "alpha", 0, opened, dice)
+    second = await run_shard(pool, pg_url, "beta", 1, opened, dice)
+    await start_solo(first.service, ON_FIRST)
+    await start_solo(second.service, ON_SECOND)
+    ids = {}
+    for where in (ON_FIRST, ON_SECOND):
+        async with first.db.conn.execute(
+            "SELECT id FROM games WHERE channel_id = ?", (where.channel_id,)
+        ) as cursor:
+            ids[where] = int((await cursor.fetchone())[0])
+    assert await first.service.boards.behind() == [ids[ON_FIRST]]
+    assert await second.service.boards.behind() == [ids[ON_SECOND]]

@@ -168,3 +168,31 @@ async def test_the_keeper_beats_loses_its_lease_to_a_standby_and_says_so(
     await asyncio.wait_for(beating, 5)
     assert holder.lost.is_set() and "shard 1 (epoch 1) was lost" in holder.why
     assert standby.leases[1].epoch == 2
+
+
+async def test_a_process_starting_while_another_shards_database_migrates_waits_for_it(
+    pg_url: str,
+) -> None:
+    # Two shard processes started together: one opens its shard's database (its migrations
+    # replace rk_shard, under the schema lock) while the other makes the shards' tables. Both
+    # replacing one function at once made PostgreSQL refuse the second ("tuple concurrently
+    # updated") and that process stopped at start-up.
+    opening = await asyncpg.connect(pg_url)
+    starting = await asyncpg.connect(pg_url)
+    try:
+        await shards.install(opening)
+        await opening.execute("SELECT pg_advisory_lock($1)", shards.SCHEMA_LOCK)
+        migration = opening.transaction()
+        await migration.start()
+        for statement in shards.SCHEMA:
+            await opening.execute(statement)
+        install = asyncio.create_task(shards.install(starting))
+        await asyncio.sleep(0.3)
+        assert not install.done()  # it waits for the database that is opening
+        await migration.commit()
+        await opening.execute("SELECT pg_advisory_unlock($1)", shards.SCHEMA_LOCK)
+        await asyncio.wait_for(install, 10)  # then makes (or finds) its tables: no refusal
+        assert await starting.fetchval("SELECT rk_shard($1, 2)", str(1 << 22)) == 1
+    finally:
+        await opening.close()
+        await starting.close()
