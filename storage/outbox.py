@@ -38,7 +38,7 @@ from typing import Any
 from storage import rolllog
 from storage.backends.base import Conn
 from storage.db import Database
-from storage.dmseal import LOST, SEALED_SQL, is_sealed, opened
+from storage.dmseal import LOST, SEALED_SQL, is_sealed, opened, packed
 from storage.model import Outgoing, Queued, timestamp
 from storage.seal import SealKey
 from storage.store import Context
@@ -47,15 +47,17 @@ log = logging.getLogger(__name__)
 
 
 def at_rest(outgoing: Sequence[Outgoing], seal: SealKey | None) -> list[Outgoing]:
-    """Messages as the outbox keeps them: each direct message's payload sealed (with a key)."""
-    if seal is None:
-        return list(outgoing)
-    return [
-        replace(o, payload=seal.seal_text(o.payload))
-        if o.user_id is not None and not is_sealed(o.payload)
-        else o
-        for o in outgoing
-    ]
+    """Messages as the outbox keeps them: each direct message's payload sealed (with a key), a
+    long channel message packed (storage/dmseal.py)."""
+    return [_at_rest(o, seal) for o in outgoing]
+
+
+def _at_rest(o: Outgoing, seal: SealKey | None) -> Outgoing:
+    if o.user_id is None:
+        return replace(o, payload=packed(o.payload))
+    if seal is None or is_sealed(o.payload):
+        return o
+    return replace(o, payload=seal.seal_text(o.payload))
 
 
 async def queue(conn: Conn, outgoing: Sequence[Outgoing], now: datetime, db: Database) -> None:

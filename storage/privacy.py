@@ -18,7 +18,7 @@ from storage import rolllog, shards
 from storage.backends.base import Conn
 from storage.boards import follows_of, unshown
 from storage.db import Database
-from storage.dmseal import SEALED_SQL, mentions
+from storage.dmseal import UNSEARCHABLE_SQL, is_sealed, mentions
 from storage.logrows import plain_entry, played_for_name
 from storage.model import BOT, Where, timestamp
 from storage.seal import SealKey
@@ -328,17 +328,20 @@ async def _erase_beside(
         "UPDATE log SET content = NULL WHERE content IS NOT NULL AND user_id IS NULL "
         "AND chain != 'log' AND salt IS NULL"
     )
-    await conn.execute(
-        f"{_BLANK} WHERE (user_id = ? OR instr(payload, ?) > 0){sent}", (user_id, user_id)
-    )
+    # Sealed and packed payloads are opened to be searched (below), never searched as stored:
+    # a short name can spell part of their base64.
+    searchable = f"instr(payload, ?) > 0 AND NOT {UNSEARCHABLE_SQL}"
+    await conn.execute(f"{_BLANK} WHERE (user_id = ? OR ({searchable})){sent}", (user_id, user_id))
     for name in names:
-        await conn.execute(f"{_BLANK} WHERE instr(payload, ?) > 0{sent}", (name,))
+        await conn.execute(f"{_BLANK} WHERE {searchable}{sent}", (name,))
     sealed = await conn.execute_fetchall(
-        f"SELECT id, payload, state FROM outbox WHERE {SEALED_SQL}{sent}"
+        f"SELECT id, payload, state FROM outbox WHERE {UNSEARCHABLE_SQL}{sent}"
     )
     # Without the key (missing, not declared lost) a sealed message owed to someone else cannot
     # be read: it is kept for them, not erased unread (their hand, their reminder).
-    kept = [i for i, _, state in sealed if seal is None and state == "pending"]
+    kept = [
+        i for i, p, state in sealed if seal is None and state == "pending" and is_sealed(str(p))
+    ]
     if kept:
         log.warning(
             "forget: %d direct messages owed to other people are sealed and the seal key is "

@@ -14,7 +14,7 @@ import pytest
 from bot.replies import Reply, decode, encode
 from engine import Join, Leave
 from storage.db import Database
-from storage.dmseal import LOST
+from storage.dmseal import LOST, PACKED
 from storage.model import Outgoing
 from storage.outbox import queue
 from storage.seal import SealKey
@@ -185,5 +185,57 @@ async def test_forget_without_the_key_keeps_the_sealed_messages_owed_to_others(
         assert line.startswith("forget: 1 direct messages owed to other people are sealed")
         db.seal, db.lost_key = key, None  # the key is back: Cy still gets their cards
         assert await owed(service) == ["Your cards: 9s"]
+    finally:
+        await db.close()
+
+
+def long_said(text: str) -> Outgoing:
+    """A channel message as long as a roll's (its embed, its buttons): kept packed."""
+    lines = [f"{text} · line {n}: Chance **{n + 5}**, Sixes **{n * 6 % 31}**" for n in range(12)]
+    return said("\n".join(lines))
+
+
+async def test_a_long_channel_message_is_kept_packed_and_posted_as_it_was(
+    db_path: Path, clock: FakeClock
+) -> None:
+    db = await Database.open(db_path)
+    try:
+        service = await seated(db, clock)
+        long, short = long_said("Ann rolled d1,d2,d3,d4,d5"), said("Ann scored 12 in Sixes")
+        await queued(db, clock, [long, short])
+        (_, kept, _), (_, plain, _) = await stored(db)
+        assert kept.startswith(PACKED) and len(kept) < len(long.payload) * 0.6
+        assert "Ann rolled" not in kept  # (so SQL cannot search it: `forget` opens it)
+        assert plain == short.payload  # a short one stays as it is
+        assert await owed(service) == [decode(long.payload).text, "Ann scored 12 in Sixes"]
+    finally:
+        await db.close()
+
+
+@pytest.mark.parametrize("kept", ["packed", "sealed"])
+async def test_forget_opens_packed_and_sealed_messages_and_a_name_their_bytes_spell_erases_nothing(
+    db_path: Path, clock: FakeClock, kept: str
+) -> None:
+    # A name that happens to spell part of a packed or sealed payload's base64 (it may be as
+    # short as a player likes) named nobody in that message: it is kept, and posted. Searched
+    # in SQL as stored, it was erased: a roll's message never posted, Cy's cards lost.
+    db = await Database.open(db_path)
+    try:
+        service = await seated(db, clock)
+        other = long_said("Ann rolled") if kept == "packed" else dm("Your cards: 9s", CY)
+        await queued(db, clock, [other])
+        ((_, stored_as, _),) = await stored(db)
+        body = stored_as.split(":", 1)[1]
+        name = next(
+            body[i : i + 5]
+            for i in range(len(body))
+            if body[i : i + 5].isalnum() and body[i : i + 5] not in other.payload
+        )
+        him = Who(BOB.user_id, name)
+        await service.play(HERE, him, Join(him.user_id))
+        naming = long_said(f"{name} rolled") if kept == "packed" else dm(f"{name} left", CY)
+        await queued(db, clock, [naming])
+        await service.forget("g", him.user_id)
+        assert await owed(service) == [decode(other.payload).text]
     finally:
         await db.close()
