@@ -215,7 +215,13 @@ def shard_bot_factory(config: Config, url: str) -> BotFactory:
                 )
             finally:
                 await conn.execute("SELECT pg_advisory_unlock($1)", shards.SCHEMA_LOCK)
-        bot = RollkeeperBot(config, url, shard_id=shard, shard_count=keeper.plan.count)
+        bot = RollkeeperBot(
+            config,
+            url,
+            shard_id=shard,
+            shard_count=keeper.plan.count,
+            sync_commands=shard == 0,  # the slash commands are the application's: set once
+        )
         bot.db = db
         return bot
 

@@ -22,7 +22,8 @@ async def own_channel(ctx: Context, guild_id: str) -> str | None:
 
 async def checkpoint_channels(ctx: Context, default: str | None) -> dict[str, str]:
     """Where each server that has a chain posts its checkpoint: its own channel, else
-    `default`."""
+    `default`. A shard's process: its own servers only (each shard reads back its servers'
+    checkpoints, and tells their moderators once)."""
     own = {
         str(g): str(v)
         for g, v in await ctx.db.conn.execute_fetchall(
@@ -30,9 +31,11 @@ async def checkpoint_channels(ctx: Context, default: str | None) -> dict[str, st
         )
         if v != DEFAULT
     }
+    scope = ctx.db.scope
+    mine = "" if scope is None else f" AND {scope.guilds('guild_id')}"
     rows = await ctx.db.conn.execute_fetchall(
-        "SELECT DISTINCT guild_id FROM games UNION SELECT guild_id FROM chains "
-        "WHERE guild_id IS NOT NULL"
+        f"SELECT DISTINCT guild_id FROM games WHERE guild_id IS NOT NULL{mine} "
+        f"UNION SELECT guild_id FROM chains WHERE guild_id IS NOT NULL{mine}"
     )
     found = {}
     for (guild,) in rows:

@@ -450,15 +450,16 @@ PREFS_CHANGED = "prefs"  # a player's settings changed: move their reminders on 
 async def post_prefs_work(
     conn: base.Conn, scope: ShardScope, user_id: str, shift: timedelta
 ) -> None:
-    """Inside the transaction that stored a player's settings: tell every other shard where
-    the player has a turn in play to move its reminders (`refresh_prefs`)."""
+    """Inside the transaction that stored a player's settings: tell every other shard to read
+    them again and move the reminders of the player's turns there (`refresh_prefs`). Every
+    shard, not only those where the player has the turn: one where they sit waiting for it,
+    or only looked at their settings once, remembers them too (the deadline of their next
+    turn, the board that says they are away)."""
     body = json.dumps({"user": user_id, "shift": shift.total_seconds()}, sort_keys=True)
-    await conn.execute(
-        "INSERT INTO shard_work (shard, kind, body) "
-        f"SELECT DISTINCT rk_shard(g.guild_id, {int(scope.count)}), ?, CAST(? AS JSONB) "
-        "FROM turn_clocks c JOIN games g ON g.id = c.game_id "
-        f"WHERE c.player = ? AND g.phase = 'playing' AND NOT ({scope.guilds('g.guild_id')})",
-        (PREFS_CHANGED, body, user_id),
+    others = [s for s in range(scope.count) if s != scope.shard]
+    await conn.executemany(
+        "INSERT INTO shard_work (shard, kind, body) VALUES (?, ?, CAST(? AS JSONB))",
+        [(shard, PREFS_CHANGED, body) for shard in others],
     )
 
 

@@ -188,6 +188,8 @@ async def test_the_standby_finishes_the_game_of_a_killed_holder_posting_each_mes
     nonces = [m["nonce"] for m in fake.messages if m.get("nonce")]
     assert len(nonces) == len(set(nonces))
     assert fake.refused == []
+    # The slash commands were set once, by shard 0's client, not once by every shard's.
+    assert sum(call.startswith("PUT") and "/commands" in call for call in fake.calls) == 1
     assert await shards.stop("first") == 0
     assert await shards.stop("standby") == 0
 

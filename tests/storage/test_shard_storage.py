@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from engine import Roll, Score, Start
+from engine import Join, Roll, Score, Start
 from storage import shards
 from storage.audit import verify
 from storage.db import Database
@@ -186,6 +186,23 @@ async def test_a_setting_changed_on_shard_zero_reaches_the_shard_of_the_players_
     assert await second.service.shard_work() == 0  # once
 
 
+async def test_a_setting_changed_on_shard_zero_reaches_a_shard_where_the_player_waits(
+    pool: Any, pg_url: str, opened: list[Shard], dice: QueueDice
+) -> None:
+    # Gypsy sits in a game on shard 1 that Second is to move in: shard 1 read her settings
+    # once (her board shows whether she is away); `!away` on shard 0 must reach it too, or
+    # her next turn's deadline would run while she is away.
+    first = await run_shard(pool, pg_url, "alpha", 0, opened, dice)
+    second = await run_shard(pool, pg_url, "beta", 1, opened, dice)
+    await second.service.new_game(ON_SECOND, SECOND, "classic", {"order": "join"}, Pace())
+    await second.service.play(ON_SECOND, GYPSY, Join(GYPSY.user_id))
+    await second.service.play(ON_SECOND, SECOND, Start())
+    assert (await second.service.prefs(GYPSY.user_id)).tz is None  # read, and remembered
+    await first.service.set_prefs(Prefs(GYPSY.user_id, tz="Asia/Tokyo"))
+    assert await second.service.shard_work() == 1
+    assert (await second.service.prefs(GYPSY.user_id)).tz == "Asia/Tokyo"
+
+
 async def test_a_player_forgotten_in_one_shards_server_is_erased_from_the_others(
     pool: Any, pg_url: str, opened: list[Shard], dice: QueueDice
 ) -> None:
@@ -290,3 +307,17 @@ async def test_each_shard_catches_up_the_boards_of_its_own_servers_games_only(
             ids[where] = int((await cursor.fetchone())[0])
     assert await first.service.boards.behind() == [ids[ON_FIRST]]
     assert await second.service.boards.behind() == [ids[ON_SECOND]]
+
+
+async def test_each_shard_reads_back_the_checkpoints_of_its_own_servers_only(
+    pool: Any, pg_url: str, opened: list[Shard], dice: QueueDice
+) -> None:
+    # Each shard's process compares the checkpoints posted for its servers with the database
+    # once a day; were every server's on every shard, a disagreement would ping a server's
+    # moderators once per shard.
+    first = await run_shard(pool, pg_url, "alpha", 0, opened, dice)
+    second = await run_shard(pool, pg_url, "beta", 1, opened, dice)
+    await start_solo(first.service, ON_FIRST)
+    await start_solo(second.service, ON_SECOND)
+    assert await first.service.checkpoint_channels("9000") == {FIRST_GUILD: "9000"}
+    assert await second.service.checkpoint_channels("9000") == {SECOND_GUILD: "9000"}
