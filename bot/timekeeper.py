@@ -95,8 +95,8 @@ class Timekeeper:
     async def _tick(self) -> TickReport:
         report = TickReport()
         scope = self.service.ctx.db.scope
+        await self._free_days(report)  # each process its own servers' channels (custody.py)
         if scope is None or scope.everything_else:  # a shard's process: shard 0 does these
-            await self._free_days(report)
             await self._retention(report)
             await self._followers(report)  # one batch of DMs each (DMs are shard 0's)
         await self._checkpoints(report)  # each process its own servers' (storage/checkpoints)

@@ -53,14 +53,22 @@ class FreeDays:
     async def close(self) -> list[LogRow]:
         """Reveal the seed of every free-roll day that has ended, each channel under its lock;
         the rows revealing them (by rollkeeper) are what it wrote. Looks at the table once per
-        UTC day (no day can end in between)."""
+        UTC day (no day can end in between). A shard's process closes its own servers'
+        channels (a channel of no server is shard 0's): the reveal goes in the channel's
+        chain, which only the shard that rolls there may write."""
         if self.ctx.db.seal is None:
             return []  # sealed under a lost key: `rollkeeper seal lost` closes them
         today = self._today()
         if self._closed_through == today:
             return []
+        scope = self.ctx.db.scope
+        guild = (
+            "COALESCE((SELECT c.guild_id FROM chains c WHERE c.chain = 'c' || s.channel_id), '')"
+        )
+        mine = "" if scope is None else f" AND {scope.guilds(guild)}"
         async with self.ctx.db.conn.execute(
-            "SELECT DISTINCT channel_id FROM channel_seeds WHERE day < ? AND revealed = 0",
+            "SELECT DISTINCT s.channel_id FROM channel_seeds s "
+            f"WHERE s.day < ? AND s.revealed = 0{mine}",
             (today,),
         ) as cursor:
             channels = [str(r[0]) for r in await cursor.fetchall()]

@@ -335,9 +335,8 @@ class GameService:
         """When the timekeeper must look next: a reminder, a free-roll day's end or a
         follower's batch."""
         scope = self.ctx.db.scope
-        due = [await self.deadlines.next_due()]
-        if scope is None or scope.everything_else:  # free-roll days and followers: shard 0's
-            due.append(await self.free_days.next_close())
+        due = [await self.deadlines.next_due(), await self.free_days.next_close()]
+        if scope is None or scope.everything_else:  # followers: shard 0's
             due.append(await self.boards.next_batch(self.follow_every))
         return min((d for d in due if d is not None), default=None)
 

@@ -154,6 +154,12 @@ async def test_the_standby_finishes_the_game_of_a_killed_holder_posting_each_mes
         await say(fake, "Gypsy", "!roll", SECOND_CHANNEL, "rolled")
         await say(fake, "Gypsy", f"!score {box}", SECOND_CHANNEL, "scored")
 
+    # The game's live board is up first (it waits for the channel to pause: held with the
+    # roll, it would hold the roll's post behind it, on the same route).
+    await fake.wait_for(
+        lambda m: m["channel_id"] == str(SECOND_CHANNEL) and "Live board" in text_of(m),
+        timeout=20,
+    )
     # The holder applies a roll and posts it; Discord takes it, but the holder dies before it
     # hears back (its lease still runs: nobody may take the shard until it expires).
     fake.hold_sends = True

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from engine import Join, Roll, Score, Start
+from engine.freeroll import parse_free_roll
 from storage import shards
 from storage.audit import verify
 from storage.db import Database
@@ -321,3 +322,25 @@ async def test_each_shard_reads_back_the_checkpoints_of_its_own_servers_only(
     await start_solo(second.service, ON_SECOND)
     assert await first.service.checkpoint_channels("9000") == {FIRST_GUILD: "9000"}
     assert await second.service.checkpoint_channels("9000") == {SECOND_GUILD: "9000"}
+
+
+async def test_each_shard_closes_the_free_roll_days_of_its_own_servers_channels(
+    pool: Any, pg_url: str, opened: list[Shard], dice: QueueDice
+) -> None:
+    # A day's reveal goes in the channel's chain, which the channel's own shard writes as
+    # players roll there: shard 0 closing every server's days wrote into shard 1's chains
+    # behind its back (its next free roll there then failed once).
+    drawn = iter(bytes([n]) * 32 for n in range(1, 50))  # committed seeds, as in play
+    clock = FakeClock()
+    services = []
+    for name, shard, where in (("alpha", 0, ON_FIRST), ("beta", 1, ON_SECOND)):
+        db = (await run_shard(pool, pg_url, name, shard, opened, dice)).db
+        service = GameService(db, clock=clock, seeds=lambda: next(drawn))
+        await service.free_roll(where, GYPSY, parse_free_roll("d6"))
+        services.append(service)
+    clock.advance(days=1)
+    first, second = services
+    assert {r.channel_id for r in await first.close_free_days()} == {ON_FIRST.channel_id}
+    assert {r.channel_id for r in await second.close_free_days()} == {ON_SECOND.channel_id}
+    await second.free_roll(ON_SECOND, GYPSY, parse_free_roll("d6"))  # its chain goes on
+    assert (await verify(second.db)).ok
