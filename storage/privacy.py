@@ -159,7 +159,7 @@ async def erase_old_texts(ctx: Context, days: int) -> int:
             "log_id IN (SELECT id FROM log WHERE at < ? AND chain != 'log')",
             (cutoff,),
         )
-        if texts.rowcount:
+        if texts.rowcount and db.backend.pages_keep_old_rows:
             await _rewrite_links(conn)
         await conn.execute(
             "UPDATE log SET content = NULL WHERE content IS NOT NULL AND at < ?", (cutoff,)

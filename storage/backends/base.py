@@ -106,6 +106,10 @@ class Backend(abc.ABC):
     # A roll within a turn writes no game row: the game's snapshot is written by the action that
     # ends the turn, and the rolls since are read back from its chain (SQLite, migration 19).
     defers_rolls: bool = False
+    # A row's old bytes stay in the free space of the pages its table split (SQLite): erasing a
+    # text rewrites the table that held it (storage/privacy.py, retention). PostgreSQL's old
+    # row versions go with VACUUM, and a rewrite there would race the other shards' writes.
+    pages_keep_old_rows: bool = False
 
     @abc.abstractmethod
     def problem(self, exc: BaseException) -> Exception | None:

@@ -335,6 +335,7 @@ class SqliteBackend(Backend):
     errors = (sqlite3.Error,)
     outbox_tail = True
     defers_rolls = True
+    pages_keep_old_rows = True
 
     def __init__(self, raw: aiosqlite.Connection, path: Path, writer: _WriterLock | None) -> None:
         self.raw = raw
