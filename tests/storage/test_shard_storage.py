@@ -73,6 +73,17 @@ async def start_solo(service: GameService, where: Where, pace: Pace | None = Non
     await service.play(where, GYPSY, Start())
 
 
+async def both_playing(
+    pool: Any, url: str, opened: list[Shard], dice: QueueDice
+) -> tuple[Shard, Shard]:
+    """Shard 0 and shard 1 each held by a process of their own, a game started in each."""
+    first = await run_shard(pool, url, "alpha", 0, opened, dice)
+    second = await run_shard(pool, url, "beta", 1, opened, dice)
+    await start_solo(first.service, ON_FIRST)
+    await start_solo(second.service, ON_SECOND)
+    return first, second
+
+
 async def test_a_stale_holder_is_refused_after_a_takeover_and_the_new_one_carries_on(
     pool: Any, pg_url: str, opened: list[Shard], dice: QueueDice
 ) -> None:
@@ -99,10 +110,7 @@ async def test_a_stale_holder_is_refused_after_a_takeover_and_the_new_one_carrie
 async def test_two_shards_write_one_log_side_by_side(
     pool: Any, pg_url: str, opened: list[Shard], dice: QueueDice
 ) -> None:
-    first = await run_shard(pool, pg_url, "alpha", 0, opened, dice)
-    second = await run_shard(pool, pg_url, "beta", 1, opened, dice)
-    await start_solo(first.service, ON_FIRST)
-    await start_solo(second.service, ON_SECOND)
+    first, second = await both_playing(pool, pg_url, opened, dice)
     boxes = ["ones", "twos", "threes", "fours", "fives"]
     for box in boxes:
         dice.push([1, 2, 3, 4, 5] * 2)
@@ -296,10 +304,7 @@ async def test_each_shard_catches_up_the_boards_of_its_own_servers_games_only(
     # Both games start with no board posted (the processes stopped first): at the next start,
     # each shard's board keeper posts the board of its own server's game, never the other's
     # (two processes posting one game's board would leave two boards in the channel).
-    first = await run_shard(pool, pg_url, "alpha", 0, opened, dice)
-    second = await run_shard(pool, pg_url, "beta", 1, opened, dice)
-    await start_solo(first.service, ON_FIRST)
-    await start_solo(second.service, ON_SECOND)
+    first, second = await both_playing(pool, pg_url, opened, dice)
     ids = {}
     for where in (ON_FIRST, ON_SECOND):
         async with first.db.conn.execute(
@@ -316,10 +321,7 @@ async def test_each_shard_reads_back_the_checkpoints_of_its_own_servers_only(
     # Each shard's process compares the checkpoints posted for its servers with the database
     # once a day; were every server's on every shard, a disagreement would ping a server's
     # moderators once per shard.
-    first = await run_shard(pool, pg_url, "alpha", 0, opened, dice)
-    second = await run_shard(pool, pg_url, "beta", 1, opened, dice)
-    await start_solo(first.service, ON_FIRST)
-    await start_solo(second.service, ON_SECOND)
+    first, second = await both_playing(pool, pg_url, opened, dice)
     assert await first.service.checkpoint_channels("9000") == {FIRST_GUILD: "9000"}
     assert await second.service.checkpoint_channels("9000") == {SECOND_GUILD: "9000"}
 
