@@ -62,8 +62,10 @@ class FreeDays:
         if self._closed_through == today:
             return []
         scope = self.ctx.db.scope
-        guild = (
-            "COALESCE((SELECT c.guild_id FROM chains c WHERE c.chain = 'c' || s.channel_id), '')"
+        guild = (  # as `_guild_of` finds it
+            "COALESCE((SELECT c.guild_id FROM chains c WHERE c.chain = 'c' || s.channel_id), "
+            "(SELECT l.guild_id FROM log l WHERE l.chain = 'log' AND l.channel_id = s.channel_id "
+            "LIMIT 1), '')"
         )
         mine = "" if scope is None else f" AND {scope.guilds(guild)}"
         async with self.ctx.db.conn.execute(

@@ -9,7 +9,7 @@ statement of storage/road.py), and opened only when the sender reads it to post 
 message is public and stays plain.
 
 A long channel message (a roll's, with its embed and buttons: over PACK_OVER characters) is
-kept packed instead (`rk-z/1:`, zlib then base64): half its bytes, so a roll's commit writes
+kept packed instead (`rk-z/1:`, zlib then base64): a third fewer bytes, so a roll's commit writes
 fewer pages. Packed or sealed, a payload is not searched in SQL: `privacy forget` opens each to
 look for the person (UNSEARCHABLE_SQL), so a name that happens to spell part of the base64
 erases nothing it should not.

@@ -877,6 +877,10 @@ MIGRATION_20 = [
     ),
 ]
 
+# 21: the outbox may keep a long channel message packed (`rk-z/1:`, storage/dmseal.py). Nothing
+# changes in the tables; the version moves so that an older rollkeeper, which would post the
+# packed text as it is, refuses the file ("written by a newer rollkeeper") instead.
+MIGRATION_21: list[str] = []
 
 # What SQLite has and PostgreSQL has not: the outbox's index lagging behind the writes
 # (migration 18; PostgreSQL indexes each message as it is queued, and its senders claim them).
@@ -904,4 +908,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_18,
     MIGRATION_19,
     MIGRATION_20,
+    MIGRATION_21,
 ]

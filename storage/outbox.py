@@ -112,10 +112,6 @@ def _owed(db: Database, columns: str, where: str = "") -> tuple[str, int]:
     return f"{indexed} UNION ALL {tail}", 2
 
 
-def _queued(row: Sequence[Any]) -> Queued:
-    return Queued(int(row[0]), Outgoing(str(row[3]), row[1], row[2]))
-
-
 def _mine(db: Database) -> str:
     """A shard's process sends only its shards' messages (storage/shards.py); else all. A
     sealed direct message waits while the key is missing (storage/dmseal.py)."""
@@ -316,7 +312,11 @@ class Outbox:
             f"SELECT * FROM ({owed}) AS owed ORDER BY id", (channel_id,) * times
         ) as cursor:
             rows = await cursor.fetchall()
-        return [_queued(r) for r in rows]
+        return [
+            Queued(int(r[0]), Outgoing(text, r[1], r[2]))
+            for r in rows
+            if (text := opened(str(r[3]), self.ctx.db.seal, int(r[0]))) is not None
+        ]
 
     async def resend(self, channel_id: str) -> int:
         """Queue the channel's refused messages again, in their order; how many."""

@@ -144,7 +144,7 @@ async def erase_old_texts(ctx: Context, days: int) -> int:
     """Retention: the free texts kept beside the log older than `days` days (moderators'
     reasons, the texts of the messages that made rolls, and the watchdog's copies of edited or
     deleted messages) are erased, their bytes overwritten (`secure_delete`; the watchdog's
-    links written anew) and the write-ahead log emptied. The log's bodies keep only
+    links written anew on SQLite) and the write-ahead log emptied. The log's bodies keep only
     their commitments, so every hash still holds. Returns how many rows lost a text."""
     cutoff = timestamp(ctx.clock() - timedelta(days=days))
     db = ctx.db
@@ -334,24 +334,40 @@ async def _erase_beside(
     await conn.execute(f"{_BLANK} WHERE (user_id = ? OR ({searchable})){sent}", (user_id, user_id))
     for name in names:
         await conn.execute(f"{_BLANK} WHERE {searchable}{sent}", (name,))
-    sealed = await conn.execute_fetchall(
-        f"SELECT id, payload, state FROM outbox WHERE {UNSEARCHABLE_SQL}{sent}"
-    )
-    # Without the key (missing, not declared lost) a sealed message owed to someone else cannot
-    # be read: it is kept for them, not erased unread (their hand, their reminder).
-    kept = [
-        i for i, p, state in sealed if seal is None and state == "pending" and is_sealed(str(p))
-    ]
+    # Read a batch at a time (every roll's message is packed: the outbox keeps them all).
+    kept: list[int] = []
+    after = 0
+    while True:
+        batch = await conn.execute_fetchall(
+            f"SELECT id, payload, state FROM outbox WHERE id > ? AND {UNSEARCHABLE_SQL}{sent} "
+            f"ORDER BY id LIMIT {OPENED_BATCH}",
+            (after,),
+        )
+        if not batch:
+            break
+        after = int(batch[-1][0])
+        # Without the key (missing, not declared lost) a sealed message owed to someone else
+        # cannot be read: it is kept for them, not erased unread (their hand, their reminder).
+        held = [
+            i for i, p, state in batch if seal is None and state == "pending" and is_sealed(str(p))
+        ]
+        kept += held
+        await conn.executemany(
+            f"{_BLANK} WHERE id = ?",
+            [
+                (i,)
+                for i, p, _ in batch
+                if i not in held and mentions(str(p), seal, [user_id, *names])
+            ],
+        )
     if kept:
         log.warning(
             "forget: %d direct messages owed to other people are sealed and the seal key is "
             "missing: kept unread (ids %s)", len(kept), ", ".join(map(str, kept[:10])),
         )  # fmt: skip
-    await conn.executemany(
-        f"{_BLANK} WHERE id = ?",
-        [(i,) for i, p, _ in sealed if i not in kept and mentions(str(p), seal, [user_id, *names])],
-    )
 
+
+OPENED_BATCH = 500  # packed or sealed messages `forget` opens at a time
 
 # A message to or about a forgotten person is blanked, not deleted: its text and addressee
 # erased, marked done (never posted, never listed for `mod resend`). Its row stays so that its

@@ -387,7 +387,8 @@ class ShardScope:
 
     @property
     def everything_else(self) -> bool:
-        """Shard 0 also does what belongs to no server: direct messages, free-roll days."""
+        """Shard 0 also does what belongs to no server: direct messages, the free-roll days
+        of channels of no server, retention, followers' batches."""
         return self.shard == 0
 
     def attach(self, db: Forgetful) -> None:

@@ -564,6 +564,10 @@ MIGRATION_8 = [
     ),
 ]
 
+# 9: SQLite's migration 21 (packed outbox payloads): no table changes; an older rollkeeper,
+# which cannot open a packed message, refuses the database.
+MIGRATION_9: list[str] = []
+
 MIGRATIONS: list[list[str]] = [
     MIGRATION_1,
     MIGRATION_2,
@@ -573,4 +577,5 @@ MIGRATIONS: list[list[str]] = [
     MIGRATION_6,
     MIGRATION_7,
     MIGRATION_8,
+    MIGRATION_9,
 ]

@@ -13,6 +13,7 @@ import pytest
 
 from bot.replies import Reply, decode, encode
 from engine import Join, Leave
+from storage import privacy
 from storage.db import Database
 from storage.dmseal import LOST, PACKED
 from storage.model import Outgoing
@@ -237,5 +238,22 @@ async def test_forget_opens_packed_and_sealed_messages_and_a_name_their_bytes_sp
         await queued(db, clock, [naming])
         await service.forget("g", him.user_id)
         assert await owed(service) == [decode(other.payload).text]
+    finally:
+        await db.close()
+
+
+async def test_forget_opens_the_packed_messages_a_batch_at_a_time_and_misses_none(
+    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(privacy, "OPENED_BATCH", 2)  # (500 in use: every roll's message)
+    db = await Database.open(db_path)
+    try:
+        service = await seated(db, clock)
+        await service.play(HERE, BOB, Join(BOB.user_id))
+        texts = [f"{who} rolled {n}" for n, who in enumerate(["Ann", BOB.name] * 3)]
+        await queued(db, clock, [long_said(text) for text in texts])
+        await service.forget("g", BOB.user_id)
+        kept = [decode(long_said(t).payload).text for t in texts if t.startswith("Ann")]
+        assert await owed(service) == kept
     finally:
         await db.close()
