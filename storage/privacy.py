@@ -334,14 +334,27 @@ async def _erase_beside(
     await conn.execute(f"{_BLANK} WHERE (user_id = ? OR ({searchable})){sent}", (user_id, user_id))
     for name in names:
         await conn.execute(f"{_BLANK} WHERE {searchable}{sent}", (name,))
-    # Read a batch at a time (every roll's message is packed: the outbox keeps them all).
+    await _erase_opened(conn, [user_id, *names], sent, seal)
+
+
+OPENED_BATCH = 500  # packed or sealed messages `forget` opens at a time
+
+
+async def _erase_opened(
+    conn: Conn, needles: Sequence[str], sent: str, seal: SealKey | None
+) -> None:
+    """The messages SQL cannot search (packed or sealed), opened to look for `needles`
+    (`sent`: the shard's condition on them), a batch at a time."""
+    # (every roll's message is packed, and the outbox keeps them all)
     kept: list[int] = []
     after = 0
     while True:
-        batch = await conn.execute_fetchall(
-            f"SELECT id, payload, state FROM outbox WHERE id > ? AND {UNSEARCHABLE_SQL}{sent} "
-            f"ORDER BY id LIMIT {OPENED_BATCH}",
-            (after,),
+        batch = list(
+            await conn.execute_fetchall(
+                f"SELECT id, payload, state FROM outbox WHERE id > ? AND {UNSEARCHABLE_SQL}{sent} "
+                f"ORDER BY id LIMIT {OPENED_BATCH}",
+                (after,),
+            )
         )
         if not batch:
             break
@@ -354,11 +367,7 @@ async def _erase_beside(
         kept += held
         await conn.executemany(
             f"{_BLANK} WHERE id = ?",
-            [
-                (i,)
-                for i, p, _ in batch
-                if i not in held and mentions(str(p), seal, [user_id, *names])
-            ],
+            [(i,) for i, p, _ in batch if i not in held and mentions(str(p), seal, needles)],
         )
     if kept:
         log.warning(
@@ -366,8 +375,6 @@ async def _erase_beside(
             "missing: kept unread (ids %s)", len(kept), ", ".join(map(str, kept[:10])),
         )  # fmt: skip
 
-
-OPENED_BATCH = 500  # packed or sealed messages `forget` opens at a time
 
 # A message to or about a forgotten person is blanked, not deleted: its text and addressee
 # erased, marked done (never posted, never listed for `mod resend`). Its row stays so that its
