@@ -36,6 +36,7 @@ PREFIX = "rk-seal/2:"  # how a sealed payload begins (a plain one is JSON: `{`)
 # A sealed direct message, in SQL: held back by a sender without the key.
 SEALED_SQL = f"(outbox.user_id IS NOT NULL AND substr(outbox.payload, 1, 10) = '{PREFIX}')"
 LOST = "sealed under a seal key the bot no longer has: it cannot be opened"
+DAMAGED = "packed, and damaged in the file since: it cannot be opened"
 PACKED = "rk-z/1:"  # how a packed payload begins (a long channel message: `packed`)
 PACK_OVER = 400  # characters: a channel message longer than this is packed (a roll's is ~1,200)
 # Payloads SQL cannot search (sealed or packed): opened in Python to be searched.

@@ -38,7 +38,7 @@ from typing import Any
 from storage import rolllog
 from storage.backends.base import Conn
 from storage.db import Database
-from storage.dmseal import LOST, SEALED_SQL, is_sealed, opened, packed
+from storage.dmseal import DAMAGED, LOST, SEALED_SQL, is_sealed, opened, packed
 from storage.model import Outgoing, Queued, timestamp
 from storage.seal import SealKey
 from storage.store import Context
@@ -127,7 +127,7 @@ class Outbox:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.token = secrets.token_hex(3)  # one per service: two senders, two claimers
-        self.dropped = 0  # sealed direct messages that no longer open (storage/dmseal.py)
+        self.dropped = 0  # messages that no longer open (storage/dmseal.py)
 
     @property
     def claimer(self) -> str:
@@ -146,25 +146,30 @@ class Outbox:
         while True:
             rows = await self._claim(where, params, limit)
             found = [(r, opened(str(r[3]), self.ctx.db.seal, int(r[0]))) for r in rows]
-            lost = [int(r[0]) for r, text in found if text is None]
+            lost = [(int(r[0]), is_sealed(str(r[3]))) for r, text in found if text is None]
             if not lost:
                 return [Queued(int(r[0]), Outgoing(str(t), r[1], r[2])) for r, t in found]
-            await self._drop(lost)
+            await self._drop([i for i, sealed in lost if sealed], LOST, "direct message")
+            await self._drop([i for i, sealed in lost if not sealed], DAMAGED, "message")
 
-    async def _drop(self, ids: Sequence[int]) -> None:
-        """Sealed direct messages the key cannot open: marked failed, with why; one line."""
+    async def _drop(self, ids: Sequence[int], why: str, what: str) -> None:
+        """Messages that no longer open (sealed under a lost key, or packed and damaged):
+        marked failed, with why; one line."""
+        if not ids:
+            return
         async with self.ctx.db.transaction() as conn:
             await conn.executemany(
                 "UPDATE outbox SET state = 'failed', done_at = ?, error = ? WHERE id = ?",
-                [(timestamp(self.ctx.clock()), LOST, i) for i in ids],
+                [(timestamp(self.ctx.clock()), why, i) for i in ids],
             )
         self.dropped += len(ids)
         log.warning(
-            "outbox: dropped %d direct message%s (ids %s) %s (README, 'Sealed seeds')",
+            "outbox: dropped %d %s%s (ids %s) %s (README, 'Sealed seeds')",
             len(ids),
+            what,
             "" if len(ids) == 1 else "s",
             ", ".join(map(str, ids)),
-            LOST,
+            why,
         )
 
     async def _claim(self, where: str, params: tuple[Any, ...], limit: int) -> list[Sequence[Any]]:

@@ -15,7 +15,7 @@ from bot.replies import Reply, decode, encode
 from engine import Join, Leave
 from storage import privacy
 from storage.db import Database
-from storage.dmseal import LOST, PACKED
+from storage.dmseal import DAMAGED, LOST, PACKED
 from storage.model import Outgoing
 from storage.outbox import queue
 from storage.seal import SealKey
@@ -255,5 +255,22 @@ async def test_forget_opens_the_packed_messages_a_batch_at_a_time_and_misses_non
         await service.forget("g", BOB.user_id)
         kept = [decode(long_said(t).payload).text for t in texts if t.startswith("Ann")]
         assert await owed(service) == kept
+    finally:
+        await db.close()
+
+
+async def test_a_packed_message_damaged_in_the_file_is_dropped_saying_so_and_holds_up_nothing(
+    db_path: Path, clock: FakeClock
+) -> None:
+    db = await Database.open(db_path)
+    try:
+        service = await seated(db, clock)
+        await queued(db, clock, [long_said("Ann rolled"), said("Ann scored 12 in Sixes")])
+        async with db.transaction() as conn:  # bytes of the packed one altered on disk
+            first = "(SELECT MIN(id) FROM outbox)"
+            await conn.execute(f"UPDATE outbox SET payload = '{PACKED}AAAA' WHERE id = {first}")
+        assert await owed(service) == ["Ann scored 12 in Sixes"]
+        failed = await db.conn.execute_fetchall("SELECT error FROM outbox WHERE state = 'failed'")
+        assert [str(e) for (e,) in failed] == [DAMAGED]
     finally:
         await db.close()
