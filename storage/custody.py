@@ -62,12 +62,7 @@ class FreeDays:
         if self._closed_through == today:
             return []
         scope = self.ctx.db.scope
-        guild = (  # as `_guild_of` finds it
-            "COALESCE((SELECT c.guild_id FROM chains c WHERE c.chain = 'c' || s.channel_id), "
-            "(SELECT l.guild_id FROM log l WHERE l.chain = 'log' AND l.channel_id = s.channel_id "
-            "LIMIT 1), '')"
-        )
-        mine = "" if scope is None else f" AND {scope.guilds(guild)}"
+        mine = "" if scope is None else f" AND {scope.guilds(_guild_sql('s.channel_id'))}"
         async with self.ctx.db.conn.execute(
             "SELECT DISTINCT s.channel_id FROM channel_seeds s "
             f"WHERE s.day < ? AND s.revealed = 0{mine}",
@@ -119,14 +114,22 @@ class FreeDays:
         return [f"free/{channel}/{day}" for channel, day, _ in days]
 
     async def _guild_of(self, channel_id: str) -> str:
-        """The server a channel belongs to, as its last free roll's row says."""
+        """The server a channel belongs to, as its free rolls' rows say."""
         async with self.ctx.db.conn.execute(
-            "SELECT guild_id FROM chains WHERE chain = 'c' || ? UNION ALL "
-            "SELECT guild_id FROM log WHERE chain = 'log' AND channel_id = ? LIMIT 1",
-            (channel_id, channel_id),
+            f"SELECT {_guild_sql('?')}", (channel_id, channel_id)
         ) as cursor:
             row = await cursor.fetchone()
-        return "" if row is None or row[0] is None else str(row[0])
+        return "" if row is None else str(row[0])
+
+
+def _guild_sql(channel: str) -> str:
+    """SQL: the server of the channel `channel` names (a column, or `?` taken twice), as its
+    free rolls' chain says (or, before chains, its rows in the old log); '' for none."""
+    return (
+        f"COALESCE((SELECT c.guild_id FROM chains c WHERE c.chain = 'c' || {channel}), "
+        f"(SELECT l.guild_id FROM log l WHERE l.chain = 'log' AND l.channel_id = {channel} "
+        "LIMIT 1), '')"
+    )
 
 
 async def lost_key_notice(db: Database) -> str | None:

@@ -398,6 +398,11 @@ def settled_upto(db: Database, last: int) -> int:
     return min([last, *(i - 1 for i in db.unwritten)])
 
 
+# The rows whose message is not linked to them yet (`message_rolls`): the typed rolls written
+# since the last batch (`index_actors` links them; the watchdog reads them meanwhile).
+UNLINKED = "FROM log WHERE id > (SELECT upto FROM log_indexed) AND content IS NOT NULL"
+
+
 async def index_actors(db: Database) -> int:
     """Bring `log_actors` (who wrote which row) and the watchdog's links from a message to
     the roll it made (`message_rolls`, from the texts kept on the rolls' rows) up to the rows
@@ -411,8 +416,7 @@ async def index_actors(db: Database) -> int:
     )
     await db.conn.execute(
         "INSERT INTO message_rolls (message_id, channel_id, content, log_id) "
-        "SELECT message_id, channel_id, content, id FROM log "
-        "WHERE id > (SELECT upto FROM log_indexed) AND content IS NOT NULL "
+        f"SELECT message_id, channel_id, content, id {UNLINKED} "
         "AND message_id IS NOT NULL ORDER BY message_id, id ON CONFLICT DO NOTHING"
     )
     found = await db.conn.execute_fetchall("SELECT COALESCE(MAX(id), 0) FROM log")

@@ -456,11 +456,8 @@ async def post_prefs_work(
     shard, not only those where the player has the turn: one where they sit waiting for it,
     or only looked at their settings once, remembers them too (the deadline of their next
     turn, the board that says they are away)."""
-    body = json.dumps({"user": user_id, "shift": shift.total_seconds()}, sort_keys=True)
-    others = [s for s in range(scope.count) if s != scope.shard]
-    await conn.executemany(
-        "INSERT INTO shard_work (shard, kind, body) VALUES (?, ?, CAST(? AS JSONB))",
-        [(shard, PREFS_CHANGED, body) for shard in others],
+    await _post_to_others(
+        conn, scope, PREFS_CHANGED, {"user": user_id, "shift": shift.total_seconds()}
     )
 
 
@@ -472,11 +469,17 @@ async def post_forget_work(
 ) -> None:
     """Inside the transaction that forgot a player: every other shard erases their seats,
     reminders and messages in its servers' games (privacy.erase_elsewhere)."""
-    body = json.dumps({"user": user_id, "names": list(names)}, sort_keys=True)
-    others = [s for s in range(scope.count) if s != scope.shard]
+    await _post_to_others(conn, scope, FORGET, {"user": user_id, "names": list(names)})
+
+
+async def _post_to_others(
+    conn: base.Conn, scope: ShardScope, kind: str, body: dict[str, Any]
+) -> None:
+    """Work of `kind` for every shard but this one, in the caller's transaction."""
+    text = json.dumps(body, sort_keys=True)
     await conn.executemany(
         "INSERT INTO shard_work (shard, kind, body) VALUES (?, ?, CAST(? AS JSONB))",
-        [(shard, FORGET, body) for shard in others],
+        [(shard, kind, text) for shard in range(scope.count) if shard != scope.shard],
     )
 
 

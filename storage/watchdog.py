@@ -85,9 +85,8 @@ class Watchdog:
         async with self.ctx.db.conn.execute(
             "SELECT message_id, content, log_id, seen, deleted_at, 0 FROM message_rolls "
             f"WHERE message_id IN ({marks}) UNION ALL "
-            "SELECT message_id, content, id, NULL, NULL, 1 FROM log WHERE id > (SELECT upto "
-            f"FROM log_indexed) AND content IS NOT NULL AND message_id IN ({marks}) "
-            "ORDER BY 6",
+            f"SELECT message_id, content, id, NULL, NULL, 1 {rolllog.UNLINKED} "
+            f"AND message_id IN ({marks}) ORDER BY 6",
             (*wanted, *wanted),
         ) as cursor:
             known: dict[str, tuple[str, int, str | None, str | None]] = {}
