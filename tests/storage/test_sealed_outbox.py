@@ -197,80 +197,64 @@ def long_said(text: str) -> Outgoing:
 
 
 async def test_a_long_channel_message_is_kept_packed_and_posted_as_it_was(
-    db_path: Path, clock: FakeClock
+    db: Database, clock: FakeClock
 ) -> None:
-    db = await Database.open(db_path)
-    try:
-        service = await seated(db, clock)
-        long, short = long_said("Ann rolled d1,d2,d3,d4,d5"), said("Ann scored 12 in Sixes")
-        await queued(db, clock, [long, short])
-        (_, kept, _), (_, plain, _) = await stored(db)
-        assert kept.startswith(PACKED) and len(kept) < len(long.payload) * 0.6
-        assert "Ann rolled" not in kept  # (so SQL cannot search it: `forget` opens it)
-        assert plain == short.payload  # a short one stays as it is
-        assert await owed(service) == [decode(long.payload).text, "Ann scored 12 in Sixes"]
-    finally:
-        await db.close()
+    service = await seated(db, clock)
+    long, short = long_said("Ann rolled d1,d2,d3,d4,d5"), said("Ann scored 12 in Sixes")
+    await queued(db, clock, [long, short])
+    (_, kept, _), (_, plain, _) = await stored(db)
+    assert kept.startswith(PACKED) and len(kept) < len(long.payload) * 0.6
+    assert "Ann rolled" not in kept  # (so SQL cannot search it: `forget` opens it)
+    assert plain == short.payload  # a short one stays as it is
+    assert await owed(service) == [decode(long.payload).text, "Ann scored 12 in Sixes"]
 
 
 @pytest.mark.parametrize("kept", ["packed", "sealed"])
 async def test_forget_opens_packed_and_sealed_messages_and_a_name_their_bytes_spell_erases_nothing(
-    db_path: Path, clock: FakeClock, kept: str
+    db: Database, clock: FakeClock, kept: str
 ) -> None:
     # A name that happens to spell part of a packed or sealed payload's base64 (it may be as
     # short as a player likes) named nobody in that message: it is kept, and posted. Searched
     # in SQL as stored, it was erased: a roll's message never posted, Cy's cards lost.
-    db = await Database.open(db_path)
-    try:
-        service = await seated(db, clock)
-        other = long_said("Ann rolled") if kept == "packed" else dm("Your cards: 9s", CY)
-        await queued(db, clock, [other])
-        ((_, stored_as, _),) = await stored(db)
-        body = stored_as.split(":", 1)[1]
-        name = next(
-            body[i : i + 5]
-            for i in range(len(body))
-            if body[i : i + 5].isalnum() and body[i : i + 5] not in other.payload
-        )
-        him = Who(BOB.user_id, name)
-        await service.play(HERE, him, Join(him.user_id))
-        naming = long_said(f"{name} rolled") if kept == "packed" else dm(f"{name} left", CY)
-        await queued(db, clock, [naming])
-        await service.forget("g", him.user_id)
-        assert await owed(service) == [decode(other.payload).text]
-    finally:
-        await db.close()
+    service = await seated(db, clock)
+    other = long_said("Ann rolled") if kept == "packed" else dm("Your cards: 9s", CY)
+    await queued(db, clock, [other])
+    ((_, stored_as, _),) = await stored(db)
+    body = stored_as.split(":", 1)[1]
+    name = next(
+        body[i : i + 5]
+        for i in range(len(body))
+        if body[i : i + 5].isalnum() and body[i : i + 5] not in other.payload
+    )
+    him = Who(BOB.user_id, name)
+    await service.play(HERE, him, Join(him.user_id))
+    naming = long_said(f"{name} rolled") if kept == "packed" else dm(f"{name} left", CY)
+    await queued(db, clock, [naming])
+    await service.forget("g", him.user_id)
+    assert await owed(service) == [decode(other.payload).text]
 
 
 async def test_forget_opens_the_packed_messages_a_batch_at_a_time_and_misses_none(
-    db_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+    db: Database, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(privacy, "OPENED_BATCH", 2)  # (500 in use: every roll's message)
-    db = await Database.open(db_path)
-    try:
-        service = await seated(db, clock)
-        await service.play(HERE, BOB, Join(BOB.user_id))
-        texts = [f"{who} rolled {n}" for n, who in enumerate(["Ann", BOB.name] * 3)]
-        await queued(db, clock, [long_said(text) for text in texts])
-        await service.forget("g", BOB.user_id)
-        kept = [decode(long_said(t).payload).text for t in texts if t.startswith("Ann")]
-        assert await owed(service) == kept
-    finally:
-        await db.close()
+    service = await seated(db, clock)
+    await service.play(HERE, BOB, Join(BOB.user_id))
+    texts = [f"{who} rolled {n}" for n, who in enumerate(["Ann", BOB.name] * 3)]
+    await queued(db, clock, [long_said(text) for text in texts])
+    await service.forget("g", BOB.user_id)
+    kept = [decode(long_said(t).payload).text for t in texts if t.startswith("Ann")]
+    assert await owed(service) == kept
 
 
 async def test_a_packed_message_damaged_in_the_file_is_dropped_saying_so_and_holds_up_nothing(
-    db_path: Path, clock: FakeClock
+    db: Database, clock: FakeClock
 ) -> None:
-    db = await Database.open(db_path)
-    try:
-        service = await seated(db, clock)
-        await queued(db, clock, [long_said("Ann rolled"), said("Ann scored 12 in Sixes")])
-        async with db.transaction() as conn:  # bytes of the packed one altered on disk
-            first = "(SELECT MIN(id) FROM outbox)"
-            await conn.execute(f"UPDATE outbox SET payload = '{PACKED}AAAA' WHERE id = {first}")
-        assert await owed(service) == ["Ann scored 12 in Sixes"]
-        failed = await db.conn.execute_fetchall("SELECT error FROM outbox WHERE state = 'failed'")
-        assert [str(e) for (e,) in failed] == [DAMAGED]
-    finally:
-        await db.close()
+    service = await seated(db, clock)
+    await queued(db, clock, [long_said("Ann rolled"), said("Ann scored 12 in Sixes")])
+    async with db.transaction() as conn:  # bytes of the packed one altered on disk
+        first = "(SELECT MIN(id) FROM outbox)"
+        await conn.execute(f"UPDATE outbox SET payload = '{PACKED}AAAA' WHERE id = {first}")
+    assert await owed(service) == ["Ann scored 12 in Sixes"]
+    failed = await db.conn.execute_fetchall("SELECT error FROM outbox WHERE state = 'failed'")
+    assert [str(e) for (e,) in failed] == [DAMAGED]

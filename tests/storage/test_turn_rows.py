@@ -18,7 +18,7 @@ from engine.kinds import AnyState, next_action, to_snapshot
 from storage.audit import verify, verify_file
 from storage.backends import is_url
 from storage.db import Database
-from storage.service import GameService, Where, Who
+from storage.service import GameService, StoredGame, Where, Who
 from storage.store import GAME_SELECT, load_game
 from tests.conftest import FakeClock, QueueDice
 from tests.storage.forge import raw
@@ -63,6 +63,15 @@ async def mid_turn(db: Database, clock: FakeClock) -> GameService:
     return service
 
 
+async def file_mid_turn(path: Path, clock: FakeClock) -> StoredGame:
+    """A database at `path` left mid-turn (`mid_turn`), closed: its game as it was."""
+    db = await Database.open(path)
+    try:
+        return await (await mid_turn(db, clock)).require_game_here(HERE.channel_id)
+    finally:
+        await db.close()
+
+
 @pytest.mark.backends
 async def test_a_restart_mid_turn_carries_on_the_turn_as_rolled(
     db_path: Path, clock: FakeClock
@@ -99,17 +108,13 @@ async def test_a_restart_mid_turn_carries_on_the_turn_as_rolled(
 
 @pytest.mark.backends
 async def test_a_game_read_by_number_mid_turn_shows_its_dice(
-    db_path: Path, clock: FakeClock
+    db: Database, clock: FakeClock
 ) -> None:
-    db = await Database.open(db_path)
-    try:
-        service = await mid_turn(db, clock)
-        cached = await service.require_game_here(HERE.channel_id)
-        service.store.evict_all()  # as another reader would find it: from the file
-        found = await service.store.game_by_number(HERE.guild_id, cached.number)
-        assert (found.state, found.version, found.hints) == (cached.state, cached.version, 1)
-    finally:
-        await db.close()
+    service = await mid_turn(db, clock)
+    cached = await service.require_game_here(HERE.channel_id)
+    service.store.evict_all()  # as another reader would find it: from the file
+    found = await service.store.game_by_number(HERE.guild_id, cached.number)
+    assert (found.state, found.version, found.hints) == (cached.state, cached.version, 1)
 
 
 async def test_verify_accepts_a_row_behind_by_rolls_and_names_one_behind_by_more(
@@ -140,11 +145,7 @@ async def test_the_apply_statement_still_refuses_an_action_written_twice(
     tmp_path: Path, clock: FakeClock
 ) -> None:
     sqlite_path = tmp_path / "bot.sqlite3"
-    db = await Database.open(sqlite_path)
-    try:
-        await mid_turn(db, clock)
-    finally:
-        await db.close()
+    await file_mid_turn(sqlite_path, clock)
     conn = raw(sqlite_path)
     try:
         version = conn.execute(
@@ -166,11 +167,7 @@ async def test_a_file_copied_mid_turn_plays_the_turn_on_in_postgresql(
 ) -> None:
     monkeypatch.chdir(tmp_path)  # where the copy's seal key goes
     source = tmp_path / "bot.sqlite3"
-    db = await Database.open(source)
-    try:
-        before = await (await mid_turn(db, clock)).require_game_here(HERE.channel_id)
-    finally:
-        await db.close()
+    before = await file_mid_turn(source, clock)
     done = subprocess.run(
         [sys.executable, "-m", "bot.cli", "db", "copy", "--from", str(source), "--to", pg_url],
         capture_output=True,
@@ -196,47 +193,37 @@ async def test_a_file_copied_mid_turn_plays_the_turn_on_in_postgresql(
 
 
 async def test_a_load_that_a_kick_overtakes_reads_the_game_again(
-    db_path: Path, clock: FakeClock
+    db: Database, service: GameService, dice: QueueDice
 ) -> None:
     """A game loaded outside its channel's lock (a hint's check, a preview, a board): its row
     read, then a moderator's kick committed before its rolls are read. The kick is no roll:
     the row is read again, never the kick replayed as a move of the player to move."""
-    db = await Database.open(db_path)
-    try:
-        dice = QueueDice()
-        service = GameService(db, dice, clock, randomness="scripted (tests)")
-        await service.new_game(HERE, ANN, "classic", {"order": "join"})
-        await service.play(HERE, BOB, Join(BOB.user_id))
-        await service.play(HERE, CY, Join(CY.user_id))
-        await service.play(HERE, ANN, Start())
-        dice.push([1, 2, 3, 4, 5])
-        await service.play(HERE, ANN, Roll(ANN.user_id))
-        async with db.conn.execute(f"{GAME_SELECT} WHERE g.id = 1") as cursor:
-            stale = await cursor.fetchone()
-        kicked = await service.play(HERE, ANN, Kick(CY.user_id))
-        loaded = await load_game(db.conn, stale, db.seal)
-        assert loaded is not None
-        assert (loaded.state, loaded.version) == (kicked.game.state, kicked.game.version)
-        assert loaded.state.players == (ANN.user_id, BOB.user_id)
-    finally:
-        await db.close()
+    await service.new_game(HERE, ANN, "classic", {"order": "join"})
+    await service.play(HERE, BOB, Join(BOB.user_id))
+    await service.play(HERE, CY, Join(CY.user_id))
+    await service.play(HERE, ANN, Start())
+    dice.push([1, 2, 3, 4, 5])
+    await service.play(HERE, ANN, Roll(ANN.user_id))
+    async with db.conn.execute(f"{GAME_SELECT} WHERE g.id = 1") as cursor:
+        stale = await cursor.fetchone()
+    kicked = await service.play(HERE, ANN, Kick(CY.user_id))
+    loaded = await load_game(db.conn, stale, db.seal)
+    assert loaded is not None
+    assert (loaded.state, loaded.version) == (kicked.game.state, kicked.game.version)
+    assert loaded.state.players == (ANN.user_id, BOB.user_id)
 
 
 async def test_following_a_game_mid_turn_tells_only_what_comes_after(
-    db_path: Path, clock: FakeClock
+    db: Database, clock: FakeClock
 ) -> None:
-    db = await Database.open(db_path)
-    try:
-        service = await mid_turn(db, clock)
-        game = await service.require_game_here(HERE.channel_id)
-        assert await service.follow("100000000000000009", HERE.guild_id, game, None)
-        async with db.conn.execute(
-            "SELECT version FROM follow_seen WHERE user_id = '100000000000000009'"
-        ) as cursor:
-            (told,) = await cursor.fetchone()  # type: ignore[misc]
-        assert told == game.version  # the turn's two rolls so far count as told
-    finally:
-        await db.close()
+    service = await mid_turn(db, clock)
+    game = await service.require_game_here(HERE.channel_id)
+    assert await service.follow("100000000000000009", HERE.guild_id, game, None)
+    async with db.conn.execute(
+        "SELECT version FROM follow_seen WHERE user_id = '100000000000000009'"
+    ) as cursor:
+        (told,) = await cursor.fetchone()  # type: ignore[misc]
+    assert told == game.version  # the turn's two rolls so far count as told
 
 
 async def test_a_game_the_last_release_left_open_verifies_after_a_roll(
